@@ -1,0 +1,823 @@
+"""Symbolic sizes ("nats") in one canonical normal form.
+
+A nat is a Laurent polynomial with rational coefficients over *atoms*:
+
+    nat  ::= sum_k  c_k * prod_j atom_j ^ p_j        (c_k rational, p_j non-zero integers)
+    atom ::= var | floor(nat / nat) | nat % nat | min | max | nat ^ nat | exact(nat / sum) | ?unknown
+
+Exact division by a monomial is multiplication by its inverse, so `(N / 64) * 64 == N`
+and two sizes that are equal as polynomials always compare equal.  Floor division and
+modulo stay atoms after simplifying them with the ranges of the variables they mention:
+
+    (i*n + j) // n  ->  i + j // n  ->  i        when 0 <= j < n
+    (i*n + j) %  n  ->  j % n       ->  j        when 0 <= j < n
+    (x // a) // b   ->  x // (a*b)
+
+Every nat is integer-valued under bindings that respect the exact divisions that built it;
+`evaluate` checks that.  Sizes are non-negative in generated code, so floor division and
+modulo print as C's `/` and `%`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+from typing import Callable, Iterable, Mapping, Union
+
+import attrs
+
+from .errors import NatError
+
+NatLike = Union["Nat", int]
+
+# ----------------------------------------------------------------------------------- atoms
+
+
+class Atom:
+    """Base of everything a monomial is a product of.  Subclasses are frozen attrs classes."""
+
+    rank: int = 0
+
+    @property
+    def key(self) -> tuple:  # total order used by the normal form
+        raise NotImplementedError
+
+    def children(self) -> tuple["Nat", ...]:
+        return ()
+
+    def rebuild(self, children: tuple["Nat", ...]) -> "Nat":
+        return Nat.atom(self)
+
+
+@attrs.frozen
+class Var(Atom):
+    """A size variable.  `lo` inclusive, `hi` exclusive (None: unbounded); `multiple_of`
+    records a known divisor, e.g. `N` with `multiple_of=64` lets `split 64` type-check."""
+
+    name: str
+    lo: int = 0
+    hi: "Nat | None" = None
+    multiple_of: int = 1
+    rank = 0
+
+    @functools.cached_property
+    def key(self) -> tuple:
+        return (self.rank, self.name, self.lo, self.hi.key if self.hi is not None else (), self.multiple_of)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@attrs.frozen
+class Unknown(Atom):
+    """A size unknown of type inference (`?3`); never appears in a finished program."""
+
+    id: int
+    rank = 1
+
+    @property
+    def key(self) -> tuple:
+        return (self.rank, self.id)
+
+    def __str__(self) -> str:
+        return f"?{self.id}"
+
+
+@attrs.frozen
+class _Binary(Atom):
+    a: "Nat"
+    b: "Nat"
+
+    @functools.cached_property
+    def key(self) -> tuple:
+        return (self.rank, self.a.key, self.b.key)
+
+    def children(self):
+        return (self.a, self.b)
+
+
+@attrs.frozen
+class FloorDiv(_Binary):
+    rank = 2
+
+    def rebuild(self, children):
+        return floordiv(*children)
+
+
+@attrs.frozen
+class Mod(_Binary):
+    rank = 3
+
+    def rebuild(self, children):
+        return mod(*children)
+
+
+@attrs.frozen
+class Min(_Binary):
+    rank = 4
+
+    def rebuild(self, children):
+        return nmin(*children)
+
+
+@attrs.frozen
+class Max(_Binary):
+    rank = 5
+
+    def rebuild(self, children):
+        return nmax(*children)
+
+
+@attrs.frozen
+class Pow(_Binary):
+    """`a ^ b` with a symbolic exponent (constant exponents are expanded)."""
+
+    rank = 6
+
+    def rebuild(self, children):
+        return power(*children)
+
+
+@attrs.frozen
+class ExactDiv(_Binary):
+    """Exact division by a sum that does not divide symbolically, e.g. `N / (M + 1)`."""
+
+    rank = 7
+
+    def rebuild(self, children):
+        return children[0] / children[1]
+
+
+Mono = tuple  # tuple[tuple[Atom, int], ...] sorted by atom key
+
+
+def _mono_key(mono: Mono) -> tuple:
+    return tuple((a.key, p) for a, p in mono)
+
+
+def _mono_mul(x: Mono, y: Mono) -> Mono:
+    powers: dict[Atom, int] = dict(x)
+    for a, p in y:
+        powers[a] = powers.get(a, 0) + p
+    return tuple(sorted(((a, p) for a, p in powers.items() if p != 0), key=lambda ap: ap[0].key))
+
+
+# ------------------------------------------------------------------------------------- Nat
+
+
+@attrs.frozen
+class Nat:
+    """Canonical sum of monomials.  Build with `nat(...)`, `Var`, or arithmetic operators:
+    `+ - *`, `/` (exact division), `//` (floor division), `%`, `**`."""
+
+    terms: tuple  # tuple[tuple[Mono, Fraction], ...], sorted by monomial key, no zero coefficient
+
+    # -- construction ---------------------------------------------------------------------
+    @staticmethod
+    def from_terms(terms: Iterable[tuple[Mono, Fraction]]) -> "Nat":
+        acc: dict[Mono, Fraction] = {}
+        for mono, c in terms:
+            acc[mono] = acc.get(mono, Fraction(0)) + c
+        items = sorted(((m, c) for m, c in acc.items() if c != 0), key=lambda mc: _mono_key(mc[0]))
+        return Nat(tuple(items))
+
+    @staticmethod
+    def const(value: int | Fraction) -> "Nat":
+        return Nat(((((), Fraction(value)),)) if value != 0 else ())
+
+    @staticmethod
+    def atom(a: Atom, power: int = 1) -> "Nat":
+        return Nat(((((a, power),), Fraction(1)),))
+
+    @functools.cached_property
+    def key(self) -> tuple:
+        return tuple((_mono_key(m), c) for m, c in self.terms)
+
+    # -- inspection -----------------------------------------------------------------------
+    @property
+    def is_const(self) -> bool:
+        return all(not m for m, _ in self.terms)
+
+    @property
+    def value(self) -> Fraction:
+        if not self.is_const:
+            raise NatError(f"size {self} is not a constant")
+        return self.terms[0][1] if self.terms else Fraction(0)
+
+    def as_int(self) -> int | None:
+        """The integer value of a constant nat, else None."""
+        if self.is_const and self.value.denominator == 1:
+            return int(self.value)
+        return None
+
+    @functools.cached_property
+    def atoms(self) -> frozenset:
+        """All atoms, transitively (including those inside floor/mod/...)."""
+        out = set()
+        for mono, _ in self.terms:
+            for a, _ in mono:
+                out.add(a)
+                for ch in a.children():
+                    out |= ch.atoms
+        return frozenset(out)
+
+    @property
+    def vars(self) -> frozenset:
+        return frozenset(a for a in self.atoms if isinstance(a, Var))
+
+    @property
+    def unknowns(self) -> frozenset:
+        return frozenset(a for a in self.atoms if isinstance(a, Unknown))
+
+    # -- arithmetic -----------------------------------------------------------------------
+    def __add__(self, other: NatLike) -> "Nat":
+        return Nat.from_terms(self.terms + as_nat(other).terms)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> "Nat":
+        return Nat(tuple((m, -c) for m, c in self.terms))
+
+    def __sub__(self, other: NatLike) -> "Nat":
+        return self + (-as_nat(other))
+
+    def __rsub__(self, other: NatLike) -> "Nat":
+        return as_nat(other) - self
+
+    def __mul__(self, other: NatLike) -> "Nat":
+        o = as_nat(other)
+        return Nat.from_terms((_mono_mul(m1, m2), c1 * c2) for m1, c1 in self.terms for m2, c2 in o.terms)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: NatLike) -> "Nat":
+        return exact_div(self, as_nat(other))
+
+    def __rtruediv__(self, other: NatLike) -> "Nat":
+        return exact_div(as_nat(other), self)
+
+    def __floordiv__(self, other: NatLike) -> "Nat":
+        return floordiv(self, as_nat(other))
+
+    def __rfloordiv__(self, other: NatLike) -> "Nat":
+        return floordiv(as_nat(other), self)
+
+    def __mod__(self, other: NatLike) -> "Nat":
+        return mod(self, as_nat(other))
+
+    def __rmod__(self, other: NatLike) -> "Nat":
+        return mod(as_nat(other), self)
+
+    def __pow__(self, other: NatLike) -> "Nat":
+        return power(self, as_nat(other))
+
+    def __rpow__(self, other: NatLike) -> "Nat":
+        return power(as_nat(other), self)
+
+    # -- printing -------------------------------------------------------------------------
+    def __str__(self) -> str:
+        return _print(self, c_syntax=False)
+
+    def __repr__(self) -> str:
+        return f"Nat({self})"
+
+    def to_c(self) -> str:
+        """A C expression (integers, non-negative operands)."""
+        return _print(self, c_syntax=True)
+
+    def __bool__(self) -> bool:  # guard against `if n:` meaning "is non-zero" by accident
+        raise TypeError("a Nat has no truth value; compare with == 0 explicitly")
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, int) and not isinstance(other, bool):
+            other = Nat.const(other)
+        return isinstance(other, Nat) and self.terms == other.terms
+
+    def __hash__(self) -> int:
+        return hash(self.terms)
+
+
+def as_nat(x: NatLike) -> Nat:
+    if isinstance(x, Nat):
+        return x
+    if isinstance(x, Atom):
+        return Nat.atom(x)
+    if isinstance(x, bool) or not isinstance(x, (int, Fraction)):
+        raise NatError(f"expected a size (int or nat), found {x!r}")
+    return Nat.const(x)
+
+
+def nat(name: str, lo: int = 1, hi: NatLike | None = None, multiple_of: int = 1) -> Nat:
+    """A size variable.  Sizes are positive by default (`lo=1`); `hi` is exclusive."""
+    if not name.isidentifier():
+        raise NatError(f"size variable name {name!r} is not an identifier")
+    if multiple_of < 1:
+        raise NatError(f"size variable {name}: multiple_of must be >= 1, got {multiple_of}")
+    return Nat.atom(Var(name, lo, as_nat(hi) if hi is not None else None, multiple_of))
+
+
+def var_of(n: Nat) -> Var | None:
+    """The variable if `n` is exactly one variable, else None."""
+    if len(n.terms) == 1:
+        mono, c = n.terms[0]
+        if c == 1 and len(mono) == 1 and mono[0][1] == 1 and isinstance(mono[0][0], Var):
+            return mono[0][0]
+    return None
+
+
+# ----------------------------------------------------------------------------- division
+
+
+def _split_monomial(n: Nat) -> tuple[Fraction, Mono] | None:
+    if len(n.terms) == 1:
+        mono, c = n.terms[0]
+        return c, mono
+    return None
+
+
+def _inverse_mono(mono: Mono) -> Mono:
+    return tuple((a, -p) for a, p in mono)
+
+
+def exact_div(a: Nat, b: Nat) -> Nat:
+    if not b.terms:
+        raise NatError(f"exact division of {a} by zero")
+    single = _split_monomial(b)
+    if single is not None:
+        c, mono = single
+        return a * Nat((((_inverse_mono(mono)), 1 / c),))
+    quotient = _poly_div(a, b)
+    if quotient is not None:
+        return quotient
+    return Nat.atom(ExactDiv(a, b))
+
+
+def _poly_div(a: Nat, b: Nat) -> Nat | None:
+    """Exact multivariate division by a sum via leading terms; None when it does not divide
+    without introducing new negative powers."""
+    lead_mono, lead_c = b.terms[-1]
+    quotient = Nat.const(0)
+    rest = a
+    for _ in range(len(a.terms) + 2):
+        if not rest.terms:
+            return quotient
+        mono, c = rest.terms[-1]
+        q_mono = _mono_mul(mono, _inverse_mono(lead_mono))
+        if any(p < 0 for _, p in q_mono):
+            return None
+        q = Nat(((q_mono, c / lead_c),))
+        quotient = quotient + q
+        rest = rest - q * b
+    return None
+
+
+def _int_parts(n: Nat) -> tuple[int, Mono] | None:
+    """`n` as positive integer constant times a monomial with positive powers, or None."""
+    single = _split_monomial(n)
+    if single is None:
+        return None
+    c, mono = single
+    if c <= 0 or c.denominator != 1 or any(p < 0 for _, p in mono):
+        return None
+    return int(c), mono
+
+
+def _divide_out(a: Nat, b: Nat) -> tuple[Nat, Nat]:
+    """Write a = q*b + r where q collects the integer multiples of b in a's terms."""
+    parts = _int_parts(b)
+    if parts is None:
+        return Nat.const(0), a
+    d, bmono = parts
+    q_terms, r_terms = [], []
+    inv = _inverse_mono(bmono)
+    for mono, c in a.terms:
+        qm = _mono_mul(mono, inv)
+        if c.denominator == 1 and all(p > 0 for _, p in qm):
+            whole, rest = divmod(int(c), d)
+            if whole:
+                q_terms.append((qm, Fraction(whole)))
+            if rest:
+                r_terms.append((mono, Fraction(rest)))
+        else:
+            r_terms.append((mono, c))
+    return Nat.from_terms(q_terms), Nat.from_terms(r_terms)
+
+
+def floordiv(a: Nat, b: Nat) -> Nat:
+    a, b = as_nat(a), as_nat(b)
+    if not b.terms:
+        raise NatError(f"floor division of {a} by zero")
+    if a.is_const and b.is_const:
+        return Nat.const(math.floor(a.value / b.value))
+    if b == 1:
+        return a
+    if divides(b, a):
+        return a / b
+    q, r = _divide_out(a, b)
+    if q.terms:
+        return q + floordiv(r, b)
+    if is_nonneg(r) and proves_lt(r, b):
+        return Nat.const(0)
+    single = _split_monomial(r)
+    if single is not None and single[0] == 1 and len(single[1]) == 1:
+        (inner, p) = single[1][0]
+        if isinstance(inner, FloorDiv) and p == 1 and is_positive(inner.b) and is_positive(b):
+            return floordiv(inner.a, inner.b * b)  # (x // a) // b == x // (a*b)
+    return Nat.atom(FloorDiv(r, b))
+
+
+def mod(a: Nat, b: Nat) -> Nat:
+    a, b = as_nat(a), as_nat(b)
+    if not b.terms:
+        raise NatError(f"modulo of {a} by zero")
+    if a.is_const and b.is_const:
+        return Nat.const(a.value % b.value)
+    if b == 1 or divides(b, a):
+        return Nat.const(0)
+    _, r = _divide_out(a, b)
+    if is_nonneg(r) and proves_lt(r, b):
+        return r
+    single = _split_monomial(r)
+    if single is not None and single[0] == 1 and len(single[1]) == 1:
+        (inner, p) = single[1][0]
+        if isinstance(inner, Mod) and p == 1 and divides(b, inner.b):
+            return mod(inner.a, b)  # (x % (k*b)) % b == x % b
+    return Nat.atom(Mod(r, b))
+
+
+def power(a: Nat, e: Nat) -> Nat:
+    a, e = as_nat(a), as_nat(e)
+    k = e.as_int()
+    if k is not None:
+        if k >= 0:
+            return functools.reduce(lambda x, y: x * y, [a] * k, Nat.const(1))
+        return Nat.const(1) / power(a, Nat.const(-k))
+    const_part = Fraction(0)
+    for mono, c in e.terms:
+        if not mono:
+            const_part = c
+    if const_part.denominator == 1 and const_part != 0:
+        return power(a, Nat.const(int(const_part))) * power(a, e - int(const_part))
+    if a == 1:
+        return Nat.const(1)
+    return Nat.atom(Pow(a, e))
+
+
+def _ordered(a: Nat, b: Nat) -> tuple[Nat, Nat]:
+    return (a, b) if a.key <= b.key else (b, a)
+
+
+def nmin(a: NatLike, b: NatLike) -> Nat:
+    a, b = as_nat(a), as_nat(b)
+    if is_nonneg(b - a):
+        return a
+    if is_nonneg(a - b):
+        return b
+    return Nat.atom(Min(*_ordered(a, b)))
+
+
+def nmax(a: NatLike, b: NatLike) -> Nat:
+    a, b = as_nat(a), as_nat(b)
+    if is_nonneg(b - a):
+        return b
+    if is_nonneg(a - b):
+        return a
+    return Nat.atom(Max(*_ordered(a, b)))
+
+
+# ------------------------------------------------------------------------ range reasoning
+
+
+def _is_free(atom: Atom) -> bool:
+    """Free atoms stay symbolic in bounds; bounded ones are replaced by their range."""
+    if isinstance(atom, Var):
+        return atom.hi is None
+    if isinstance(atom, Unknown):
+        return True
+    return all(all(_is_free(x) for x in ch.atoms) for ch in atom.children()) and not isinstance(
+        atom, (Mod, FloorDiv, Min, Max)
+    )
+
+
+def _free_lo(atom: Atom) -> int | None:
+    """Known integer lower bound of a free atom, None if unknown."""
+    if isinstance(atom, Var):
+        m = atom.multiple_of
+        return -(-atom.lo // m) * m if atom.lo > 0 else atom.lo
+    if isinstance(atom, Pow):
+        return 1 if is_positive(atom.a) and is_nonneg(atom.b) else None
+    if isinstance(atom, ExactDiv):
+        return 0 if is_nonneg(atom.a) and is_positive(atom.b) else None
+    return None
+
+
+def _atom_range(atom: Atom) -> tuple[Nat, Nat] | None:
+    """Inclusive (lo, hi) of a bounded atom, in rationals."""
+    if isinstance(atom, Var):
+        return Nat.const(atom.lo), atom.hi - 1
+    if isinstance(atom, Mod):
+        return (Nat.const(0), atom.b - 1) if is_positive(atom.b) and is_nonneg(atom.a) else None
+    if isinstance(atom, FloorDiv):
+        lo, hi = _bound(atom.a, False), _bound(atom.a, True)
+        if lo is None or hi is None or not is_positive(atom.b):
+            return None
+        return (lo - atom.b + 1) / atom.b, hi / atom.b
+    if isinstance(atom, Min):
+        lo_a, lo_b = _bound(atom.a, False), _bound(atom.b, False)
+        hi = _bound(atom.a, True)
+        if lo_a is None or lo_b is None or hi is None:
+            return None
+        return nmin(lo_a, lo_b), hi
+    if isinstance(atom, Max):
+        hi_a, hi_b = _bound(atom.a, True), _bound(atom.b, True)
+        lo = _bound(atom.a, False)
+        if hi_a is None or hi_b is None or lo is None:
+            return None
+        return lo, nmax(hi_a, hi_b)
+    return None
+
+
+def _structurally_nonneg(n: Nat) -> bool:
+    for mono, c in n.terms:
+        if c < 0:
+            return False
+        for a, _ in mono:
+            lo = _free_lo(a) if _is_free(a) else None
+            if lo is None or lo < 0:
+                return False
+    return True
+
+
+def _bound_once(n: Nat, upper: bool) -> Nat | None:
+    total = Nat.const(0)
+    for mono, c in n.terms:
+        want_upper = upper if c > 0 else not upper
+        factor = Nat.const(c)
+        for a, p in mono:
+            if _is_free(a):
+                lo = _free_lo(a)
+                if lo is None or lo < 0:
+                    return None
+                factor = factor * Nat.atom(a, p)
+                continue
+            if p < 0:
+                return None
+            rng = _atom_range(a)
+            if rng is None or not _structurally_nonneg(rng[0]):
+                return None
+            factor = factor * power(rng[1] if want_upper else rng[0], Nat.const(p))
+        total = total + factor
+    return total
+
+
+def _bound(n: Nat, upper: bool) -> Nat | None:
+    """A bound of `n` with every bounded atom eliminated (free size variables remain)."""
+    for _ in range(16):
+        if all(_is_free(a) for mono, _ in n.terms for a, _ in mono):
+            return n
+        n = _bound_once(n, upper)
+        if n is None:
+            return None
+    return None
+
+
+def _free_lower(n: Nat) -> Fraction | None:
+    """Numeric lower bound of a nat over free atoms, using their known lower bounds."""
+    total = Fraction(0)
+    for mono, c in n.terms:
+        if not mono:
+            total += c
+            continue
+        if c < 0:
+            return None
+        lows = [_free_lo(a) for a, _ in mono]
+        if any(lo is None or lo < 0 for lo in lows):
+            return None
+        prod = Fraction(1)
+        for (a, p), lo in zip(mono, lows):
+            prod *= Fraction(lo) ** p if p > 0 else 0
+        total += c * prod
+    return total
+
+
+def is_nonneg(n: NatLike) -> bool:
+    """True when `n >= 0` is provable from variable ranges (False means: not proven)."""
+    n = as_nat(n)
+    lb = _bound(n, upper=False)
+    if lb is None:
+        return False
+    low = _free_lower(lb)
+    return low is not None and low >= 0
+
+
+def is_positive(n: NatLike) -> bool:
+    """True when `n > 0` is provable (sizes are integers, so `n - 1 >= 0` suffices when n is
+    integral; we prove the rational form `n > 0` conservatively as `n >= 1` or lower bound > 0)."""
+    n = as_nat(n)
+    lb = _bound(n, upper=False)
+    if lb is None:
+        return False
+    low = _free_lower(lb)
+    return low is not None and low > 0
+
+
+def proves_lt(a: NatLike, b: NatLike) -> bool:
+    """True when `a < b` is provable; both are integer-valued so it is `b - a - 1 >= 0`."""
+    return is_nonneg(as_nat(b) - as_nat(a) - 1)
+
+
+def upper_bound(n: NatLike) -> Nat | None:
+    """Inclusive upper bound over free size variables (bounded variables eliminated)."""
+    return _bound(as_nat(n), True)
+
+
+def lower_bound(n: NatLike) -> Nat | None:
+    return _bound(as_nat(n), False)
+
+
+def is_integral(n: NatLike) -> bool:
+    """True when `n` is provably an integer for every admissible binding."""
+    n = as_nat(n)
+    for mono, c in n.terms:
+        if any(p < 0 for _, p in mono):
+            return False
+        mult = 1
+        for a, p in mono:
+            if isinstance(a, Var):
+                mult *= a.multiple_of**p
+        if (c * mult).denominator != 1:
+            return False
+    return True
+
+
+def divides(d: NatLike, n: NatLike) -> bool:
+    """True when `d` provably divides `n`."""
+    d, n = as_nat(d), as_nat(n)
+    if not d.terms:
+        return False
+    return is_integral(n / d)
+
+
+# ------------------------------------------------------------------------ substitution
+
+
+def substitute(n: Nat, mapping: Mapping[Atom, Nat] | Callable[[Atom], Nat | None]) -> Nat:
+    """Replace atoms (recursively inside floor/mod/... too) and re-normalise."""
+    lookup = mapping if callable(mapping) else mapping.get
+    total = Nat.const(0)
+    for mono, c in n.terms:
+        term = Nat.const(c)
+        for a, p in mono:
+            rep = lookup(a)
+            if rep is None:
+                kids = a.children()
+                rep = a.rebuild(tuple(substitute(k, lookup) for k in kids)) if kids else Nat.atom(a)
+            term = term * power(rep, Nat.const(p))
+        total = total + term
+    return total
+
+
+def evaluate(n: NatLike, env: Mapping[str, object]):
+    """Value of `n` with variables bound by name; works for ints and NumPy integer arrays.
+    Raises NatError for unbound variables and for inexact division."""
+    n = as_nat(n)
+    num, den = 0, 1
+    for mono, c in n.terms:
+        tn, td = c.numerator, c.denominator
+        for a, p in mono:
+            v = _eval_atom(a, env)
+            if p > 0:
+                tn = tn * v**p
+            else:
+                td = td * v ** (-p)
+        num, den = num * td + tn * den, den * td
+    try:
+        import numpy as np
+
+        bad = np.any(np.asarray(num) % np.asarray(den) != 0)
+    except ZeroDivisionError:
+        bad = True
+    if bad:
+        raise NatError(f"size {n} is not an integer under {dict(_printable(env))}")
+    return num // den
+
+
+def _printable(env):
+    return {k: v for k, v in env.items() if not hasattr(v, "shape") or v.shape == ()}
+
+
+def _eval_atom(a: Atom, env):
+    if isinstance(a, Var):
+        if a.name not in env:
+            raise NatError(f"size variable {a.name} is not bound")
+        return env[a.name]
+    if isinstance(a, Unknown):
+        raise NatError(f"unsolved size {a}")
+    x, y = evaluate(a.a, env), evaluate(a.b, env)
+    if isinstance(a, FloorDiv):
+        return x // y
+    if isinstance(a, Mod):
+        return x % y
+    if isinstance(a, Pow):
+        return x**y
+    if isinstance(a, ExactDiv):
+        if (x % y != 0) if isinstance(x % y, int) else bool((x % y != 0).any()):
+            raise NatError(f"size {x} / {y} is not exact")
+        return x // y
+    import numpy as np
+
+    if isinstance(a, Min):
+        return np.minimum(x, y) if hasattr(x, "shape") or hasattr(y, "shape") else min(x, y)
+    return np.maximum(x, y) if hasattr(x, "shape") or hasattr(y, "shape") else max(x, y)
+
+
+# ------------------------------------------------------------------------------ printing
+
+_PREC_SUM, _PREC_PROD, _PREC_ATOM = 1, 2, 3
+
+
+def _print(n: Nat, c_syntax: bool) -> str:
+    return _print_prec(n, c_syntax)[0]
+
+
+def _common_denominator(n: Nat) -> tuple[int, Mono]:
+    den = 1
+    neg: dict[Atom, int] = {}
+    for mono, c in n.terms:
+        den = den * c.denominator // math.gcd(den, c.denominator)
+        for a, p in mono:
+            if p < 0:
+                neg[a] = max(neg.get(a, 0), -p)
+    return den, tuple(sorted(neg.items(), key=lambda ap: ap[0].key))
+
+
+def _print_prec(n: Nat, c: bool) -> tuple[str, int]:
+    den, den_mono = _common_denominator(n)
+    if den != 1 or den_mono:
+        numer = n * Nat(((den_mono, Fraction(den)),))
+        num_s, num_p = _print_prec(numer, c)
+        den_n = Nat(((den_mono, Fraction(den)),))
+        den_s, den_p = _print_prec(den_n, c)
+        if num_p < _PREC_PROD:
+            num_s = f"({num_s})"
+        if den_p < _PREC_ATOM:
+            den_s = f"({den_s})"
+        return f"{num_s} / {den_s}", _PREC_PROD
+    if not n.terms:
+        return "0", _PREC_ATOM
+    parts = []
+    for i, (mono, coef) in enumerate(reversed(n.terms)):  # highest degree first
+        k = int(coef)
+        factors = [_print_factor(a, p, c) for a, p in mono]
+        if not factors:
+            body = str(abs(k))
+        elif abs(k) == 1:
+            body = " * ".join(factors)
+        else:
+            body = " * ".join([str(abs(k))] + factors)
+        if i == 0:
+            parts.append(("-" if k < 0 else "") + body)
+        else:
+            parts.append((" - " if k < 0 else " + ") + body)
+    text = "".join(parts)
+    if len(n.terms) > 1:
+        return text, _PREC_SUM
+    mono, coef = n.terms[0]
+    if coef < 0:
+        return text, _PREC_SUM
+    if len(mono) + (abs(int(coef)) != 1) > 1 or (mono and mono[0][1] > 1):
+        return text, _PREC_PROD
+    return text, _PREC_ATOM
+
+
+def _print_factor(a: Atom, p: int, c: bool) -> str:
+    base = _print_atom(a, c)
+    return " * ".join([base] * p)
+
+
+def _wrap(n: Nat, c: bool, min_prec: int) -> str:
+    s, p = _print_prec(n, c)
+    return f"({s})" if p < min_prec else s
+
+
+def _print_atom(a: Atom, c: bool) -> str:
+    if isinstance(a, (Var, Unknown)):
+        return str(a)
+    if isinstance(a, FloorDiv):
+        op = "/" if c else "//"
+        return f"({_wrap(a.a, c, _PREC_PROD)} {op} {_wrap(a.b, c, _PREC_ATOM)})"
+    if isinstance(a, Mod):
+        return f"({_wrap(a.a, c, _PREC_PROD)} % {_wrap(a.b, c, _PREC_ATOM)})"
+    if isinstance(a, (Min, Max)):
+        name = "min" if isinstance(a, Min) else "max"
+        return f"{name}({_print(a.a, c)}, {_print(a.b, c)})"
+    if isinstance(a, Pow):
+        if c:
+            if a.a == 2:
+                return f"(1 << {_wrap(a.b, c, _PREC_ATOM)})"
+            raise NatError(f"cannot print {_print_atom(a, False)} as C: only powers of 2 are supported")
+        return f"{_wrap(a.a, c, _PREC_ATOM)}^{_wrap(a.b, c, _PREC_ATOM)}"
+    if isinstance(a, ExactDiv):
+        return f"({_wrap(a.a, c, _PREC_PROD)} / {_wrap(a.b, c, _PREC_ATOM)})"
+    raise NatError(f"unknown atom {a!r}")

@@ -1,0 +1,712 @@
+"""Every primitive, declared once: static parameters, type scheme, NumPy meaning, equation.
+
+A declaration is data.  Type inference instantiates `scheme`; the reference interpreter
+calls `meaning` with a `call` object (see `interp.Call`) that holds the evaluated
+arguments as batched values (`values.py`).  Low-level primitives name the high-level
+primitive they implement (`implements`) and share its meaning, so the interpreter is the
+oracle for lowered programs too.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import attrs
+import numpy as np
+
+from .errors import InterpretError
+from .expr import IndexFun
+from .nat import Nat, Var, evaluate, floordiv, mod
+from .types import (
+    ArrayType,
+    FunType,
+    NatFunType,
+    ScalarType,
+    TupleType,
+    TypeClass,
+    VectorType,
+    boolean,
+    i32,
+)
+from .values import axis_length, take_index, tmap
+
+HIGH, LOW, SCALAR = "high", "low", "scalar"
+
+# Kinds of static parameters, as they appear in text after the primitive's name.
+NAT, DIM, INDEX, TYPE, USERFUN = "nat", "dim", "index", "type", "userfun"
+
+
+@attrs.frozen
+class PrimDecl:
+    name: str
+    level: str
+    params: tuple[str, ...]
+    arity: int
+    scheme: Callable  # (fresh, params) -> (tuple of argument types, result type)
+    meaning: Callable  # (call) -> value
+    equation: str
+    infix: str | None = None
+    implements: str | None = None  # for low-level primitives: the high-level counterpart
+    explain: Callable | None = None  # (params, argument types) -> message on a mismatch
+    check: Callable | None = None  # (params) -> error message for bad static parameters
+
+
+PRIMITIVES: dict[str, PrimDecl] = {}
+
+
+def declare(name, level, params, arity, scheme, meaning, equation, **kw) -> PrimDecl:
+    if name in PRIMITIVES:
+        raise ValueError(f"primitive {name} declared twice")
+    decl = PrimDecl(name, level, tuple(params), arity, scheme, meaning, equation, **kw)
+    PRIMITIVES[name] = decl
+    return decl
+
+
+def _positive(*which):
+    def check(params):
+        for k in which:
+            p = params[k]
+            v = p.as_int() if isinstance(p, Nat) else p
+            if v is not None and v <= 0:
+                return f"parameter {p} must be positive"
+        return None
+
+    return check
+
+
+def _nonneg(*which):
+    def check(params):
+        for k in which:
+            v = params[k].as_int()
+            if v is not None and v < 0:
+                return f"parameter {params[k]} must not be negative"
+        return None
+
+    return check
+
+
+def _check_dim(params):
+    return None if params[0] in (0, 1, 2) else f"dimension must be 0, 1 or 2, got {params[0]}"
+
+
+# ============================================================================ high level
+
+# map f [x1..xn] = [f x1 .. f xn]
+def _map_scheme(fr, params):
+    n, s, t = fr.nat(), fr.dt(), fr.dt()
+    return (FunType(s, t), ArrayType(n, s)), ArrayType(n, t)
+
+
+def _map_meaning(c):
+    f, xs = c.args
+    return c.map_apply(f, xs, axis_length(xs, c.ax))
+
+
+declare("map", HIGH, (), 2, _map_scheme, _map_meaning, "map f [x1, ..., xn] = [f x1, ..., f xn]")
+
+
+# reduce f z [x1..xn] = z `f` x1 `f` ... `f` xn   (f associative, z neutral)
+def _reduce_scheme(fr, params):
+    n, t = fr.nat(), fr.dt()
+    return (FunType(t, FunType(t, t)), t, ArrayType(n, t)), t
+
+
+def _fold_scheme(fr, params):
+    n, s, t = fr.nat(), fr.dt(), fr.dt()
+    return (FunType(t, FunType(s, t)), t, ArrayType(n, s)), t
+
+
+def _fold_meaning(c):
+    f, z, xs = c.args
+    ufunc = c.known_binop(f)
+    if ufunc is not None:  # same value, one NumPy call instead of n interpreted steps
+        return c.cast_result(tmap(lambda zz, a: ufunc(zz, ufunc.reduce(a, axis=c.ax, dtype=a.dtype)), z, xs))
+    acc = z
+    for k in range(axis_length(xs, c.ax)):
+        acc = c.apply(c.apply(f, acc), take_index(xs, c.ax, k))
+    return acc
+
+
+declare("reduce", HIGH, (), 3, _reduce_scheme, _fold_meaning,
+        "reduce f z [x1, ..., xn] = z `f` x1 `f` ... `f` xn   (f associative, z its neutral element)")
+
+
+# zip [x..] [y..] = [(x1, y1) ..]
+def _zip_scheme(fr, params):
+    n, s, t = fr.nat(), fr.dt(), fr.dt()
+    return (ArrayType(n, s), ArrayType(n, t)), ArrayType(n, TupleType((s, t)))
+
+
+def _zip_meaning(c):
+    xs, ys = c.args
+    a, b = axis_length(xs, c.ax), axis_length(ys, c.ax)
+    if a != b:
+        raise InterpretError(f"zip of arrays of lengths {a} and {b}")
+    return (xs, ys)
+
+
+declare("zip", HIGH, (), 2, _zip_scheme, _zip_meaning, "zip [x1, ..., xn] [y1, ..., yn] = [(x1, y1), ..., (xn, yn)]",
+        explain=lambda params, ts: f"zip of arrays of lengths {_len(ts[0])} and {_len(ts[1])}"
+        if all(isinstance(t, ArrayType) for t in ts) else None)
+
+
+def _len(t):
+    return t.size if isinstance(t, ArrayType) else "?"
+
+
+def _unzip_scheme(fr, params):
+    n, s, t = fr.nat(), fr.dt(), fr.dt()
+    return (ArrayType(n, TupleType((s, t))),), TupleType((ArrayType(n, s), ArrayType(n, t)))
+
+
+declare("unzip", HIGH, (), 1, _unzip_scheme, lambda c: c.args[0],
+        "unzip [(x1, y1), ..., (xn, yn)] = ([x1, ..., xn], [y1, ..., yn])")
+
+
+def _pair_scheme(fr, params):
+    s, t = fr.dt(), fr.dt()
+    return (s, t), TupleType((s, t))
+
+
+declare("pair", HIGH, (), 2, _pair_scheme, lambda c: (c.args[0], c.args[1]), "pair x y = (x, y)")
+
+
+def _proj_scheme(k):
+    def scheme(fr, params):
+        s, t = fr.dt(), fr.dt()
+        return (TupleType((s, t)),), (s, t)[k]
+
+    return scheme
+
+
+declare("fst", HIGH, (), 1, _proj_scheme(0), lambda c: c.args[0][0], "fst (x, y) = x")
+declare("snd", HIGH, (), 1, _proj_scheme(1), lambda c: c.args[0][1], "snd (x, y) = y")
+
+
+# split n : (m*n).t -> m.n.t
+def _split_scheme(fr, params):
+    (n,) = params
+    m, t = fr.nat(), fr.dt()
+    return (ArrayType(m * n, t),), ArrayType(m, ArrayType(n, t))
+
+
+def _split_meaning(c):
+    n = c.size(c.params[0])
+    (xs,) = c.args
+    length = axis_length(xs, c.ax)
+    if length % n:
+        raise InterpretError(f"split {n} of an array of length {length}")
+    ax = c.ax
+    return tmap(lambda a: a.reshape(a.shape[:ax] + (length // n, n) + a.shape[ax + 1:]), xs)
+
+
+def _explain_split(params, ts):
+    if isinstance(ts[0], ArrayType):
+        length = ts[0].size
+        return f"split {params[0]} of an array of length {length}: {length} is not known to be a multiple of {params[0]}"
+    return None
+
+
+declare("split", HIGH, (NAT,), 1, _split_scheme, _split_meaning,
+        "split n [x1, ..., x(m*n)] = [[x1, ..., xn], ..., [x(m*n-n+1), ..., x(m*n)]]",
+        explain=_explain_split, check=_positive(0))
+
+
+def _join_scheme(fr, params):
+    m, n, t = fr.nat(), fr.nat(), fr.dt()
+    return (ArrayType(m, ArrayType(n, t)),), ArrayType(m * n, t)
+
+
+def _join_meaning(c):
+    ax = c.ax
+    return tmap(lambda a: a.reshape(a.shape[:ax] + (a.shape[ax] * a.shape[ax + 1],) + a.shape[ax + 2:]), c.args[0])
+
+
+declare("join", HIGH, (), 1, _join_scheme, _join_meaning, "join [[x11, ..., x1n], ..., [xm1, ..., xmn]] = [x11, ..., xmn]")
+
+
+def _transpose_scheme(fr, params):
+    m, n, t = fr.nat(), fr.nat(), fr.dt()
+    return (ArrayType(m, ArrayType(n, t)),), ArrayType(n, ArrayType(m, t))
+
+
+declare("transpose", HIGH, (), 1, _transpose_scheme, lambda c: tmap(lambda a: np.swapaxes(a, c.ax, c.ax + 1), c.args[0]),
+        "transpose xs = ys where ys[j][i] = xs[i][j]")
+
+
+# gather / scatter with index functions
+def _same_len_scheme(fr, params):
+    n, t = fr.nat(), fr.dt()
+    return (ArrayType(n, t),), ArrayType(n, t)
+
+
+def index_values(c, fun: IndexFun, n: int) -> np.ndarray:
+    i = np.arange(n, dtype=np.int64)
+    try:
+        idx = evaluate(fun.body, {**c.nats, fun.i.name: i, fun.n.name: n})
+    except Exception as exc:  # noqa: BLE001 -- reported with the index function
+        raise InterpretError(f"index function {fun.body} failed for n={n}: {exc}") from None
+    idx = np.broadcast_to(np.asarray(idx, dtype=np.int64), (n,))
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise InterpretError(f"index function {fun.body} leaves [0, {n}) for n={n}")
+    return idx
+
+
+def _gather_with(c, fun):
+    (xs,) = c.args
+    n = axis_length(xs, c.ax)
+    idx = index_values(c, fun, n)
+    return tmap(lambda a: np.take(a, idx, axis=c.ax), xs)
+
+
+def _scatter_meaning(c):
+    (fun,) = c.params
+    (xs,) = c.args
+    n = axis_length(xs, c.ax)
+    idx = index_values(c, fun, n)
+    if not np.array_equal(np.sort(idx), np.arange(n)):
+        raise InterpretError(f"scatter index function {fun.body} is not a permutation of [0, {n})")
+    ax = c.ax
+
+    def one(a):
+        out = np.empty_like(a)
+        out[(slice(None),) * ax + (idx,)] = a
+        return out
+
+    return tmap(one, xs)
+
+
+declare("gather", HIGH, (INDEX,), 1, _same_len_scheme, lambda c: _gather_with(c, c.params[0]),
+        "gather idx xs = [xs[idx(0, n)], ..., xs[idx(n-1, n)]]")
+declare("scatter", HIGH, (INDEX,), 1, _same_len_scheme, _scatter_meaning,
+        "scatter idx xs = ys where ys[idx(i, n)] = xs[i]   (idx a permutation)")
+
+
+def stride_index(s: Nat) -> IndexFun:
+    """The seed's `reorder (stride s)`: element i of the result is xs[i / (n/s) + s * (i % (n/s))],
+    so that consecutive work-items read consecutive elements."""
+    n = Var("n", 1)
+    i = Var("i", 0, Nat.atom(n))
+    chunk = Nat.atom(n) / s
+    return IndexFun(i, n, floordiv(Nat.atom(i), chunk) + s * mod(Nat.atom(i), chunk))
+
+
+def _reorder_scheme(fr, params):
+    (s,) = params
+    m, t = fr.nat(), fr.dt()
+    return (ArrayType(m * s, t),), ArrayType(m * s, t)
+
+
+def _explain_multiple(what):
+    """Explain a failed `(m * n).t` argument: the length is not a multiple of parameter 0."""
+
+    def explain(params, ts):
+        if isinstance(ts[0], ArrayType) and not ts[0].size.unknowns:
+            length = ts[0].size
+            return (f"{what} {params[0]} of an array of length {length}: {length} is not known to be a "
+                    f"multiple of {params[0]}")
+        return None
+
+    return explain
+
+
+declare("reorder_stride", HIGH, (NAT,), 1, _reorder_scheme, lambda c: _gather_with(c, stride_index(c.params[0])),
+        "reorder_stride s xs = gather (fun(i, n) => i / (n/s) + s * (i % (n/s))) xs",
+        explain=_explain_multiple("reorder_stride"), check=_positive(0))
+
+
+# slide size step : (step*(m-1) + size).t -> m.size.t
+def _slide_scheme(fr, params):
+    size, step = params
+    m, t = fr.nat(), fr.dt()
+    return (ArrayType(step * m + size - step, t),), ArrayType(m, ArrayType(size, t))
+
+
+def _slide_meaning(c):
+    size, step = (c.size(p) for p in c.params)
+    (xs,) = c.args
+    length, ax = axis_length(xs, c.ax), c.ax
+    if length < size or (length - size) % step:
+        raise InterpretError(f"slide {size} {step} of an array of length {length}")
+
+    def one(a):
+        w = np.lib.stride_tricks.sliding_window_view(a, size, axis=ax)
+        w = w[(slice(None),) * ax + (slice(None, None, step),)]
+        return np.moveaxis(w, -1, ax + 1)
+
+    return tmap(one, xs)
+
+
+def _explain_slide(params, ts):
+    if not isinstance(ts[0], ArrayType) or ts[0].size.unknowns:
+        return None
+    size, step = params
+    length = ts[0].size
+    head = f"slide {size} {step} of an array of length {length}"
+    short = (length - size).as_int()
+    if short is not None and short < 0:
+        return f"{head}: the array is shorter than the window ({size})"
+    return f"{head}: {length - size} is not known to be a multiple of {step}"
+
+
+declare("slide", HIGH, (NAT, NAT), 1, _slide_scheme, _slide_meaning,
+        "slide size step xs = [xs[0 : size], xs[step : step+size], ...]", explain=_explain_slide,
+        check=_positive(0, 1))
+
+
+# pad
+def _pad_scheme(with_value):
+    def scheme(fr, params):
+        left, right = params
+        n, t = fr.nat(), fr.dt()
+        args = (ArrayType(n, t),)
+        return ((t,) + args if with_value else args), ArrayType(left + n + right, t)
+
+    return scheme
+
+
+def _pad_mode(mode):
+    def meaning(c):
+        left, right = (c.size(p) for p in c.params)
+        (xs,) = c.args
+        ax = c.ax
+        return tmap(lambda a: np.pad(a, [(0, 0)] * ax + [(left, right)] + [(0, 0)] * (a.ndim - ax - 1), mode=mode), xs)
+
+    return meaning
+
+
+def _pad_const_meaning(c):
+    left, right = (c.size(p) for p in c.params)
+    value, xs = c.args
+    ax = c.ax
+
+    def one(v, a):
+        v = np.expand_dims(v, ax)
+        pieces = [np.broadcast_to(v, a.shape[:ax] + (k,) + a.shape[ax + 1:]) for k in (left, right)]
+        return np.concatenate([pieces[0], a, pieces[1]], axis=ax)
+
+    return tmap(one, value, xs)
+
+
+declare("pad_const", HIGH, (NAT, NAT), 2, _pad_scheme(True), _pad_const_meaning,
+        "pad_const l r v xs = [v]*l ++ xs ++ [v]*r", check=_nonneg(0, 1))
+declare("pad_clamp", HIGH, (NAT, NAT), 1, _pad_scheme(False), _pad_mode("edge"),
+        "pad_clamp l r xs = [x1]*l ++ xs ++ [xn]*r", check=_nonneg(0, 1))
+declare("pad_wrap", HIGH, (NAT, NAT), 1, _pad_scheme(False), _pad_mode("wrap"),
+        "pad_wrap l r xs = xs[n-l:] ++ xs ++ xs[:r]", check=_nonneg(0, 1))
+declare("pad_mirror", HIGH, (NAT, NAT), 1, _pad_scheme(False), _pad_mode("symmetric"),
+        "pad_mirror l r xs = reverse(xs[:l]) ++ xs ++ reverse(xs[n-r:])", check=_nonneg(0, 1))
+
+
+# iterate k f : (m * n^k).t -> m.t   where f : (l: nat) -> (l*n).t -> l.t
+def _iterate_scheme(fr, params):
+    (k,) = params
+    n, m, t = fr.nat(), fr.nat(), fr.dt()
+    var = fr.var("l")
+    lv = Nat.atom(var)
+    f = NatFunType(var, FunType(ArrayType(lv * n, t), ArrayType(lv, t)))
+    return (f, ArrayType(m * n**k, t)), ArrayType(m, t)
+
+
+def _iterate_meaning(c):
+    k = c.size(c.params[0])
+    f, xs = c.args
+    ftype = c.arg_types[0]
+    factor = c.size(ftype.body.param.size / Nat.atom(ftype.var))
+    for _ in range(k):
+        length = axis_length(xs, c.ax)
+        if length % factor:
+            raise InterpretError(f"iterate: length {length} is not a multiple of {factor}")
+        xs = c.apply(c.apply_nat(f, length // factor), xs)
+    return xs
+
+
+def _explain_iterate(params, ts):
+    if len(ts) < 2 or not isinstance(ts[1], ArrayType) or not isinstance(ts[0], NatFunType):
+        return None
+    body = ts[0].body
+    if not isinstance(body, FunType) or not isinstance(body.param, ArrayType):
+        return None
+    a, b = body.param.elem, ts[1].elem
+    if isinstance(a, ScalarType) and isinstance(b, ScalarType) and a != b:
+        return None  # an element mismatch, not a size one
+    factor = body.param.size / Nat.atom(ts[0].var)
+    if factor.unknowns or factor.vars:
+        return None
+    total, length = factor ** params[0], ts[1].size
+    if length.unknowns:
+        return None
+    return (f"iterate {params[0]} of a function that divides the length by {factor}, on an array of length "
+            f"{length}: {length} is not known to be a multiple of {total}")
+
+
+declare("iterate", HIGH, (NAT,), 2, _iterate_scheme, _iterate_meaning,
+        "iterate 0 f xs = xs;  iterate k f xs = iterate (k-1) f (f xs)", explain=_explain_iterate,
+        check=_nonneg(0))
+
+
+# generate n f = [f 0, ..., f (n-1)]
+def _generate_scheme(fr, params):
+    (n,) = params
+    t = fr.dt()
+    return (FunType(i32, t),), ArrayType(n, t)
+
+
+def _generate_meaning(c):
+    n = c.size(c.params[0])
+    idx = np.broadcast_to(np.arange(n, dtype=np.int32), c.batch + (n,))
+    return c.map_apply(c.args[0], idx, n)
+
+
+declare("generate", HIGH, (NAT,), 1, _generate_scheme, _generate_meaning, "generate n f = [f 0, ..., f (n-1)]",
+        check=_positive(0))
+
+
+def _take_scheme(fr, params):
+    (n,) = params
+    m, t = fr.nat(), fr.dt()
+    return (ArrayType(n + m, t),), ArrayType(n, t)
+
+
+def _drop_scheme(fr, params):
+    (n,) = params
+    m, t = fr.nat(), fr.dt()
+    return (ArrayType(n + m, t),), ArrayType(m, t)
+
+
+def _slice_meaning(take: bool):
+    def meaning(c):
+        n = c.size(c.params[0])
+        (xs,) = c.args
+        length = axis_length(xs, c.ax)
+        if n > length:
+            raise InterpretError(f"{'take' if take else 'drop'} {n} of an array of length {length}")
+        sl = slice(0, n) if take else slice(n, None)
+        return tmap(lambda a: a[(slice(None),) * c.ax + (sl,)], xs)
+
+    return meaning
+
+
+declare("take", HIGH, (NAT,), 1, _take_scheme, _slice_meaning(True), "take n xs = [x1, ..., xn]", check=_positive(0))
+declare("drop", HIGH, (NAT,), 1, _drop_scheme, _slice_meaning(False), "drop n xs = [x(n+1), ..., x(n+m)]",
+        check=_nonneg(0))
+
+
+def _concat_scheme(fr, params):
+    n, m, t = fr.nat(), fr.nat(), fr.dt()
+    return (ArrayType(n, t), ArrayType(m, t)), ArrayType(n + m, t)
+
+
+declare("concat", HIGH, (), 2, _concat_scheme,
+        lambda c: tmap(lambda a, b: np.concatenate([a, b], axis=c.ax), *c.args),
+        "concat [x1, ..., xn] [y1, ..., ym] = [x1, ..., xn, y1, ..., ym]")
+
+
+# as_vector w : (m*w).s -> m.vec[s, w];  as_scalar : m.vec[s, w] -> (m*w).s
+def _as_vector_scheme(fr, params):
+    (w,) = params
+    m, s = fr.nat(), fr.dt(TypeClass.SCALAR)
+    return (ArrayType(m * w, s),), ArrayType(m, VectorType(s, w))
+
+
+def _as_vector_meaning(c):
+    w = c.size(c.params[0])
+    ax = c.ax
+    return tmap(lambda a: a.reshape(a.shape[:ax] + (a.shape[ax] // w, w)), c.args[0])
+
+
+def _as_scalar_scheme(fr, params):
+    m, w, s = fr.nat(), fr.nat(), fr.dt(TypeClass.SCALAR)
+    return (ArrayType(m, VectorType(s, w)),), ArrayType(m * w, s)
+
+
+def _check_width(params):
+    w = params[0].as_int()
+    return None if w in (2, 3, 4, 8, 16) else f"vector width must be 2, 3, 4, 8 or 16, got {params[0]}"
+
+
+def _explain_as_vector(params, ts):
+    if isinstance(ts[0], ArrayType) and isinstance(ts[0].elem, ScalarType):
+        return _explain_multiple("as_vector")(params, ts)
+    return None
+
+
+declare("as_vector", HIGH, (NAT,), 1, _as_vector_scheme, _as_vector_meaning,
+        "as_vector w [x1, ..., x(m*w)] = [<x1, ..., xw>, ..., <..., x(m*w)>]", explain=_explain_as_vector,
+        check=_check_width)
+declare("as_scalar", HIGH, (), 1, _as_scalar_scheme,
+        lambda c: tmap(lambda a: a.reshape(a.shape[:c.ax] + (a.shape[c.ax] * a.shape[c.ax + 1],)), c.args[0]),
+        "as_scalar [<x1, ..., xw>, ...] = [x1, ..., xw, ...]")
+
+
+def _let_scheme(fr, params):
+    s, t = fr.dt(), fr.dt()
+    return (s, FunType(s, t)), t
+
+
+declare("let", HIGH, (), 2, _let_scheme, lambda c: c.apply(c.args[1], c.args[0]), "let x f = f x   (x computed once)")
+
+
+# ============================================================================ scalar
+
+def _unary(cls=TypeClass.NUMERIC):
+    def scheme(fr, params):
+        s = fr.dt(cls)
+        return (s,), s
+
+    return scheme
+
+
+def _binary(cls=TypeClass.NUMERIC, result=None):
+    def scheme(fr, params):
+        s = fr.dt(cls)
+        return (s, s), (result if result is not None else s)
+
+    return scheme
+
+
+def _ufunc(fn):
+    return lambda c: c.cast_result(tmap(fn, *c.args))
+
+
+def _c_divide(a, b):
+    if np.issubdtype(a.dtype, np.integer):  # C semantics: truncate towards zero
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.abs(a).astype(np.int64) // np.maximum(np.abs(b).astype(np.int64), 1)
+        return np.where((a < 0) ^ (b < 0), -q, q)
+    return a / b
+
+
+def _c_remainder(a, b):
+    return np.fmod(a, np.where(b == 0, 1, b))
+
+
+_ARITH = [
+    ("add", "+", np.add, "add x y = x + y"),
+    ("sub", "-", np.subtract, "sub x y = x - y"),
+    ("mul", "*", np.multiply, "mul x y = x * y"),
+    ("div", "/", _c_divide, "div x y = x / y   (integers: truncated towards zero, as in C)"),
+]
+for _name, _op, _fn, _eq in _ARITH:
+    declare(_name, SCALAR, (), 2, _binary(), _ufunc(_fn), _eq, infix=_op)
+
+declare("rem", SCALAR, (), 2, _binary(TypeClass.INT), _ufunc(_c_remainder), "rem x y = x % y   (C semantics)",
+        infix="%")
+declare("min", SCALAR, (), 2, _binary(), _ufunc(np.minimum), "min x y")
+declare("max", SCALAR, (), 2, _binary(), _ufunc(np.maximum), "max x y")
+declare("neg", SCALAR, (), 1, _unary(), _ufunc(np.negative), "neg x = -x")
+declare("abs", SCALAR, (), 1, _unary(), _ufunc(np.abs), "abs x = |x|")
+for _name, _fn in [("sqrt", np.sqrt), ("exp", np.exp), ("log", np.log), ("sin", np.sin), ("cos", np.cos)]:
+    declare(_name, SCALAR, (), 1, _unary(TypeClass.FLOAT), _ufunc(_fn), f"{_name} x")
+
+
+def _fma_scheme(fr, params):
+    s = fr.dt(TypeClass.FLOAT)
+    return (s, s, s), s
+
+
+declare("fma", SCALAR, (), 3, _fma_scheme, _ufunc(lambda a, b, z: a * b + z), "fma a b c = a * b + c")
+
+for _name, _op, _fn in [("lt", "<", np.less), ("le", "<=", np.less_equal), ("gt", ">", np.greater),
+                        ("ge", ">=", np.greater_equal), ("eq", "==", np.equal), ("ne", "!=", np.not_equal)]:
+    declare(_name, SCALAR, (), 2, _binary(TypeClass.NUMERIC_SCALAR, boolean), _ufunc(_fn), f"{_name} x y = x {_op} y",
+            infix=_op)
+
+
+def _bool_binary(fr, params):
+    return (boolean, boolean), boolean
+
+
+declare("and", SCALAR, (), 2, _bool_binary, _ufunc(np.logical_and), "and x y = x && y", infix="&&")
+declare("or", SCALAR, (), 2, _bool_binary, _ufunc(np.logical_or), "or x y = x || y", infix="||")
+declare("not", SCALAR, (), 1, lambda fr, p: ((boolean,), boolean), _ufunc(np.logical_not), "not x = !x")
+
+
+def _select_scheme(fr, params):
+    t = fr.dt()
+    return (boolean, t, t), t
+
+
+def _select_meaning(c):
+    cond, a, b = c.args
+    return tmap(lambda x, y: np.where(cond.reshape(cond.shape + (1,) * (x.ndim - cond.ndim)), x, y), a, b)
+
+
+declare("select", SCALAR, (), 3, _select_scheme, _select_meaning, "select c x y = c ? x : y")
+
+
+def _cast_scheme(fr, params):
+    (target,) = params
+    return (fr.dt(TypeClass.SCALAR),), target
+
+
+declare("cast", SCALAR, (TYPE,), 1, _cast_scheme, lambda c: c.args[0].astype(c.params[0].dtype),
+        "cast T x = (T) x", check=lambda p: None if getattr(p[0], "dtype", None) is not None else "cast takes a scalar type")
+
+
+def _user_scheme(fr, params):
+    (uf,) = params
+    return tuple(t for _, t in uf.params), uf.result
+
+
+def _user_meaning(c):
+    (uf,) = c.params
+    if uf.numpy is None:
+        raise InterpretError(f"user function {uf.name} has no NumPy meaning (pass user_funs={{'{uf.name}': fn}} to parse)")
+    try:
+        out = uf.numpy(*c.args)
+    except Exception as exc:  # noqa: BLE001 -- the user's code: reported with the program's place
+        raise InterpretError(f"user function {uf.name} raised {type(exc).__name__}: {exc}") from exc
+    out = np.asarray(out).astype(uf.result.dtype)
+    try:  # a function that ignores its arguments (or has none) still gives one value per batch element
+        return np.broadcast_to(out, c.batch)
+    except ValueError:
+        raise InterpretError(f"user function {uf.name} returned shape {out.shape} for arguments of shape "
+                             f"{c.batch}") from None
+
+
+declare("user_fun", SCALAR, (USERFUN,), -1, _user_scheme, _user_meaning,
+        "user_fun f x1 ... xk = f(x1, ..., xk)   (C body and NumPy meaning given by the user)")
+
+
+# ============================================================================ low level
+
+for _level in ("map_global", "map_workgroup", "map_local"):
+    declare(_level, LOW, (DIM,), 2, _map_scheme, _map_meaning, f"{_level} d f xs = map f xs   (parallel, dimension d)",
+            implements="map", check=_check_dim)
+declare("map_seq", LOW, (), 2, _map_scheme, _map_meaning, "map_seq f xs = map f xs   (a sequential loop)",
+        implements="map")
+declare("map_seq_unroll", LOW, (), 2, _map_scheme, _map_meaning, "map_seq_unroll f xs = map f xs   (unrolled)",
+        implements="map")
+declare("reduce_seq", LOW, (), 3, _fold_scheme, _fold_meaning,
+        "reduce_seq f z [x1, ..., xn] = f (... (f z x1) ...) xn   (a sequential fold)", implements="reduce")
+declare("reduce_seq_unroll", LOW, (), 3, _fold_scheme, _fold_meaning,
+        "reduce_seq_unroll f z xs = reduce_seq f z xs   (unrolled)", implements="reduce")
+
+
+def _identity_scheme(fr, params):
+    t = fr.dt()
+    return (t,), t
+
+
+for _space in ("global", "local", "private"):
+    declare(f"to_{_space}", LOW, (), 1, _identity_scheme, lambda c: c.args[0],
+            f"to_{_space} x = x   (x is stored in {_space} memory)")
+
+
+def _map_vec_scheme(fr, params):
+    s, t, w = fr.dt(TypeClass.SCALAR), fr.dt(TypeClass.SCALAR), fr.nat()
+    return (FunType(s, t), VectorType(s, w)), VectorType(t, w)
+
+
+def _map_vec_meaning(c):
+    f, v = c.args
+    return c.map_apply(f, v, axis_length(v, c.ax))
+
+
+declare("map_vec", LOW, (), 2, _map_vec_scheme, _map_vec_meaning,
+        "map_vec f <x1, ..., xw> = <f x1, ..., f xw>   (a vectorised scalar function)", implements="map")
+
+
+def decl(name: str) -> PrimDecl:
+    return PRIMITIVES[name]

@@ -1,0 +1,338 @@
+"""Algorithmic rules: split-join, fusion and fission, reductions, interchange,
+cancellation and vectorisation.  Each states its equation; the builders are that equation.
+"""
+
+from __future__ import annotations
+
+from .. import dsl as fl
+from ..expr import App, Identifier, Lambda, free_identifiers
+from ..nat import Nat, divides, power
+from ..types import ArrayType, ScalarType, VectorType
+from . import instances as inst
+from .core import P, V, beta, length, rule
+
+# ------------------------------------------------------------------------ split-join
+
+
+def _divides_length(param: str, of: str):
+    def side(m):
+        n, xs = getattr(m, param), getattr(m, of)
+        return None if divides(n, length(xs)) else f"{n} does not divide the length {length(xs)}"
+
+    return side
+
+
+def _ex_split_join(rng):
+    n = int(rng.choice([1, 2, 4]))
+    total = inst.size(rng, n)
+    f = inst.pick(rng, inst.UNARY)
+    prog = inst.vector_program(inst.length(rng, total, n), lambda xs: fl.map(f, xs))
+    return prog, (inst.data(rng, total),), {"n": n}
+
+
+rule("split_join", "split-join", "map f xs -> join (map (map f) (split n xs))",
+     lhs=P("map", V("f"), V("xs")), params=("n",), side=_divides_length("n", "xs"),
+     build=lambda m: fl.join(fl.map(fl.map(m.f), fl.split(m.n, m.xs))),
+     example=_ex_split_join,
+     doc="Proof (seed): join (map (map f) (split n xs)) = join [map f chunk | chunk] = map f xs.")
+
+# -------------------------------------------------------------------- fusion / fission
+
+
+def _ex_two_maps(rng):
+    n = inst.size(rng)
+    f, g = inst.pick(rng, inst.UNARY), inst.pick(rng, inst.UNARY)
+    prog = inst.vector_program(n, lambda xs: fl.map(f, fl.map(g, xs)))
+    return prog, (inst.data(rng, n),), {}
+
+
+rule("map_fusion", "fusion", "map f (map g xs) -> map (fun(x) => f (g x)) xs",
+     lhs=P("map", V("f"), P("map", V("g"), V("xs"))),
+     build=lambda m: fl.map(lambda x: beta(m.f, beta(m.g, x)), m.xs),
+     example=_ex_two_maps)
+
+
+def _fission_side(m):
+    body = m.lam.body
+    if not isinstance(body, App) or m.lam.param.name in free_identifiers(body.fun):
+        return "the body is not f (g x) with f independent of x"
+    if isinstance(body.arg, Identifier) and body.arg.name == m.lam.param.name:
+        return "nothing to split off"
+    return None
+
+
+def _ex_fission(rng):
+    n = inst.size(rng)
+    f, g = inst.pick(rng, inst.UNARY), inst.pick(rng, inst.UNARY)
+    prog = inst.vector_program(n, lambda xs: fl.map(lambda x: fl.apply(fl.lam(f), g(x)), xs))
+    return prog, (inst.data(rng, n),), {}
+
+
+rule("map_fission", "fusion", "map (fun(x) => f (g x)) xs -> map f (map (fun(x) => g x) xs)",
+     lhs=P("map", V("lam"), V("xs")),
+     side=lambda m: "not a lambda" if not isinstance(m.lam, Lambda) else _fission_side(m),
+     build=lambda m: fl.map(m.lam.body.fun, fl.map(Lambda(m.lam.param, m.lam.body.arg), m.xs)),
+     example=_ex_fission)
+
+
+def _ex_reduce_seq_map(rng):
+    n = inst.size(rng)
+    op, z = inst.pick(rng, inst.MONOIDS)
+    g = inst.pick(rng, inst.UNARY)
+    prog = inst.vector_program(n, lambda xs: fl.reduce_seq(op, z, fl.map_seq(g, xs)))
+    return prog, (inst.data(rng, n, monoid=(op, z)),), {}
+
+
+rule("reduce_seq_map_fusion", "fusion",
+     "reduce_seq f z (map_seq g xs) -> reduce_seq (fun(a, x) => f a (g x)) z xs",
+     lhs=P("reduce_seq", V("f"), V("z"), P({"map", "map_seq"}, V("g"), V("xs"))),
+     build=lambda m: fl.reduce_seq(lambda a, x: beta(beta(m.f, a), beta(m.g, x)), m.z, m.xs),
+     example=_ex_reduce_seq_map)
+
+# ------------------------------------------------------------------------- reductions
+
+
+def _ex_reduce(multiple):
+    def ex(rng):
+        n = multiple(rng)
+        total = inst.size(rng, n)
+        op, z = inst.pick(rng, inst.MONOIDS)
+        prog = inst.vector_program(inst.length(rng, total, n), lambda xs: fl.reduce(op, z, xs))
+        return prog, (inst.data(rng, total, monoid=(op, z)),), {"n": n}
+
+    return ex
+
+
+rule("reduce_split", "reduce",
+     "reduce f z xs -> reduce f z (map (reduce f z) (split n xs))   (partial reductions of n elements first)",
+     lhs=P("reduce", V("f"), V("z"), V("xs")), params=("n",), side=_divides_length("n", "xs"), exact=False,
+     build=lambda m: fl.reduce(m.f, m.z, fl.map(fl.reduce(m.f, m.z), fl.split(m.n, m.xs))),
+     example=_ex_reduce(lambda r: int(r.choice([1, 2, 4]))))
+
+
+def _ex_reduce_reorder(rng):
+    s = int(rng.choice([1, 2, 4]))
+    total = s * inst.size(rng, 1, 1, 4)
+    op, z = inst.pick(rng, inst.MONOIDS)
+    prog = inst.vector_program(inst.length(rng, total, s), lambda xs: fl.reduce(op, z, xs))
+    return prog, (inst.data(rng, total, monoid=(op, z)),), {"s": s}
+
+
+rule("reduce_reorder", "reduce",
+     "reduce f z xs -> reduce f z (reorder_stride s xs)   (f commutative: any order of the elements)",
+     lhs=P("reduce", V("f"), V("z"), V("xs")), params=("s",), side=_divides_length("s", "xs"), exact=False,
+     build=lambda m: fl.reduce(m.f, m.z, fl.reorder_stride(m.s, m.xs)),
+     example=_ex_reduce_reorder,
+     doc="Lift's `reducePart -> reducePart . reorder`: inside reduce_split's chunks it yields the seed's "
+         "coalesced partial reductions.")
+
+
+def _iterate_side(m):
+    k = m.k.as_int() if isinstance(m.k, Nat) else m.k
+    if k is None or k < 1:
+        return "k must be a positive constant"
+    if m.n != power(Nat.const(2), Nat.const(k)):
+        return f"the chunk size {m.n} is not 2^{k}"
+    return None
+
+
+def _ex_partial_iterate(rng):
+    k = int(rng.integers(1, 4))
+    n = 2**k
+    total = n * inst.size(rng, 1, 1, 3)
+    op, z = inst.pick(rng, inst.MONOIDS)
+    prog = inst.vector_program(inst.length(rng, total, n), lambda xs: fl.map(fl.reduce(op, z), fl.split(n, xs)))
+    return prog, (inst.data(rng, total, monoid=(op, z)),), {"k": k}
+
+
+rule("partial_reduce_iterate", "reduce",
+     "map (reduce f z) (split (2^k) xs) -> iterate k (fun(ys) => map (reduce f z) (split 2 ys)) xs",
+     lhs=P("map", P("reduce", V("f"), V("z")), P("split", V("xs"), params=("n",))), params=("k",),
+     side=_iterate_side, exact=False,
+     build=lambda m: fl.iterate(m.k, lambda ys: fl.map(fl.reduce(m.f, m.z), fl.split(2, ys)), m.xs),
+     example=_ex_partial_iterate)
+
+
+def _ex_reduce_to_partial(rng):
+    n = int(rng.choice([2, 4]))
+    total = n * inst.size(rng, 1, 1, 4)
+    op, z = inst.pick(rng, inst.MONOIDS)
+    prog = inst.vector_program(inst.length(rng, total, n), lambda xs: fl.reduce(op, z, xs))
+    return prog, (inst.data(rng, total, monoid=(op, z)),), {"n": n}
+
+
+rule("partial_reduce_split_join", "reduce",
+     "map (reduce f z) (split n xs) -> join (map (map (reduce f z)) (split m (split n xs)))   "
+     "(partial reductions grouped m at a time)",
+     lhs=P("map", P("reduce", V("f"), V("z")), V("chunks")), params=("m",),
+     side=_divides_length("m", "chunks"),
+     build=lambda m: fl.join(fl.map(fl.map(fl.reduce(m.f, m.z)), fl.split(m.m, m.chunks))),
+     example=lambda rng: _ex_partial_split(rng))
+
+
+def _ex_partial_split(rng):
+    n = int(rng.choice([2, 4]))
+    mm = int(rng.choice([1, 2]))
+    total = n * mm * inst.size(rng, 1, 1, 3)
+    op, z = inst.pick(rng, inst.MONOIDS)
+    prog = inst.vector_program(inst.length(rng, total, n * mm), lambda xs: fl.map(fl.reduce(op, z), fl.split(n, xs)))
+    return prog, (inst.data(rng, total, monoid=(op, z)),), {"m": mm}
+
+
+# ---------------------------------------------------------------------- interchange
+
+
+def _ex_map_map(rng):
+    m, n = inst.size(rng), inst.size(rng)
+    f = inst.pick(rng, inst.UNARY)
+    prog = inst.matrix_program(m, n, lambda xss: fl.map(fl.map(f), xss))
+    return prog, (inst.data(rng, m, n),), {}
+
+
+rule("map_map_interchange", "interchange",
+     "map (map f) xss -> transpose (map (map f) (transpose xss))",
+     lhs=P("map", P("map", V("f")), V("xss")),
+     build=lambda m: fl.transpose(fl.map(fl.map(m.f), fl.transpose(m.xss))),
+     example=_ex_map_map)
+
+
+def _ex_map_reduce(rng):
+    m, n = inst.size(rng), inst.size(rng)
+    op, z = inst.pick(rng, inst.MONOIDS)
+    prog = inst.matrix_program(m, n, lambda xss: fl.map(fl.reduce(op, z), xss))
+    return prog, (inst.data(rng, m, n, monoid=(op, z)),), {}
+
+
+def _map_reduce_build(m):
+    rows = length(m.xss)
+    return fl.reduce(
+        lambda acc, col: fl.map(lambda p: beta(beta(m.f, fl.fst(p)), fl.snd(p)), fl.zip(acc, col)),
+        fl.generate(rows, lambda i: m.z),
+        fl.transpose(m.xss),
+    )
+
+
+rule("map_reduce_interchange", "interchange",
+     "map (reduce f z) xss -> reduce (fun(acc, col) => map (fun(p) => f (fst p) (snd p)) (zip acc col)) "
+     "(generate m (fun(i) => z)) (transpose xss)",
+     lhs=P("map", P("reduce", V("f"), V("z")), V("xss")),
+     side=lambda m: None if not free_identifiers(m.z) else "the neutral element mentions variables",
+     build=_map_reduce_build, exact=False, example=_ex_map_reduce)
+
+# ---------------------------------------------------------------------- cancellation
+
+
+def _ex_cancel(build):
+    def ex(rng):
+        m, n = inst.size(rng), inst.size(rng)
+        prog, inputs = build(rng, m, n)
+        return prog, inputs, {}
+
+    return ex
+
+
+rule("transpose_transpose", "cancellation", "transpose (transpose xss) -> xss",
+     lhs=P("transpose", P("transpose", V("xss"))), build=lambda m: m.xss,
+     example=_ex_cancel(lambda r, m, n: (inst.matrix_program(m, n, lambda x: fl.transpose(fl.transpose(x))),
+                                         (inst.data(r, m, n),))))
+
+rule("join_split", "cancellation", "join (split n xs) -> xs",
+     lhs=P("join", P("split", V("xs"), params=("n",))), build=lambda m: m.xs,
+     example=_ex_cancel(lambda r, m, n: (inst.vector_program(m * n, lambda x: fl.join(fl.split(n, x))),
+                                         (inst.data(r, m * n),))))
+
+
+def _inner_length_is(param: str, of: str):
+    def side(m):
+        t = getattr(m, of).t
+        if not (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType)) or t.elem.size != getattr(m, param):
+            return f"the inner length is not {getattr(m, param)}"
+        return None
+
+    return side
+
+
+rule("split_join_cancel", "cancellation", "split n (join xss) -> xss   (inner length n)",
+     lhs=P("split", P("join", V("xss")), params=("n",)), side=_inner_length_is("n", "xss"),
+     build=lambda m: m.xss,
+     example=_ex_cancel(lambda r, m, n: (inst.matrix_program(m, n, lambda x: fl.split(n, fl.join(x))),
+                                         (inst.data(r, m, n),))))
+
+rule("as_scalar_as_vector", "cancellation", "as_scalar (as_vector w xs) -> xs",
+     lhs=P("as_scalar", P("as_vector", V("xs"), params=("w",))), build=lambda m: m.xs,
+     example=_ex_cancel(lambda r, m, n: (inst.vector_program(4 * m, lambda x: fl.as_scalar(fl.as_vector(4, x))),
+                                         (inst.data(r, 4 * m),))))
+
+
+def _vector_width_is(m):
+    t = m.xs.t
+    if not (isinstance(t, ArrayType) and isinstance(t.elem, VectorType)) or t.elem.width != m.w:
+        return f"the vectors are not {m.w} wide"
+    return None
+
+
+rule("as_vector_as_scalar", "cancellation", "as_vector w (as_scalar xs) -> xs   (vectors of width w)",
+     lhs=P("as_vector", P("as_scalar", V("xs")), params=("w",)), side=_vector_width_is, build=lambda m: m.xs,
+     example=_ex_cancel(lambda r, m, n: (inst.vector_program(
+         4 * m, lambda x: fl.as_vector(4, fl.as_scalar(fl.as_vector(4, x)))), (inst.data(r, 4 * m),))))
+
+
+def _inverse_side(m):
+    a, b = m.outer, m.inner
+    i = a.i
+    probe = [0, 1, 2, 3, 5, 7]
+    from ..nat import evaluate
+
+    for n in (6, 12):
+        for k in probe:
+            if k >= n:
+                continue
+            try:
+                inner = evaluate(b.body, {b.i.name: k, b.n.name: n})
+                back = evaluate(a.body, {i.name: int(inner), a.n.name: n})
+            except Exception:  # noqa: BLE001 -- symbolic indices outside the probe's reach
+                return "cannot show the index functions are inverse"
+            if back != k:
+                return "the index functions are not inverse"
+    return None
+
+
+def _ex_gather_scatter(rng):
+    n = inst.size(rng, 1, 2, 8)
+    rev = lambda i, n_: n_ - 1 - i  # noqa: E731 -- the reversal permutation is its own inverse
+    prog = inst.vector_program(n, lambda x: fl.gather(rev, fl.scatter(rev, x)))
+    return prog, (inst.data(rng, n),), {}
+
+
+rule("gather_scatter", "cancellation", "gather idx (scatter idx' xs) -> xs   (idx, idx' inverse permutations)",
+     lhs=P("gather", P("scatter", V("xs"), params=("inner",)), params=("outer",)),
+     side=_inverse_side, build=lambda m: m.xs, example=_ex_gather_scatter,
+     doc="Inverse-ness is checked on sample points; the permutations of the catalogue (reversal, strides) "
+         "are exact inverses where it holds.")
+
+# --------------------------------------------------------------------- vectorisation
+
+
+def _vectorize_side(m):
+    t = m.xs.t
+    if not (isinstance(t, ArrayType) and isinstance(t.elem, ScalarType)):
+        return "only arrays of scalars are vectorised"
+    ft = m.f.t
+    if not isinstance(getattr(ft, "result", None), ScalarType):
+        return "the function does not return a scalar"
+    return None if divides(m.w, t.size) else f"{m.w} does not divide {t.size}"
+
+
+def _ex_vectorize(rng):
+    w = int(rng.choice([2, 4, 8]))
+    total = inst.size(rng, w)
+    f = inst.pick(rng, inst.UNARY)
+    prog = inst.vector_program(inst.length(rng, total, w), lambda xs: fl.map(f, xs))
+    return prog, (inst.data(rng, total),), {"w": w}
+
+
+rule("vectorize", "vectorisation", "map f xs -> as_scalar (map (map_vec f) (as_vector w xs))",
+     lhs=P("map", V("f"), V("xs")), params=("w",), side=_vectorize_side,
+     build=lambda m: fl.as_scalar(fl.map(fl.map_vec(m.f), fl.as_vector(m.w, m.xs))),
+     example=_ex_vectorize)
+

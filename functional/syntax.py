@@ -1,0 +1,610 @@
+"""The textual form of programs: `to_text` prints, `parse` reads back, never evaluating Python.
+
+    fun(N: nat, xs: N.f32, ys: N.f32) =>
+      reduce (+) 0.0 (map (fun(p) => fst p * snd p) (zip xs ys))
+
+Grammar (lowest precedence first):
+
+    expr    ::= 'fun' '(' binder, ... ')' '=>' expr | infix
+    binder  ::= x [':' type] | N ':' 'nat' ['{' fact, ... '}']      fact ::= lo=k | hi=nat | multiple_of=k
+    infix   ::= app (op app)*       ops: || && == != < <= > >= + - * / %  (C precedence, left assoc.)
+    app     ::= atom atom* | app '[' nat ']'                         (juxtaposition; size application)
+    atom    ::= x | prim static* | literal | '(' expr ')' | '(' expr ',' expr ')' | '(' op ')'
+    literal ::= 1 | -2 | 0.5 | true | inf | nan | f64(1.5) | u32(3)
+    static  ::= nat atom (split 64, split (N / 4)) | dim | '(' 'fun' '(' i ',' n ')' '=>' nat ')'
+              | scalar type (cast f64) | '{' name '(' x ':' scalar, ... ')' ':' scalar '=' "C body" '}'
+    type    ::= data ['->' type] | '(' N ':' 'nat' ')' '->' type
+    data    ::= size '.' data | f32 | f64 | i32 | u32 | bool | vec '[' scalar ',' nat ']' | '(' type, ... ')'
+
+Sizes use `/` for exact division, `//` floor division, `%`, `^`, `min(a, b)`, `max(a, b)`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Callable, Mapping
+
+from .errors import ParseError
+from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun, spine
+from .nat import Nat, Var, as_nat, floordiv, mod, nmax, nmin, power
+from .primitives import DIM, INDEX, NAT, PRIMITIVES, TYPE, USERFUN
+from .types import SCALARS, ArrayType, FunType, NatFunType, ScalarType, TupleType, Type, VectorType
+
+KEYWORDS = {"fun", "nat", "true", "false", "inf", "nan", "vec", "min", "max"} | set(SCALARS)
+_INFIX = {d.infix: d.name for d in PRIMITIVES.values() if d.infix}
+_INFIX_NAME = {v: k for k, v in _INFIX.items()}
+_PREC = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3, "+": 4, "-": 4, "*": 5, "/": 5, "%": 5}
+_APP_PREC, _ATOM_PREC = 10, 11
+
+# ================================================================================ printer
+
+
+def to_text(e: Expr) -> str:
+    return _Printer().expr(e, {}, 0)
+
+
+def type_text(t: Type) -> str:
+    return str(t)
+
+
+def _nat_atom_text(n: Nat) -> str:
+    s = str(n)
+    return s if (s.isidentifier() or s.isdigit()) else f"({s})"
+
+
+def _literal_text(lit: Literal) -> str:
+    v = lit.value
+    if isinstance(v, bool):
+        body = "true" if v else "false"
+    elif isinstance(v, float):
+        body = "inf" if v == math.inf else "-inf" if v == -math.inf else "nan" if v != v else repr(v)
+    else:
+        body = str(v)
+    if lit.decl is not None and not isinstance(v, bool):
+        return f"{lit.decl.name}({body})"
+    return f"({body})" if body.startswith("-") else body
+
+
+class _Printer:
+    def expr(self, e: Expr, names: dict, prec: int) -> str:
+        if isinstance(e, (Lambda, NatLambda)):
+            binders, body, names = self._binders(e, names)
+            text = f"fun({', '.join(binders)}) => {self.expr(body, names, 0)}"
+            return f"({text})" if prec > 0 else text
+        if isinstance(e, Identifier):
+            return names.get(e.name, e.name)
+        if isinstance(e, Literal):
+            return _literal_text(e)
+        if isinstance(e, Prim):
+            return self._prim(e)
+        if isinstance(e, NatApp):
+            text = f"{self.expr(e.fun, names, _APP_PREC)} [{e.nat}]"
+            return f"({text})" if prec > _APP_PREC else text
+        if isinstance(e, App):
+            return self._app(e, names, prec)
+        raise TypeError(f"not an expression: {e!r}")
+
+    def _binders(self, e: Expr, names: dict):
+        binders = []
+        while isinstance(e, (Lambda, NatLambda)):
+            if isinstance(e, NatLambda):
+                binders.append(f"{e.var.name}: nat{_facts(e.var)}")
+                e = e.body
+                continue
+            shown = e.param.name
+            if shown in KEYWORDS or shown in PRIMITIVES or not shown.isidentifier():
+                shown = _fresh(shown, set(names.values()) | KEYWORDS | set(PRIMITIVES))
+            names = {**names, e.param.name: shown}
+            binders.append(shown + (f": {e.param.decl}" if e.param.decl is not None else ""))
+            e = e.body
+        return binders, e, names
+
+    def _prim(self, p: Prim) -> str:
+        d = PRIMITIVES.get(p.name)
+        if d is not None and d.infix and not p.params:
+            return f"({d.infix})"
+        parts = [p.name] + [_static_text(kind, v) for kind, v in zip(d.params if d else (), p.params)]
+        return " ".join(parts)
+
+    def _app(self, e: App, names: dict, prec: int) -> str:
+        head, args = spine(e)
+        if isinstance(head, Prim) and head.name in _INFIX_NAME and len(args) == 2:
+            op = _INFIX_NAME[head.name]
+            level = _PREC[op]
+            left = self.expr(args[0], names, level)
+            right = self.expr(args[1], names, level + 1)
+            text = f"{left} {op} {right}"
+            return f"({text})" if prec > level else text
+        if isinstance(head, Prim) and head.name == "pair" and len(args) == 2:
+            return f"({self.expr(args[0], names, 0)}, {self.expr(args[1], names, 0)})"
+        text = " ".join([self.expr(head, names, _APP_PREC)] + [self.expr(a, names, _ATOM_PREC) for a in args])
+        return f"({text})" if prec > _APP_PREC else text
+
+
+def _facts(v: Var) -> str:
+    facts = []
+    if v.lo != 1:
+        facts.append(f"lo={v.lo}")
+    if v.hi is not None:
+        facts.append(f"hi={v.hi}")
+    if v.multiple_of != 1:
+        facts.append(f"multiple_of={v.multiple_of}")
+    return "{" + ", ".join(facts) + "}" if facts else ""
+
+
+def _fresh(base: str, avoid: set) -> str:
+    base = re.sub(r"\W", "_", base) or "x"
+    k = 1
+    while f"{base}{k}" in avoid:
+        k += 1
+    return f"{base}{k}"
+
+
+def _static_text(kind: str, v) -> str:
+    if kind == NAT:
+        return _nat_atom_text(as_nat(v))
+    if kind == DIM:
+        return str(v)
+    if kind == INDEX:
+        return f"(fun({v.i.name}, {v.n.name}) => {v.body})"
+    if kind == TYPE:
+        return str(v)
+    if kind == USERFUN:
+        params = ", ".join(f"{n}: {t}" for n, t in v.params)
+        return f"{{{v.name}({params}): {v.result} = {json.dumps(v.c_body)}}}"
+    raise TypeError(kind)
+
+
+# ================================================================================= parser
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+      (?P<string>"(?:[^"\\]|\\.)*")
+    | (?P<float>\d+\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+)
+    | (?P<int>\d+)
+    | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
+    | (?P<op>=>|->|\|\||&&|==|!=|<=|>=|//|[-+*/%<>^()\[\]{},:.=])
+    )""",
+    re.VERBOSE,
+)
+_INT_ONLY = re.compile(r"\s*(?P<int>\d+)")
+
+
+class _Parser:
+    def __init__(self, text: str, user_funs: Mapping[str, Callable] | None):
+        self.text = text
+        self.pos = 0
+        self.user_funs = dict(user_funs or {})
+
+    # -- scanning -------------------------------------------------------------------------
+    def _scan(self, pos: int, ints_only: bool = False):
+        if ints_only:
+            m = _INT_ONLY.match(self.text, pos)
+            if m:
+                return "int", m.group("int"), m.end()
+        m = _TOKEN.match(self.text, pos)
+        if m is None:
+            rest = self.text[pos:].strip()
+            if not rest:
+                return "eof", "", len(self.text)
+            return "bad", rest[0], pos
+        kind = m.lastgroup
+        return kind, m.group(kind), m.end()
+
+    def peek(self, ints_only: bool = False):
+        kind, value, _ = self._scan(self.pos, ints_only)
+        return kind, value
+
+    def next(self, ints_only: bool = False):
+        kind, value, end = self._scan(self.pos, ints_only)
+        if kind == "bad":
+            self.fail(f"unexpected character {value!r}")
+        self.pos = end
+        return kind, value
+
+    def at(self, value: str) -> bool:
+        kind, v = self.peek()
+        return v == value and kind in ("op", "name")
+
+    def accept(self, value: str) -> bool:
+        if self.at(value):
+            self.next()
+            return True
+        return False
+
+    def expect(self, value: str) -> None:
+        if not self.accept(value):
+            self.fail(f"expected {value!r}, found {self.peek()[1] or 'end of text'!r}")
+
+    def name(self) -> str:
+        kind, v = self.next()
+        if kind != "name":
+            self.fail(f"expected a name, found {v or 'end of text'!r}")
+        return v
+
+    def location(self, pos: int | None = None) -> str:
+        pos = self.pos if pos is None else pos
+        while pos < len(self.text) and self.text[pos].isspace():
+            pos += 1
+        line = self.text.count("\n", 0, pos) + 1
+        col = pos - (self.text.rfind("\n", 0, pos) + 1) + 1
+        return f"{line}:{col}"
+
+    def fail(self, message: str):
+        snippet = self.text[self.pos:self.pos + 30].strip().splitlines()
+        where = snippet[0] if snippet else "end of text"
+        raise ParseError(message, where=where, origin=self.location())
+
+    # -- expressions ----------------------------------------------------------------------
+    def expr(self, scope: dict) -> Expr:
+        if self.at("fun"):
+            return self.lam(scope)
+        return self.infix(scope, 1)
+
+    def lam(self, scope: dict) -> Expr:
+        origin = self.location()
+        self.expect("fun")
+        self.expect("(")
+        binders = []
+        while True:
+            name = self.name()
+            if self.accept(":"):
+                if self.at("nat"):
+                    self.next()
+                    var = self.nat_binder(name, scope)
+                    scope = {**scope, ("nat", name): var}
+                    binders.append(var)
+                else:
+                    t = self.type(scope)
+                    binders.append(Identifier(name, t))
+                    scope = {**scope, name: True}
+            else:
+                binders.append(Identifier(name))
+                scope = {**scope, name: True}
+            if not self.accept(","):
+                break
+        self.expect(")")
+        self.expect("=>")
+        body = self.expr(scope)
+        for b in reversed(binders):
+            body = NatLambda(b, body, origin=origin) if isinstance(b, Var) else Lambda(b, body, origin=origin)
+        return body
+
+    def nat_binder(self, name: str, scope: dict) -> Var:
+        lo, hi, mult = 1, None, 1
+        if self.accept("{"):
+            while True:
+                key = self.name()
+                self.expect("=")
+                if key == "lo":
+                    lo = self.integer()
+                elif key == "hi":
+                    hi = self.nat(scope)
+                elif key == "multiple_of":
+                    mult = self.integer()
+                else:
+                    self.fail(f"unknown size fact {key!r} (lo, hi, multiple_of)")
+                if not self.accept(","):
+                    break
+            self.expect("}")
+        return Var(name, lo, hi, mult)
+
+    def integer(self) -> int:
+        negative = self.accept("-")
+        kind, v = self.next(ints_only=True)
+        if kind != "int":
+            self.fail(f"expected an integer, found {v!r}")
+        return -int(v) if negative else int(v)
+
+    def infix(self, scope: dict, level: int) -> Expr:
+        if level > 5:
+            return self.app(scope)
+        left = self.infix(scope, level + 1)
+        while True:
+            kind, v = self.peek()
+            if kind != "op" or _PREC.get(v) != level:
+                return left
+            origin = self.location()
+            self.next()
+            right = self.infix(scope, level + 1)
+            left = App(App(Prim(_INFIX[v], origin=origin), left, origin=origin), right, origin=origin)
+
+    def starts_atom(self) -> bool:
+        kind, v = self.peek()
+        if kind in ("int", "float", "name"):
+            return v != "fun"
+        return kind == "op" and v == "("
+
+    def app(self, scope: dict) -> Expr:
+        if self.at("-"):  # a negative literal in operand position
+            start = self.pos
+            self.next()
+            kind, _ = self.peek()
+            if kind not in ("int", "float") and not self.at("inf"):
+                self.pos = start
+                self.fail("unary minus applies to numeric literals only; write neg x")
+            lit = self.literal(scope)
+            return attrs_evolve_literal(lit, -lit.value)
+        origin = self.location()
+        e = self.atom(scope)
+        while True:
+            if self.at("["):
+                self.next()
+                n = self.nat(scope)
+                self.expect("]")
+                e = NatApp(e, n, origin=origin)
+            elif self.starts_atom():
+                e = App(e, self.atom(scope), origin=origin)
+            else:
+                return e
+
+    def atom(self, scope: dict) -> Expr:
+        origin = self.location()
+        kind, v = self.peek()
+        if kind in ("int", "float") or v in ("true", "false", "inf", "nan") or v in SCALARS and kind == "name":
+            return self.literal(scope)
+        if kind == "name":
+            self.next()
+            if v in PRIMITIVES:
+                return self.prim(v, scope, origin)
+            if v in scope:
+                return Identifier(v, origin=origin)
+            if ("nat", v) in scope:
+                self.fail(f"{v} is a size, not a value")
+            return Identifier(v, origin=origin)
+        if v == "(":
+            self.next()
+            if self.peek()[0] == "op" and self.peek()[1] in _INFIX:
+                start = self.pos
+                op = self.next()[1]
+                if self.accept(")"):
+                    return Prim(_INFIX[op], origin=origin)
+                self.pos = start
+            if self.at("-"):
+                inner = self.app(scope)
+                inner = self.infix_rest(inner, scope)
+            else:
+                inner = self.expr(scope)
+            if self.accept(","):
+                second = self.expr(scope)
+                self.expect(")")
+                return App(App(Prim("pair", origin=origin), inner, origin=origin), second, origin=origin)
+            self.expect(")")
+            return inner
+        self.fail(f"expected an expression, found {v or 'end of text'!r}")
+
+    def infix_rest(self, left: Expr, scope: dict) -> Expr:
+        kind, v = self.peek()
+        while kind == "op" and v in _PREC:
+            level = _PREC[v]
+            origin = self.location()
+            self.next()
+            right = self.infix(scope, level + 1)
+            left = App(App(Prim(_INFIX[v], origin=origin), left, origin=origin), right, origin=origin)
+            kind, v = self.peek()
+        return left
+
+    def literal(self, scope: dict) -> Literal:
+        origin = self.location()
+        kind, v = self.next()
+        if v in SCALARS and kind == "name":
+            self.expect("(")
+            negative = self.accept("-")
+            inner = self.literal(scope)
+            self.expect(")")
+            value = -inner.value if negative else inner.value
+            if isinstance(value, bool):
+                self.fail("bool literals are written true or false")
+            return Literal(value, SCALARS[v], origin=origin)
+        if kind == "int":
+            return Literal(int(v), origin=origin)
+        if kind == "float":
+            return Literal(float(v), origin=origin)
+        if v in ("true", "false"):
+            return Literal(v == "true", origin=origin)
+        if v == "inf":
+            return Literal(math.inf, origin=origin)
+        if v == "nan":
+            return Literal(math.nan, origin=origin)
+        self.fail(f"expected a literal, found {v!r}")
+
+    def prim(self, name: str, scope: dict, origin: str) -> Prim:
+        d = PRIMITIVES[name]
+        params = tuple(self.static(kind, scope) for kind in d.params)
+        return Prim(name, params, origin=origin)
+
+    def static(self, kind: str, scope: dict):
+        if kind == NAT:
+            return self.nat_atom(scope)
+        if kind == DIM:
+            return self.integer()
+        if kind == TYPE:
+            v = self.name()
+            if v not in SCALARS:
+                self.fail(f"expected a scalar type, found {v!r}")
+            return SCALARS[v]
+        if kind == INDEX:
+            self.expect("(")
+            self.expect("fun")
+            self.expect("(")
+            i_name = self.name()
+            self.expect(",")
+            n_name = self.name()
+            self.expect(")")
+            self.expect("=>")
+            n = Var(n_name, 1)
+            i = Var(i_name, 0, Nat.atom(n))
+            body = self.nat({**scope, ("nat", i_name): i, ("nat", n_name): n})
+            self.expect(")")
+            return IndexFun(i, n, body)
+        if kind == USERFUN:
+            self.expect("{")
+            fname = self.name()
+            self.expect("(")
+            params = []
+            while not self.at(")"):
+                pname = self.name()
+                self.expect(":")
+                params.append((pname, self.scalar()))
+                if not self.accept(","):
+                    break
+            self.expect(")")
+            self.expect(":")
+            result = self.scalar()
+            self.expect("=")
+            kind_, body = self.next()
+            if kind_ != "string":
+                self.fail("expected the C body as a string")
+            self.expect("}")
+            return UserFun(fname, tuple(params), result, json.loads(body), self.user_funs.get(fname))
+        raise AssertionError(kind)
+
+    def scalar(self) -> ScalarType:
+        v = self.name()
+        if v not in SCALARS:
+            self.fail(f"expected a scalar type, found {v!r}")
+        return SCALARS[v]
+
+    # -- sizes ----------------------------------------------------------------------------
+    def nat_atom(self, scope: dict) -> Nat:
+        kind, v = self.peek(ints_only=True)
+        if kind == "int":
+            self.next(ints_only=True)
+            return Nat.const(int(v))
+        if kind == "name" and v not in ("min", "max"):
+            self.next()
+            return self.nat_var(v, scope)
+        if v == "(":
+            self.next()
+            n = self.nat(scope)
+            self.expect(")")
+            return n
+        if v in ("min", "max"):
+            return self.nat_primary(scope)
+        self.fail(f"expected a size, found {v or 'end of text'!r}")
+
+    def nat_var(self, name: str, scope: dict) -> Nat:
+        var = scope.get(("nat", name))
+        return Nat.atom(var if var is not None else Var(name, 1))
+
+    def nat(self, scope: dict) -> Nat:
+        left = self.nat_term(scope)
+        while self.at("+") or self.at("-"):
+            op = self.next()[1]
+            right = self.nat_term(scope)
+            left = left + right if op == "+" else left - right
+        return left
+
+    def nat_term(self, scope: dict) -> Nat:
+        left = self.nat_factor(scope)
+        while self.at("*") or self.at("/") or self.at("//") or self.at("%"):
+            op = self.next()[1]
+            right = self.nat_factor(scope)
+            try:
+                left = {"*": lambda: left * right, "/": lambda: left / right,
+                        "//": lambda: floordiv(left, right), "%": lambda: mod(left, right)}[op]()
+            except ParseError:
+                raise
+            except Exception as exc:  # noqa: BLE001 -- e.g. division by zero in a size
+                self.fail(str(exc))
+        return left
+
+    def nat_factor(self, scope: dict) -> Nat:
+        if self.accept("-"):
+            return -self.nat_factor(scope)
+        base = self.nat_primary(scope)
+        if self.accept("^"):
+            return power(base, self.nat_factor(scope))
+        return base
+
+    def nat_primary(self, scope: dict) -> Nat:
+        if self.at("min") or self.at("max"):
+            fn = nmin if self.next()[1] == "min" else nmax
+            self.expect("(")
+            a = self.nat(scope)
+            self.expect(",")
+            b = self.nat(scope)
+            self.expect(")")
+            return fn(a, b)
+        return self.nat_atom(scope)
+
+    # -- types ----------------------------------------------------------------------------
+    def type(self, scope: dict) -> Type:
+        if self.at("("):
+            start = self.pos
+            self.next()
+            if self.peek()[0] == "name":
+                name_pos = self.pos
+                name = self.name()
+                if self.accept(":") and self.accept("nat"):
+                    var = self.nat_binder(name, scope)
+                    self.expect(")")
+                    self.expect("->")
+                    return NatFunType(var, self.type({**scope, ("nat", name): var}))
+                self.pos = name_pos
+            self.pos = start
+        left = self.data(scope)
+        if self.accept("->"):
+            return FunType(left, self.type(scope))
+        return left
+
+    def data(self, scope: dict) -> Type:
+        kind, v = self.peek(ints_only=True)
+        if kind == "int" or (kind == "name" and v not in SCALARS and v != "vec"):
+            size = self.nat_atom(scope)
+            self.expect(".")
+            return ArrayType(size, self.data(scope))
+        if kind == "name" and v in SCALARS:
+            self.next()
+            return SCALARS[v]
+        if v == "vec":
+            self.next()
+            self.expect("[")
+            elem = self.scalar()
+            self.expect(",")
+            width = self.nat(scope)
+            self.expect("]")
+            return VectorType(elem, width)
+        if v == "(":
+            start = self.pos
+            self.next()
+            try:  # a parenthesised size: (N / 64).f32
+                size = self.nat(scope)
+                if self.accept(")") and self.accept("."):
+                    return ArrayType(size, self.data(scope))
+            except ParseError:
+                pass
+            self.pos = start + 0
+            self.next()
+            elems = [self.type(scope)]
+            while self.accept(","):
+                elems.append(self.type(scope))
+            self.expect(")")
+            return elems[0] if len(elems) == 1 else TupleType(tuple(elems))
+        self.fail(f"expected a type, found {v or 'end of text'!r}")
+
+
+def attrs_evolve_literal(lit: Literal, value) -> Literal:
+    return Literal(value, lit.decl, origin=lit.origin)
+
+
+def parse(text: str, user_funs: Mapping[str, Callable] | None = None) -> Expr:
+    """Read a program printed by `str(program)`.  `user_funs` supplies the NumPy meanings of
+    user functions by name (text carries only their C bodies)."""
+    if not isinstance(text, str):
+        raise ParseError(f"parse expects program text, got {type(text).__name__}")
+    p = _Parser(text, user_funs)
+    e = p.expr({})
+    if p.peek()[0] != "eof":
+        p.fail(f"unexpected {p.peek()[1]!r} after the end of the program")
+    return e
+
+
+def parse_type(text: str) -> Type:
+    p = _Parser(text, None)
+    t = p.type({})
+    if p.peek()[0] != "eof":
+        p.fail(f"unexpected {p.peek()[1]!r} after the end of the type")
+    return t
