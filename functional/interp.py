@@ -287,37 +287,41 @@ def _check_facts(name: str | None, v: Var, env: dict) -> None:
 # ---------------------------------------------------------------------------- driver
 
 
-def interpret(program: Expr, *inputs, typed: bool = False) -> Any:
+def interpret(program: Expr, *inputs) -> Any:
     """Run `program` on NumPy inputs.  Results: NumPy arrays (scalars as NumPy scalars;
-    arrays of tuples as tuples of arrays).  `typed=True` skips inference for a program
-    that `infer` already returned."""
-    prog = program if typed else infer(program)
+    arrays of tuples as tuples of arrays).  A program that `infer` (or a strategy) already
+    typed is not inferred again."""
+    prog = program if program.t is not None else infer(program)
     body, nat_vars = prog, []
     while isinstance(body, NatLambda):
         nat_vars.append(body.var)
         body = body.body
     params = []
     while isinstance(body, Lambda) and len(params) < len(inputs):
-        params.append(body.param)
+        params.append((body.param.name, body.param.t))
         body = body.body
-    if len(params) < len(inputs):
-        names = ", ".join(p.name for p in params) or "none"
-        raise InterpretError(f"the program takes {len(params)} input(s) ({names}), given {len(inputs)}")
-    if isinstance(body.t, (FunType, NatFunType)):
-        missing, rest = [], body
-        while isinstance(rest, Lambda):
-            missing.append(rest.param.name)
-            rest = rest.body
-        which = f": input {', '.join(missing)} missing" if missing else ""
-        raise InterpretError(f"the program takes more inputs than the {len(inputs)} given{which} (its result is "
-                             f"a function of type {body.t})")
+    # A program in point-free form (`map f`) takes its remaining inputs as a function value.
+    rest_types, result_t = [], body.t
+    while len(params) + len(rest_types) < len(inputs) and isinstance(result_t, FunType):
+        rest_types.append(result_t.param)
+        result_t = result_t.result
+    if len(params) + len(rest_types) < len(inputs):
+        raise InterpretError(f"the program takes {len(params) + len(rest_types)} input(s), given {len(inputs)}")
+    if isinstance(result_t, (FunType, NatFunType)):
+        raise InterpretError(f"the program takes more inputs than the {len(inputs)} given (its result is "
+                             f"a function of type {result_t})")
+    names = [n for n, _ in params] + [f"input {k + 1}" for k in range(len(params), len(inputs))]
+    types = [t for _, t in params] + rest_types
     pairs: list = []
-    arrays = [_collect(p.name, layout(p.t), x, pairs) for p, x in zip(params, inputs)]
+    arrays = [_collect(n, layout(t), x, pairs) for n, t, x in zip(names, types, inputs)]
     nats = bind_sizes(pairs, nat_vars)
-    env = Env({p.name: (a, 0) for p, a in zip(params, arrays)}, nats)
+    env = Env({n: (a, 0) for (n, _), a in zip(params, arrays)}, nats)
     with np.errstate(all="ignore"):
         result = _eval(body, env, ())
-    return _cast_layout(materialise(result), layout(body.t))
+        for a in arrays[len(params):]:
+            result = result.apply((), a)
+    out = _cast_layout(materialise(result), layout(result_t))
+    return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
 
 
 def _cast_layout(value, lay):

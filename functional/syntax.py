@@ -26,9 +26,12 @@ import math
 import re
 from typing import Callable, Mapping
 
-from .errors import ParseError
-from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun, spine
+import attrs
+
+from .errors import FunctionalError, ParseError
+from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun, spine, walk
 from .nat import Nat, Var, as_nat, floordiv, mod, nmax, nmin, power
+from .nat import substitute as nat_substitute
 from .primitives import DIM, INDEX, NAT, PRIMITIVES, TYPE, USERFUN
 from .types import SCALARS, ArrayType, FunType, NatFunType, ScalarType, TupleType, Type, VectorType
 
@@ -42,7 +45,7 @@ _APP_PREC, _ATOM_PREC = 10, 11
 
 
 def to_text(e: Expr) -> str:
-    return _Printer().expr(e, {}, 0)
+    return _Printer(e).expr(e, {}, 0)
 
 
 def type_text(t: Type) -> str:
@@ -59,15 +62,34 @@ def _literal_text(lit: Literal) -> str:
     if isinstance(v, bool):
         body = "true" if v else "false"
     elif isinstance(v, float):
+        v = float(v)  # a NumPy float's repr is `np.float64(1.5)`
         body = "inf" if v == math.inf else "-inf" if v == -math.inf else "nan" if v != v else repr(v)
     else:
-        body = str(v)
-    if lit.decl is not None and not isinstance(v, bool):
+        body = str(int(v))
+    if lit.decl is not None:  # `bool(true)` too: the declared type is part of the program
         return f"{lit.decl.name}({body})"
     return f"({body})" if body.startswith("-") else body
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+
+
+def _names_in(e: Expr) -> set:
+    """Every identifier name in `e`, bound or free (fresh names must avoid them all)."""
+    out = set()
+    for x in walk(e):
+        if isinstance(x, Identifier):
+            out.add(x.name)
+        elif isinstance(x, Lambda):
+            out.add(x.param.name)
+    return out
+
+
 class _Printer:
+    def __init__(self, program: Expr):
+        self.taken: set | None = None  # computed on the first binder that needs renaming
+        self.program = program
+
     def expr(self, e: Expr, names: dict, prec: int) -> str:
         if isinstance(e, (Lambda, NatLambda)):
             binders, body, names = self._binders(e, names)
@@ -78,7 +100,9 @@ class _Printer:
         if isinstance(e, Literal):
             return _literal_text(e)
         if isinstance(e, Prim):
-            return self._prim(e)
+            text = self._prim(e)
+            # `map (split 4) xs` rather than `map split 4 xs` (same tree, easier to read)
+            return f"({text})" if e.params and prec > _APP_PREC else text
         if isinstance(e, NatApp):
             text = f"{self.expr(e.fun, names, _APP_PREC)} [{e.nat}]"
             return f"({text})" if prec > _APP_PREC else text
@@ -94,8 +118,11 @@ class _Printer:
                 e = e.body
                 continue
             shown = e.param.name
-            if shown in KEYWORDS or shown in PRIMITIVES or not shown.isidentifier():
-                shown = _fresh(shown, set(names.values()) | KEYWORDS | set(PRIMITIVES))
+            if shown in KEYWORDS or shown in PRIMITIVES or not _NAME.match(shown):
+                if self.taken is None:
+                    self.taken = _names_in(self.program)
+                shown = _fresh(shown, set(names.values()) | self.taken | KEYWORDS | set(PRIMITIVES))
+                self.taken.add(shown)
             names = {**names, e.param.name: shown}
             binders.append(shown + (f": {e.param.decl}" if e.param.decl is not None else ""))
             e = e.body
@@ -134,8 +161,23 @@ def _facts(v: Var) -> str:
     return "{" + ", ".join(facts) + "}" if facts else ""
 
 
+def _index_text(f: IndexFun) -> str:
+    """`(fun(i, n) => body)`, renaming the binders if the body also mentions another size
+    variable of the same name (an outer `n`)."""
+    others = {v.name for v in f.body.vars if v not in (f.i, f.n)}
+    i, n, body = f.i, f.n, f.body
+    if i.name in others or n.name in others or i.name == n.name or not (_NAME.match(i.name) and _NAME.match(n.name)):
+        avoid = others | KEYWORDS
+        i = attrs.evolve(i, name=_fresh(i.name, avoid))
+        n = attrs.evolve(n, name=_fresh(n.name, avoid | {i.name}))
+        body = nat_substitute(body, {f.i: Nat.atom(i), f.n: Nat.atom(n)})
+    return f"(fun({i.name}, {n.name}) => {body})"
+
+
 def _fresh(base: str, avoid: set) -> str:
-    base = re.sub(r"\W", "_", base) or "x"
+    base = re.sub(r"[^A-Za-z_0-9]", "_", base)
+    if not _NAME.match(base):
+        base = "x" + base
     k = 1
     while f"{base}{k}" in avoid:
         k += 1
@@ -148,7 +190,7 @@ def _static_text(kind: str, v) -> str:
     if kind == DIM:
         return str(v)
     if kind == INDEX:
-        return f"(fun({v.i.name}, {v.n.name}) => {v.body})"
+        return _index_text(v)
     if kind == TYPE:
         return str(v)
     if kind == USERFUN:
