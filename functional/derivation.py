@@ -15,9 +15,8 @@ import json
 import attrs
 
 from .errors import ParseError, StrategyError
-from .expr import Expr
+from .expr import Expr, NatLambda, walk
 from .infer import infer
-from .nat import Nat
 from .strategies import Step, Strategy, at_path, replace_at
 from .syntax import _Parser, parse
 
@@ -44,6 +43,7 @@ class Derivation:
         if not lines or not lines[0].startswith("program: "):
             raise ParseError("a derivation starts with 'program: '", where=lines[0] if lines else "empty text")
         program = parse(lines[0][len("program: "):], user_funs)
+        sizes = {("nat", x.var.name): x.var for x in reversed(list(walk(program))) if isinstance(x, NatLambda)}
         steps = []
         for k, ln in enumerate(lines[1:], start=2):
             if not ln.startswith("step: "):
@@ -51,9 +51,14 @@ class Derivation:
             try:
                 name, rest = ln[len("step: "):].split(" ", 1)
                 params_text, path_text = rest.rsplit(" ", 1)
-                params = {key: _param_value(v) for key, v in json.loads(params_text).items()}
+                params = json.loads(params_text)
+                if not isinstance(params, dict):
+                    raise ValueError(f"parameters are a JSON object, got {params_text}")
+                params = {key: _param_value(v, sizes) for key, v in params.items()}
+                if path_text != "root" and not all(x.isdigit() for x in path_text.split(".")):
+                    raise ValueError(f"a path is 'root' or child indices like 0.1.0, got {path_text!r}")
                 path = () if path_text == "root" else tuple(int(x) for x in path_text.split("."))
-            except (ValueError, json.JSONDecodeError) as exc:
+            except (ValueError, ParseError) as exc:  # json.JSONDecodeError is a ValueError
                 raise ParseError(f"malformed step: {exc}", where=ln, origin=f"line {k}") from None
             steps.append(Step(name, tuple(sorted(params.items())), path))
         return Derivation(program, tuple(steps))
@@ -71,25 +76,32 @@ class Derivation:
                 node = at_path(e, s.path)
             except (IndexError, AttributeError):
                 raise StrategyError(f"step {k} ({s}): the path does not exist in the program") from None
-            result = r.strategy(**dict(s.params))(node)
+            try:
+                strategy = r.strategy(**dict(s.params))
+            except TypeError as exc:  # parameters the rule does not take, or missing ones
+                raise StrategyError(f"step {k} ({s}): {exc}") from None
+            result = strategy(node)
             if not result.ok:
                 raise StrategyError(f"step {k} ({s}) does not apply: {result.reason}")
-            e = infer(replace_at(e, s.path, result.expr))
-        return e
+            # rules keep the type of what they replace (else RuleError), so the enclosing nodes
+            # stay typed, as during `derive`; one inference at the end
+            e = replace_at(e, s.path, result.expr)
+        return infer(e)
 
 
 def _param_text(v) -> str:
     return str(v)
 
 
-def _param_value(text: str):
+def _param_value(text: str, sizes: dict):
+    """A size, read in the scope of the program's size binders (so `N / 4` keeps N's facts)."""
     if not isinstance(text, str):
         raise ValueError(f"parameter values are text, got {text!r}")
     p = _Parser(text, None)
-    n = p.nat({})
+    n = p.nat(sizes)
     if p.peek()[0] != "eof":
         raise ValueError(f"parameter {text!r} is not a size")
-    return n if not isinstance(n, Nat) or n.as_int() is None else n
+    return n
 
 
 def derive(program: Expr, strategy: Strategy) -> tuple[Expr, Derivation]:

@@ -28,7 +28,7 @@ from .errors import DSLError
 from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun, bound_names
 from .expr import fresh_name, free_identifiers, substitute
 from .nat import Nat, NatLike, Var, as_nat
-from .primitives import PRIMITIVES, stride_index
+from .primitives import PRIMITIVES
 from .types import SCALARS, ScalarType, Type, map_nats
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

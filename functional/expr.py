@@ -259,7 +259,7 @@ def _param_key(p: Any, nat_env: dict) -> Any:
     if isinstance(p, Nat):
         return ("nat", _nat_key(p, nat_env))
     if isinstance(p, IndexFun):
-        return ("idx", p.alpha_key)
+        return ("idx", _nat_key(p(Nat.atom(Var("#i")), Nat.atom(Var("#n"))), nat_env))  # outer sizes renamed too
     if isinstance(p, Type):
         return ("type", _type_key(p, nat_env))
     return (type(p).__name__, p)
@@ -284,19 +284,19 @@ def _alpha_key(e: Expr, env: dict, nat_env: dict) -> tuple:
         return ("free", e.name, _type_key(e.decl, nat_env))
     if isinstance(e, Lambda):
         depth = len(env) + len(nat_env)
-        inner = {**env, e.param.name: depth}
+        inner = {**env, e.param.name: depth, depth: None}  # the int key keeps depths distinct under shadowing
         return ("lam", _type_key(e.param.decl, nat_env), _alpha_key(e.body, inner, nat_env))
     if isinstance(e, App):
         return ("app", _alpha_key(e.fun, env, nat_env), _alpha_key(e.arg, env, nat_env))
     if isinstance(e, NatLambda):
         depth = len(env) + len(nat_env)
         placeholder = Nat.atom(Var(f"#{depth}", e.var.lo, e.var.hi, e.var.multiple_of))
-        inner = {**nat_env, e.var: placeholder}
+        inner = {**nat_env, e.var: placeholder, depth: None}  # as for Lambda: distinct depths under shadowing
         return ("nlam", (e.var.lo, e.var.hi, e.var.multiple_of), _alpha_key(e.body, env, inner))
     if isinstance(e, NatApp):
         return ("napp", _alpha_key(e.fun, env, nat_env), _nat_key(e.nat, nat_env))
     if isinstance(e, Literal):
-        return ("lit", type(e.value).__name__, e.value, e.decl)
+        return ("lit", type(e.value).__name__, repr(e.value), e.decl)  # repr: nan == nan, 0.0 != -0.0
     if isinstance(e, Prim):
         return ("prim", e.name, tuple(_param_key(p, nat_env) for p in e.params))
     raise TypeError(f"not an expression: {e!r}")

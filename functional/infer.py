@@ -225,8 +225,30 @@ class Inference:
         if isinstance(t, TupleType):
             return "a pair" if len(t.elems) == 2 else f"a tuple of {len(t.elems)}"
         if isinstance(t, (FunType, NatFunType)):
-            return "a function"
+            return f"a function of type {self._sketch(t)}"
         return f"type {t}"
+
+    def _sketch(self, t: Type) -> Type:
+        """`t` with every unknown shown as `_` (for messages only)."""
+        hole = Nat.atom(Var("_"))
+
+        def go(x: Type) -> Type:
+            x = self.resolve(x)
+            if isinstance(x, TypeVar):
+                return ScalarType("_")
+            if isinstance(x, ArrayType):
+                return ArrayType(substitute(x.size, lambda a: hole if isinstance(a, Unknown) else None), go(x.elem))
+            if isinstance(x, VectorType):
+                return VectorType(go(x.elem), substitute(x.width, lambda a: hole if isinstance(a, Unknown) else None))
+            if isinstance(x, TupleType):
+                return TupleType(tuple(go(e) for e in x.elems))
+            if isinstance(x, FunType):
+                return FunType(go(x.param), go(x.result))
+            if isinstance(x, NatFunType):
+                return NatFunType(x.var, go(x.body))
+            return x
+
+        return go(t)
 
     def _occurs(self, tid: int, t: Type) -> bool:
         t = self.shallow(t)
@@ -483,7 +505,7 @@ def _infer_prim_app(inf: Inference, prim: Prim, apps: list[App], env: dict) -> E
                 return special
             want, found = inf.show(expected), inf.show(arg.t)
             want = f"have {want}" if want.startswith("type ") else f"be {want}"
-            found = found[len("type "):] if found.startswith("type ") else found
+            found = found.removeprefix("type ")
             return f"argument {k + 1} of {prim.name} should {want}, found {found}"
 
         partial = attrs.evolve(app, fun=node, arg=arg, t=remaining.result)

@@ -305,12 +305,22 @@ def interpret(program: Expr, *inputs) -> Any:
     while len(params) + len(rest_types) < len(inputs) and isinstance(result_t, FunType):
         rest_types.append(result_t.param)
         result_t = result_t.result
-    if len(params) + len(rest_types) < len(inputs):
-        raise InterpretError(f"the program takes {len(params) + len(rest_types)} input(s), given {len(inputs)}")
+    names = [n for n, _ in params] + [f"#{k + 1}" for k in range(len(params), len(params) + len(rest_types))]
+    if len(names) < len(inputs):
+        raise InterpretError(f"the program takes {len(names)} input(s) ({', '.join(names) or 'none'}), "
+                             f"given {len(inputs)}")
     if isinstance(result_t, (FunType, NatFunType)):
-        raise InterpretError(f"the program takes more inputs than the {len(inputs)} given (its result is "
+        missing, rest = [], body
+        while isinstance(rest, Lambda):
+            missing.append(rest.param.name)
+            rest = rest.body
+        t = rest.t
+        while isinstance(t, FunType):  # point-free: inputs without names
+            missing.append(f"#{len(names) + len(missing) + 1}")
+            t = t.result
+        which = f": input {', '.join(missing)} missing" if missing else ""
+        raise InterpretError(f"the program takes more inputs than the {len(inputs)} given{which} (its result is "
                              f"a function of type {result_t})")
-    names = [n for n, _ in params] + [f"input {k + 1}" for k in range(len(params), len(inputs))]
     types = [t for _, t in params] + rest_types
     pairs: list = []
     arrays = [_collect(n, layout(t), x, pairs) for n, t, x in zip(names, types, inputs)]

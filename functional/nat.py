@@ -50,6 +50,10 @@ class Atom:
         return Nat.atom(self)
 
 
+def _optional_nat(x: "NatLike | None") -> "Nat | None":
+    return None if x is None else as_nat(x)
+
+
 @attrs.frozen
 class Var(Atom):
     """A size variable.  `lo` inclusive, `hi` exclusive (None: unbounded); `multiple_of`
@@ -57,7 +61,7 @@ class Var(Atom):
 
     name: str
     lo: int = 0
-    hi: "Nat | None" = None
+    hi: "Nat | None" = attrs.field(default=None, converter=_optional_nat)  # an int is made a Nat
     multiple_of: int = 1
     rank = 0
 
@@ -355,21 +359,32 @@ def exact_div(a: Nat, b: Nat) -> Nat:
 
 def _poly_div(a: Nat, b: Nat) -> Nat | None:
     """Exact multivariate division by a sum via leading terms; None when it does not divide
-    without introducing new negative powers."""
-    lead_mono, lead_c = b.terms[-1]
+    as polynomials.  Negative powers are first cleared (a = a'/ma, b = b'/mb, so a/b is
+    (a'/b') * mb/ma), and leading terms are taken in a graded lexicographic order: the
+    division algorithm needs an order compatible with multiplication (the normal form's
+    sort order is not), and then it always terminates."""
+    _, a_den = _common_denominator(a)
+    _, b_den = _common_denominator(b)
+    a = a * Nat(((a_den, Fraction(1)),))
+    b = b * Nat(((b_den, Fraction(1)),))
+    atoms = sorted({x for mono, _ in a.terms + b.terms for x, _ in mono}, key=lambda x: x.key)
+
+    def order(term):
+        powers = dict(term[0])
+        return (sum(powers.values()), tuple(powers.get(x, 0) for x in atoms))
+
+    lead_mono, lead_c = max(b.terms, key=order)
     quotient = Nat.const(0)
     rest = a
-    for _ in range(len(a.terms) + 2):
-        if not rest.terms:
-            return quotient
-        mono, c = rest.terms[-1]
+    while rest.terms:
+        mono, c = max(rest.terms, key=order)
         q_mono = _mono_mul(mono, _inverse_mono(lead_mono))
         if any(p < 0 for _, p in q_mono):
             return None
         q = Nat(((q_mono, c / lead_c),))
         quotient = quotient + q
         rest = rest - q * b
-    return None
+    return quotient * Nat(((_mono_mul(b_den, _inverse_mono(a_den)), Fraction(1)),))
 
 
 def _int_parts(n: Nat) -> tuple[int, Mono] | None:
@@ -522,13 +537,27 @@ def _atom_range(atom: Atom) -> tuple[Nat, Nat] | None:
         lo, hi = _bound(atom.a, False), _bound(atom.a, True)
         if lo is None or hi is None or not is_positive(atom.b):
             return None
-        return (lo - atom.b + 1) / atom.b, hi / atom.b
+        low = (lo - atom.b + 1) / atom.b
+        if not _structurally_nonneg(low) and is_nonneg(lo):
+            low = Nat.const(0)  # floor of a non-negative value by a positive one
+        return low, hi / atom.b
+    if isinstance(atom, Pow):  # a >= 1 and e >= 0 (integers): 1 <= a^e <= hi(a)^hi(e)
+        hi_a, hi_e = _bound(atom.a, True), _bound(atom.b, True)
+        if hi_a is None or hi_e is None or not (is_positive(atom.a) and is_nonneg(atom.b)):
+            return None
+        return Nat.const(1), power(hi_a, hi_e)
     if isinstance(atom, Min):
         lo_a, lo_b = _bound(atom.a, False), _bound(atom.b, False)
         hi = _bound(atom.a, True)
         if lo_a is None or lo_b is None or hi is None:
             return None
-        return nmin(lo_a, lo_b), hi
+        lo = nmin(lo_a, lo_b)
+        if any(isinstance(x, Min) for x in lo.atoms):  # undecided: bound it by a constant
+            low_a, low_b = _free_lower(lo_a), _free_lower(lo_b)
+            if low_a is None or low_b is None:
+                return None
+            lo = Nat.const(min(low_a, low_b))
+        return lo, hi
     if isinstance(atom, Max):
         hi_a, hi_b = _bound(atom.a, True), _bound(atom.b, True)
         lo = _bound(atom.a, False)
@@ -564,7 +593,8 @@ def _bound_once(n: Nat, upper: bool) -> Nat | None:
             if p < 0:
                 return None
             rng = _atom_range(a)
-            if rng is None or not _structurally_nonneg(rng[0]):
+            linear = len(mono) == 1 and p == 1  # c * a: monotone whatever a's sign
+            if rng is None or not (linear or _structurally_nonneg(rng[0])):
                 return None
             factor = factor * power(rng[1] if want_upper else rng[0], Nat.const(p))
         total = total + factor
@@ -656,6 +686,9 @@ def divides(d: NatLike, n: NatLike) -> bool:
     d, n = as_nat(d), as_nat(n)
     if not d.terms:
         return False
+    if _split_monomial(d) is None:  # a sum: it divides only if polynomial division succeeds
+        quotient = _poly_div(n, d)  # (n / d would hide a failure in an ExactDiv atom)
+        return quotient is not None and is_integral(quotient)
     return is_integral(n / d)
 
 
@@ -692,9 +725,11 @@ def evaluate(n: NatLike, env: Mapping[str, object]):
             else:
                 td = td * v ** (-p)
         num, den = num * td + tn * den, den * td
-    try:
-        import numpy as np
+    import numpy as np
 
+    if np.any(np.asarray(den) == 0):
+        raise NatError(f"size {n} divides by zero under {dict(_printable(env))}")
+    try:
         bad = np.any(np.asarray(num) % np.asarray(den) != 0)
     except ZeroDivisionError:
         bad = True
@@ -715,6 +750,11 @@ def _eval_atom(a: Atom, env):
     if isinstance(a, Unknown):
         raise NatError(f"unsolved size {a}")
     x, y = evaluate(a.a, env), evaluate(a.b, env)
+    if isinstance(a, (FloorDiv, Mod, ExactDiv)):
+        import numpy as np
+
+        if np.any(np.asarray(y) == 0):
+            raise NatError(f"size {Nat.atom(a)} divides by zero under {dict(_printable(env))}")
     if isinstance(a, FloorDiv):
         return x // y
     if isinstance(a, Mod):
@@ -805,10 +845,15 @@ def _print_atom(a: Atom, c: bool) -> str:
     if isinstance(a, (Var, Unknown)):
         return str(a)
     if isinstance(a, FloorDiv):
-        op = "/" if c else "//"
-        return f"({_wrap(a.a, c, _PREC_PROD)} {op} {_wrap(a.b, c, _PREC_ATOM)})"
+        num, den = _wrap(a.a, c, _PREC_PROD), _wrap(a.b, c, _PREC_ATOM)
+        if c and not is_nonneg(a.a):  # C's `/` truncates; a nat's floor division floors
+            return f"(({num}) >= 0 ? ({num}) / {den} : -((-({num}) + {den} - 1) / {den}))"
+        return f"({num} {'/' if c else '//'} {den})"
     if isinstance(a, Mod):
-        return f"({_wrap(a.a, c, _PREC_PROD)} % {_wrap(a.b, c, _PREC_ATOM)})"
+        num, den = _wrap(a.a, c, _PREC_PROD), _wrap(a.b, c, _PREC_ATOM)
+        if c and not is_nonneg(a.a):  # C's `%` keeps the sign of the dividend
+            return f"((({num}) % {den} + {den}) % {den})"
+        return f"({num} % {den})"
     if isinstance(a, (Min, Max)):
         name = "min" if isinstance(a, Min) else "max"
         return f"{name}({_print(a.a, c)}, {_print(a.b, c)})"

@@ -422,7 +422,10 @@ def _iterate_meaning(c):
 
 
 def _explain_iterate(params, ts):
-    if len(ts) < 2 or not isinstance(ts[1], ArrayType) or not isinstance(ts[0], NatFunType):
+    if len(ts) == 1:
+        return (f"iterate {params[0]}: the function must map an array of length l * n to one of length l, for a "
+                f"constant n and every length l")
+    if not isinstance(ts[1], ArrayType) or not isinstance(ts[0], NatFunType):
         return None
     body = ts[0].body
     if not isinstance(body, FunType) or not isinstance(body.param, ArrayType):
@@ -572,7 +575,8 @@ def _ufunc(fn):
 def _c_divide(a, b):
     if np.issubdtype(a.dtype, np.integer):  # C semantics: truncate towards zero
         with np.errstate(divide="ignore", invalid="ignore"):
-            q = np.abs(a).astype(np.int64) // np.maximum(np.abs(b).astype(np.int64), 1)
+            # widen before abs: abs of INT32_MIN does not fit in 32 bits
+            q = np.abs(a.astype(np.int64)) // np.maximum(np.abs(b.astype(np.int64)), 1)
         return np.where((a < 0) ^ (b < 0), -q, q)
     return a / b
 
@@ -655,7 +659,7 @@ def _user_meaning(c):
         raise InterpretError(f"user function {uf.name} has no NumPy meaning (pass user_funs={{'{uf.name}': fn}} to parse)")
     try:
         out = uf.numpy(*c.args)
-    except Exception as exc:  # noqa: BLE001 -- the user's code: reported with the program's place
+    except Exception as exc:  # the user's own code: reported with the program's place
         raise InterpretError(f"user function {uf.name} raised {type(exc).__name__}: {exc}") from exc
     out = np.asarray(out).astype(uf.result.dtype)
     try:  # a function that ignores its arguments (or has none) still gives one value per batch element

@@ -25,7 +25,7 @@ from typing import Callable
 
 import attrs
 
-from .expr import App, Expr, Lambda, NatApp, NatLambda, spine
+from .expr import App, Expr, Lambda, NatApp, NatLambda, Prim, spine
 
 
 @attrs.frozen
@@ -154,7 +154,7 @@ def repeat(s: Strategy, fuel: int = 1000) -> Strategy:
 
     def run(e: Expr) -> Result:
         steps: tuple[Step, ...] = ()
-        for _ in range(fuel):
+        for _ in range(fuel + 1):  # `fuel` applications, then one more try that must fail
             r = s(e)
             if not r.ok:
                 return Success(e, steps)
@@ -246,17 +246,16 @@ def position(n: int, s: Strategy) -> Strategy:
 
     def run(e: Expr) -> Result:
         seen = 0
-        stack: list[tuple[int, ...]] = [()]
+        stack: list[tuple[tuple[int, ...], Expr]] = [((), e)]
         while stack:
-            path = stack.pop()
-            node = at_path(e, path)
+            path, node = stack.pop()
             r = s(node)
             if r.ok:
                 if seen == n:
                     steps = tuple(attrs.evolve(st, path=path + st.path) for st in r.steps)
                     return Success(replace_at(e, path, r.expr), steps)
                 seen += 1
-            stack.extend(path + (k,) for k in reversed(range(len(children(node)))))
+            stack.extend((path + (k,), c) for k, c in reversed(list(enumerate(children(node)))))
         return Failure(f"position({n}, {s}): applies at only {seen} place(s)")
 
     return Strategy(f"position({n}, {s})", run)
@@ -302,7 +301,7 @@ def fmap(s: Strategy) -> Strategy:
 
     def run(e: Expr) -> Result:
         head, args = spine(e)
-        if getattr(head, "name", None) not in MAP_LIKE or not args:
+        if not (isinstance(head, Prim) and head.name in MAP_LIKE and args):
             return Failure(f"fmap({s}): not a map")
         path = (0,) * (len(args) - 1) + (1,)  # the first argument, f
         f = at_path(e, path)

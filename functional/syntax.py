@@ -261,8 +261,10 @@ class _Parser:
             self.fail(f"expected {value!r}, found {self.peek()[1] or 'end of text'!r}")
 
     def name(self) -> str:
+        start = self.pos
         kind, v = self.next()
         if kind != "name":
+            self.pos = start
             self.fail(f"expected a name, found {v or 'end of text'!r}")
         return v
 
@@ -273,6 +275,19 @@ class _Parser:
         line = self.text.count("\n", 0, pos) + 1
         col = pos - (self.text.rfind("\n", 0, pos) + 1) + 1
         return f"{line}:{col}"
+
+    def at_end(self, what: str) -> None:
+        kind, v = self.peek()
+        if kind == "bad":
+            self.fail(f"unexpected character {v!r}")
+        if kind != "eof":
+            self.fail(f"unexpected {v!r} after the end of the {what}")
+
+    def guarded(self, thunk):
+        try:
+            return thunk()
+        except RecursionError:
+            self.fail("the text is nested too deeply")
 
     def fail(self, message: str):
         snippet = self.text[self.pos:self.pos + 30].strip().splitlines()
@@ -318,16 +333,22 @@ class _Parser:
         lo, hi, mult = 1, None, 1
         if self.accept("{"):
             while True:
+                start = self.pos
                 key = self.name()
+                if key not in ("lo", "hi", "multiple_of"):
+                    self.pos = start
+                    self.fail(f"unknown size fact {key!r} (lo, hi, multiple_of)")
                 self.expect("=")
                 if key == "lo":
                     lo = self.integer()
                 elif key == "hi":
                     hi = self.nat(scope)
-                elif key == "multiple_of":
-                    mult = self.integer()
                 else:
-                    self.fail(f"unknown size fact {key!r} (lo, hi, multiple_of)")
+                    start = self.pos
+                    mult = self.integer()
+                    if mult < 1:
+                        self.pos = start
+                        self.fail(f"multiple_of must be at least 1, got {mult}")
                 if not self.accept(","):
                     break
             self.expect("}")
@@ -368,7 +389,7 @@ class _Parser:
                 self.pos = start
                 self.fail("unary minus applies to numeric literals only; write neg x")
             lit = self.literal(scope)
-            return attrs_evolve_literal(lit, -lit.value)
+            return Literal(-lit.value, lit.decl, origin=lit.origin)
         origin = self.location()
         e = self.atom(scope)
         while True:
@@ -430,27 +451,31 @@ class _Parser:
 
     def literal(self, scope: dict) -> Literal:
         origin = self.location()
-        kind, v = self.next()
-        if v in SCALARS and kind == "name":
+        kind, v = self.peek()
+        if v in SCALARS and kind == "name":  # a typed literal: f64(1.5), u32(-3), bool(true)
+            self.next()
             self.expect("(")
-            negative = self.accept("-")
-            inner = self.literal(scope)
+            value = self.plain_literal(allow_minus=True)
             self.expect(")")
-            value = -inner.value if negative else inner.value
-            if isinstance(value, bool):
-                self.fail("bool literals are written true or false")
             return Literal(value, SCALARS[v], origin=origin)
+        return Literal(self.plain_literal(allow_minus=False), origin=origin)
+
+    def plain_literal(self, allow_minus: bool):
+        start = self.pos
+        negative = allow_minus and self.accept("-")
+        kind, v = self.next()
         if kind == "int":
-            return Literal(int(v), origin=origin)
-        if kind == "float":
-            return Literal(float(v), origin=origin)
-        if v in ("true", "false"):
-            return Literal(v == "true", origin=origin)
-        if v == "inf":
-            return Literal(math.inf, origin=origin)
-        if v == "nan":
-            return Literal(math.nan, origin=origin)
-        self.fail(f"expected a literal, found {v!r}")
+            value = int(v)
+        elif kind == "float":
+            value = float(v)
+        elif kind == "name" and v in ("inf", "nan"):
+            value = math.inf if v == "inf" else math.nan
+        elif kind == "name" and v in ("true", "false") and not negative:
+            return v == "true"
+        else:
+            self.pos = start
+            self.fail(f"expected a literal, found {v or 'end of text'!r}")
+        return -value if negative else value
 
     def prim(self, name: str, scope: dict, origin: str) -> Prim:
         d = PRIMITIVES[name]
@@ -463,10 +488,7 @@ class _Parser:
         if kind == DIM:
             return self.integer()
         if kind == TYPE:
-            v = self.name()
-            if v not in SCALARS:
-                self.fail(f"expected a scalar type, found {v!r}")
-            return SCALARS[v]
+            return self.scalar()
         if kind == INDEX:
             self.expect("(")
             self.expect("fun")
@@ -496,16 +518,25 @@ class _Parser:
             self.expect(":")
             result = self.scalar()
             self.expect("=")
+            start = self.pos
             kind_, body = self.next()
             if kind_ != "string":
+                self.pos = start
                 self.fail("expected the C body as a string")
+            try:
+                c_body = json.loads(body)
+            except ValueError as exc:
+                self.pos = start
+                self.fail(f"bad string: {exc}")
             self.expect("}")
-            return UserFun(fname, tuple(params), result, json.loads(body), self.user_funs.get(fname))
+            return UserFun(fname, tuple(params), result, c_body, self.user_funs.get(fname))
         raise AssertionError(kind)
 
     def scalar(self) -> ScalarType:
+        start = self.pos
         v = self.name()
         if v not in SCALARS:
+            self.pos = start
             self.fail(f"expected a scalar type, found {v!r}")
         return SCALARS[v]
 
@@ -542,35 +573,40 @@ class _Parser:
     def nat_term(self, scope: dict) -> Nat:
         left = self.nat_factor(scope)
         while self.at("*") or self.at("/") or self.at("//") or self.at("%"):
+            where = self.pos
             op = self.next()[1]
             right = self.nat_factor(scope)
-            try:
-                left = {"*": lambda: left * right, "/": lambda: left / right,
-                        "//": lambda: floordiv(left, right), "%": lambda: mod(left, right)}[op]()
-            except ParseError:
-                raise
-            except Exception as exc:  # noqa: BLE001 -- e.g. division by zero in a size
-                self.fail(str(exc))
+            fn = {"*": lambda a, b: a * b, "/": lambda a, b: a / b, "//": floordiv, "%": mod}[op]
+            left = self.size_op(where, fn, left, right)
         return left
 
     def nat_factor(self, scope: dict) -> Nat:
         if self.accept("-"):
             return -self.nat_factor(scope)
         base = self.nat_primary(scope)
+        where = self.pos
         if self.accept("^"):
-            return power(base, self.nat_factor(scope))
+            return self.size_op(where, power, base, self.nat_factor(scope))
         return base
 
     def nat_primary(self, scope: dict) -> Nat:
         if self.at("min") or self.at("max"):
+            where = self.pos
             fn = nmin if self.next()[1] == "min" else nmax
             self.expect("(")
             a = self.nat(scope)
             self.expect(",")
             b = self.nat(scope)
             self.expect(")")
-            return fn(a, b)
+            return self.size_op(where, fn, a, b)
         return self.nat_atom(scope)
+
+    def size_op(self, where: int, fn, a: Nat, b: Nat) -> Nat:
+        try:
+            return fn(a, b)
+        except FunctionalError as exc:  # e.g. a division by zero in a size
+            self.pos = where
+            self.fail(exc.message)
 
     # -- types ----------------------------------------------------------------------------
     def type(self, scope: dict) -> Type:
@@ -628,25 +664,22 @@ class _Parser:
         self.fail(f"expected a type, found {v or 'end of text'!r}")
 
 
-def attrs_evolve_literal(lit: Literal, value) -> Literal:
-    return Literal(value, lit.decl, origin=lit.origin)
-
-
 def parse(text: str, user_funs: Mapping[str, Callable] | None = None) -> Expr:
     """Read a program printed by `str(program)`.  `user_funs` supplies the NumPy meanings of
     user functions by name (text carries only their C bodies)."""
     if not isinstance(text, str):
         raise ParseError(f"parse expects program text, got {type(text).__name__}")
     p = _Parser(text, user_funs)
-    e = p.expr({})
-    if p.peek()[0] != "eof":
-        p.fail(f"unexpected {p.peek()[1]!r} after the end of the program")
+    e = p.guarded(lambda: p.expr({}))
+    p.at_end("program")
     return e
 
 
 def parse_type(text: str) -> Type:
+    """Read a type printed by `str(type)`, e.g. `(N: nat) -> N.f32 -> f32`."""
+    if not isinstance(text, str):
+        raise ParseError(f"parse_type expects type text, got {type(text).__name__}")
     p = _Parser(text, None)
-    t = p.type({})
-    if p.peek()[0] != "eof":
-        p.fail(f"unexpected {p.peek()[1]!r} after the end of the type")
+    t = p.guarded(lambda: p.type({}))
+    p.at_end("type")
     return t

@@ -1,0 +1,214 @@
+"""OpenCL C and plain C printers for resolved imperative programs.
+
+Parallel loops print as loops over ids with a stride of the launch size, so a kernel is
+correct for any launch configuration and the host plan only tunes speed:
+
+    par_for[global 0] i < n   ->  for (int i = get_global_id(0); i < n; i += get_global_size(0))
+    par_for[workgroup 0] ...  ->  ... get_group_id(0) ... get_num_groups(0)
+    par_for[local 0] ...      ->  ... get_local_id(0) ... get_local_size(0)
+
+Local arrays are hoisted to the kernel's scope (OpenCL requires it).
+"""
+
+from __future__ import annotations
+
+import math
+
+from functional.errors import FunctionalError
+from functional.nat import Nat
+from functional.types import AddressSpace, ArrayType, ScalarType, TupleType, VectorType
+from imperative.ir import (
+    Assign, Barrier, Cmd, Exp, For, If, Level, Lit, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program, Seq, Skip,
+    Store, leaf_name, leaves,
+)
+
+
+class EmitError(FunctionalError):
+    """A program the printer cannot express (a non-constant private/local array size, ...)."""
+
+
+_C_SCALAR = {"f32": "float", "f64": "double", "i32": "int", "u32": "uint", "bool": "bool"}
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+          "eq": "==", "ne": "!=", "and": "&&", "or": "||"}
+_IDS = {Level.GLOBAL: ("get_global_id", "get_global_size"), Level.WORKGROUP: ("get_group_id", "get_num_groups"),
+        Level.LOCAL: ("get_local_id", "get_local_size")}
+
+
+def c_type(t, opencl: bool = True) -> str:
+    if isinstance(t, ScalarType):
+        return "int" if t.name == "bool" and opencl else _C_SCALAR[t.name]
+    if isinstance(t, VectorType):
+        return f"{_C_SCALAR[t.elem.name]}{t.width}"
+    raise EmitError(f"no C type for {t}")
+
+
+def _lit(v: Lit) -> str:
+    x = v.value
+    if isinstance(x, bool):
+        return "1" if x else "0"
+    if v.type.is_float:
+        if math.isinf(x):
+            return "INFINITY" if x > 0 else "(-INFINITY)"
+        if math.isnan(x):
+            return "NAN"
+        text = repr(float(x))
+        return f"{text}f" if v.type.name == "f32" else text
+    return f"{int(x)}" + ("u" if v.type.name == "u32" else "")
+
+
+class _Printer:
+    def __init__(self, opencl: bool):
+        self.opencl = opencl
+        self.user_funs: dict[str, str] = {}
+
+    def exp(self, e: Exp) -> str:
+        if isinstance(e, Lit):
+            return _lit(e)
+        if isinstance(e, NatExp):
+            return f"({e.nat.to_c()})"
+        if isinstance(e, Mem):
+            return e.name
+        if isinstance(e, Load):
+            if isinstance(e.type, VectorType):
+                return f"vload{e.type.width}({e.index.to_c()}, {e.leaf})"
+            return f"{e.leaf}[{e.index.to_c()}]"
+        if isinstance(e, Op):
+            return self.op(e)
+        raise EmitError(f"cannot print {e!r}: resolve views first")
+
+    def op(self, e: Op) -> str:
+        a = [self.exp(x) for x in e.args]
+        name = e.name
+        if name in _INFIX:
+            return f"({a[0]} {_INFIX[name]} {a[1]})"
+        if name == "neg":
+            return f"(-{a[0]})"
+        if name == "not":
+            return f"(!{a[0]})"
+        if name == "select":
+            return f"({a[0]} ? {a[1]} : {a[2]})"
+        if name == "cast":
+            return f"(({c_type(e.params[0], self.opencl)}){a[0]})"
+        if name == "abs":
+            floaty = (e.type.elem if isinstance(e.type, VectorType) else e.type).is_float
+            return f"{'fabs' if floaty else 'abs'}({a[0]})"
+        if name in ("min", "max"):
+            floaty = (e.type.elem if isinstance(e.type, VectorType) else e.type).is_float
+            return f"{'f' + name if floaty else name}({a[0]}, {a[1]})"
+        if name in ("sqrt", "exp", "log", "sin", "cos", "fma"):
+            return f"{name}({', '.join(a)})"
+        if name == "vec":
+            return f"(({c_type(e.type, self.opencl)})({', '.join(a)}))"
+        if name == "user_fun":
+            uf = e.params[0]
+            params = ", ".join(f"{c_type(t, self.opencl)} {n}" for n, t in uf.params)
+            self.user_funs[uf.name] = f"{c_type(uf.result, self.opencl)} {uf.name}({params}) {{\n  {uf.c_body}\n}}"
+            return f"{uf.name}({', '.join(a)})"
+        raise EmitError(f"no C form for the operation {name}")
+
+    def store(self, s, value: str) -> str:
+        if isinstance(s, MemAcc):
+            return f"{s.mem.name} = {value};"
+        if isinstance(s, Store):
+            if isinstance(s.type, VectorType):
+                return f"vstore{s.type.width}({value}, {s.index.to_c()}, {s.leaf});"
+            return f"{s.leaf}[{s.index.to_c()}] = {value};"
+        raise EmitError(f"cannot print the target {s!r}: resolve views first")
+
+    def cmd(self, c: Cmd, depth: int, hoisted: list) -> list[str]:
+        pad = "  " * depth
+        if isinstance(c, Skip):
+            return []
+        if isinstance(c, Seq):
+            return [line for x in c.cmds for line in self.cmd(x, depth, hoisted)]
+        if isinstance(c, Assign):
+            return [pad + self.store(c.acc, self.exp(c.value))]
+        if isinstance(c, New):
+            decl = self.declare(c.mem)
+            if c.mem.space is AddressSpace.LOCAL:
+                hoisted.append(decl)
+                return self.cmd(c.body, depth, hoisted)
+            if c.mem.space is AddressSpace.GLOBAL:
+                raise EmitError(f"global temporary {c.mem.name}: not supported by this printer yet")
+            return [pad + "{", pad + "  " + decl] + self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
+        if isinstance(c, For):
+            v, n = c.var.name, c.count.to_c()
+            head = f"for (int {v} = 0; {v} < {n}; {v} += 1) {{"
+            pragma = [pad + "#pragma unroll"] if c.unroll else []
+            return pragma + [pad + head] + self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
+        if isinstance(c, ParFor):
+            if not self.opencl:
+                raise EmitError("parallel loops need the OpenCL printer")
+            get_id, get_size = _IDS[c.level]
+            v, n = c.var.name, c.count.to_c()
+            head = f"for (int {v} = {get_id}({c.dim}); {v} < {n}; {v} += {get_size}({c.dim})) {{"
+            return [pad + head] + self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
+        if isinstance(c, If):
+            out = [pad + f"if ({self.exp(c.cond)}) {{"] + self.cmd(c.then, depth + 1, hoisted)
+            if not isinstance(c.orelse, Skip):
+                out += [pad + "} else {"] + self.cmd(c.orelse, depth + 1, hoisted)
+            return out + [pad + "}"]
+        if isinstance(c, Barrier):
+            flags = " | ".join(f for f, on in (("CLK_LOCAL_MEM_FENCE", c.local), ("CLK_GLOBAL_MEM_FENCE", c.global_)) if on)
+            return [pad + f"barrier({flags});"]
+        raise EmitError(f"cannot print {c!r}")
+
+    def declare(self, m: Mem) -> str:
+        prefix = "local " if m.space is AddressSpace.LOCAL else ""
+        if isinstance(m.type, (ScalarType, VectorType)):
+            return f"{prefix}{c_type(m.type, self.opencl)} {m.name};"
+        parts = []
+        for proj, dims, elem in leaves(m.type):
+            count = Nat.const(1)
+            for d in dims:
+                count = count * d
+            k = count.as_int()
+            if k is None:
+                raise EmitError(f"{m.space.value} array {m.name}: size {count} must be a constant")
+            parts.append(f"{prefix}{c_type(elem, self.opencl)} {leaf_name(m.name, proj)}[{k}];")
+        return " ".join(parts)
+
+
+def kernel_params(p: Program) -> list[tuple[str, str, object]]:
+    """(C declaration, name, what) for each kernel argument, in order: input leaves,
+    output leaves, then size variables."""
+    out = []
+    for m in p.inputs:
+        if isinstance(m.type, (ArrayType, TupleType)):
+            for proj, _, elem in leaves(m.type):
+                ctype = _C_SCALAR[(elem.elem if isinstance(elem, VectorType) else elem).name]
+                name = leaf_name(m.name, proj)
+                out.append((f"global const {ctype}* restrict {name}", name, ("input", m, proj)))
+        else:
+            out.append((f"const {c_type(m.type)} {m.name}", m.name, ("scalar", m, ())))
+    for proj, _, elem in leaves(p.output.type):
+        ctype = _C_SCALAR[(elem.elem if isinstance(elem, VectorType) else elem).name]
+        name = leaf_name(p.output.name, proj)
+        out.append((f"global {ctype}* restrict {name}", name, ("output", p.output, proj)))
+    for v in p.sizes:
+        out.append((f"const int {v.name}", v.name, ("size", v, ())))
+    return out
+
+
+def emit(p: Program, target: str = "opencl") -> str:
+    """Source text of a resolved program (`imperative.passes.run_passes`)."""
+    if target not in ("opencl", "c"):
+        raise EmitError(f"unknown target {target!r}: 'opencl' or 'c'")
+    opencl = target == "opencl"
+    pr = _Printer(opencl)
+    hoisted: list[str] = []
+    body = pr.cmd(p.body, 1, hoisted)
+    params = kernel_params(p)
+    if opencl:
+        sig = ",\n    ".join(decl for decl, _, _ in params)
+        head = [f"kernel void {p.name}(\n    {sig}) {{"]
+    else:
+        sig = ", ".join(decl.replace("global ", "").replace("restrict", "") for decl, _, _ in params)
+        head = [f"void {p.name}({sig}) {{"]
+    pre = []
+    if "double" in "\n".join(body + hoisted + list(pr.user_funs.values())) and opencl:
+        pre.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+    if not opencl:
+        pre.append("#include <math.h>\n#include <stdbool.h>")
+    funs = list(pr.user_funs.values())
+    return "\n".join(pre + funs + head + ["  " + h for h in hoisted] + body + ["}"]) + "\n"

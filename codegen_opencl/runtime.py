@@ -1,0 +1,209 @@
+"""Running generated kernels with pyopencl.
+
+Device choice: an explicit `device` argument (a pyopencl Device, or a substring of
+"platform: device"), else the environment variable DPIA_DEVICE, else the PoCL device
+from pip when present, else the first device.  Sizes are bound from the NumPy inputs'
+shapes exactly as the reference interpreter binds them; kernels are built once per
+Kernel object (pyopencl also caches binaries on disk).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from functional.errors import FunctionalError
+from functional.interp import Leaf, _collect, bind_sizes, layout
+from functional.nat import Nat, evaluate
+from functional.types import ArrayType, TupleType, VectorType
+from imperative.ir import Cmd, Level, ParFor, Program, leaves
+
+from .opencl import emit, kernel_params
+
+
+class RuntimeError_(FunctionalError):
+    """No OpenCL device, a kernel that fails to build (with its log and source), bad inputs."""
+
+
+def _import_cl():
+    try:
+        import pyopencl as cl
+    except ImportError as exc:  # pragma: no cover -- pyopencl is a dependency
+        raise RuntimeError_(f"pyopencl is not installed: {exc}") from None
+    return cl
+
+
+def devices() -> list:
+    cl = _import_cl()
+    out = []
+    for p in cl.get_platforms():
+        for d in p.get_devices():
+            out.append(d)
+    return out
+
+
+def describe(d) -> str:
+    return f"{d.platform.name}: {d.name}"
+
+
+def choose_device(device=None):
+    cl = _import_cl()
+    if device is not None and isinstance(device, cl.Device):
+        return device
+    wanted = device if isinstance(device, str) else os.environ.get("DPIA_DEVICE")
+    found = devices()
+    if not found:
+        raise RuntimeError_("no OpenCL device found (install pocl-binary-distribution for a CPU device)")
+    if wanted:
+        for d in found:
+            if wanted.lower() in describe(d).lower():
+                return d
+        raise RuntimeError_(f"no OpenCL device matches {wanted!r}; found: {', '.join(map(describe, found))}")
+    for d in found:
+        if "portable computing language" in d.platform.name.lower():
+            return d
+    return found[0]
+
+
+def _parallel_loops(cmd: Cmd, out: list) -> list:
+    if isinstance(cmd, ParFor):
+        out.append(cmd)
+    for c in getattr(cmd, "cmds", ()) or ():
+        _parallel_loops(c, out)
+    for attr in ("body", "then", "orelse"):
+        c = getattr(cmd, attr, None)
+        if c is not None:
+            _parallel_loops(c, out)
+    return out
+
+
+def launch_plan(p: Program, sizes: dict, local_size: int | None = None, groups: int | None = None):
+    """Global and local work sizes (1D).  Kernels are correct for any launch; these
+    defaults give one item per element of the outermost map, within limits."""
+    loops = _parallel_loops(p.body, [])
+    if any(lp.dim != 0 for lp in loops):
+        raise RuntimeError_("only dimension 0 is launched by this runtime so far")
+    wg = [lp for lp in loops if lp.level is Level.WORKGROUP]
+    if wg:
+        locals_ = [lp for lp in loops if lp.level is Level.LOCAL]
+        if local_size is None:
+            counts = [int(evaluate(lp.count, sizes)) for lp in locals_] or [1]
+            local_size = max(1, min(max(counts), 256))
+        n_groups = groups or max(1, min(int(evaluate(wg[0].count, sizes)), 4096))
+        return (n_groups * local_size,), (local_size,)
+    glob = [lp for lp in loops if lp.level is Level.GLOBAL]
+    if glob:
+        n = max(1, min(int(evaluate(glob[0].count, sizes)), 1 << 20))
+        if local_size:
+            n = -(-n // local_size) * local_size
+        return (n,), ((local_size,) if local_size else None)
+    return (1,), None
+
+
+class Kernel:
+    """A compiled program: `kernel(*arrays)` returns NumPy results like `interpret`."""
+
+    def __init__(self, program: Program, device=None, local_size: int | None = None, groups: int | None = None):
+        cl = _import_cl()
+        self.program = program
+        self.device = choose_device(device)
+        self.context = cl.Context([self.device])
+        self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self.source = emit(program, "opencl")
+        self.local_size, self.groups = local_size, groups
+        try:
+            self._cl_program = cl.Program(self.context, self.source).build()
+        except cl.RuntimeError as exc:
+            raise RuntimeError_(f"the kernel did not build on {describe(self.device)}:\n{exc}\n--- source ---\n"
+                                f"{self.source}") from None
+        self._kernel = getattr(self._cl_program, program.name)
+        self._params = kernel_params(program)
+
+    def _prepare(self, arrays):
+        cl = _import_cl()
+        p = self.program
+        if len(arrays) != len(p.inputs):
+            raise RuntimeError_(f"{p.name} takes {len(p.inputs)} input(s), given {len(arrays)}")
+        pairs: list = []
+        checked = [_collect(m.name, layout(m.type), x, pairs) for m, x in zip(p.inputs, arrays)]
+        sizes = bind_sizes(pairs, list(p.sizes))
+        mf = cl.mem_flags
+        args, outputs = [], []
+        by_input = {m.name: v for m, v in zip(p.inputs, checked)}
+        for _, name, (kind, obj, proj) in self._params:
+            if kind == "input":
+                value = by_input[obj.name]
+                for k in proj:
+                    value = value[k]
+                data = np.ascontiguousarray(value)
+                args.append(cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data)
+                            if data.size else cl.Buffer(self.context, mf.READ_ONLY, 4))
+            elif kind == "scalar":
+                args.append(np.asarray(by_input[obj.name], dtype=obj.type.dtype if hasattr(obj.type, "dtype") else None))
+            elif kind == "output":
+                shape, dtype = _leaf_shape(obj.type, proj, sizes)
+                host = np.empty(shape, dtype=dtype)
+                args.append(cl.Buffer(self.context, mf.WRITE_ONLY, max(host.nbytes, 4)))
+                outputs.append((proj, host, args[-1]))
+            else:
+                args.append(np.int32(sizes[obj.name]))
+        gsize, lsize = launch_plan(p, sizes, self.local_size, self.groups)
+        return args, outputs, gsize, lsize
+
+    def _run(self, args, gsize, lsize):
+        return self._kernel(self.queue, gsize, lsize, *args)
+
+    def __call__(self, *arrays):
+        cl = _import_cl()
+        args, outputs, gsize, lsize = self._prepare(arrays)
+        self._run(args, gsize, lsize).wait()
+        results = {}
+        for proj, host, buf in outputs:
+            cl.enqueue_copy(self.queue, host, buf)
+            results[proj] = host
+        self.queue.finish()
+        return _assemble(self.program.output.type, results)
+
+    def time(self, *arrays, repeat: int = 10, warmup: int = 2) -> float:
+        """Median kernel time in seconds from profiling events."""
+        args, _, gsize, lsize = self._prepare(arrays)
+        for _ in range(warmup):
+            self._run(args, gsize, lsize).wait()
+        times = []
+        for _ in range(repeat):
+            ev = self._run(args, gsize, lsize)
+            ev.wait()
+            times.append((ev.profile.end - ev.profile.start) * 1e-9)
+        return float(np.median(times))
+
+
+def _leaf_shape(t, proj, sizes):
+    for p, dims, elem in leaves(t):
+        if p == proj:
+            shape = tuple(int(evaluate(d, sizes)) for d in dims)
+            if isinstance(elem, VectorType):
+                shape += (int(evaluate(elem.width, sizes)),)
+                elem = elem.elem
+            return shape, elem.dtype
+    raise RuntimeError_(f"no leaf {proj} in {t}")
+
+
+def _assemble(t, results: dict):
+    lay = layout(t)
+
+    def build(node, prefix):
+        if isinstance(node, tuple):
+            return tuple(build(sub, prefix + (k,)) for k, sub in enumerate(node))
+        value = results[prefix]
+        return value[()] if value.ndim == 0 else value
+
+    return build(lay, ())
+
+
+def compile_program(program: Program, device=None, **launch) -> Kernel:
+    return Kernel(program, device=device, **launch)
+
+
+__all__ = ["Kernel", "compile_program", "choose_device", "devices", "describe", "launch_plan", "Leaf", "Nat",
+           "ArrayType", "TupleType"]

@@ -1,0 +1,270 @@
+"""The strategy-preserving translation (Atkey, Steuwer, Lindley, Dubach): a low-level
+functional program becomes an imperative program, by two mutually recursive translations:
+
+    acc(E, out)   commands that write the value of E into the acceptor `out`
+    con(E, k)     commands that compute E and pass it, as a readable expression, to `k`
+
+Computational primitives loop or allocate exactly where the program says:
+
+    acc(map_global d f xs, out) = con(xs, v => par_for[global d] i < n { acc(f v[i], out[i]) })
+    acc(map_seq f xs, out)      = con(xs, v => for i < n { acc(f v[i], out[i]) })
+    con(reduce_seq f z xs, k)   = new a in private { acc(z, a); con(xs, v => for i < n { acc(f a v[i], a) }); k(a) }
+    con(to_local E, k)          = new t in local { acc(E, t); k(t) }
+
+Layout primitives never copy: `con(split n E, k) = con(E, v => k(split n v))` and
+`acc(join E, out) = acc(E, join_acc n out)`.  High-level `map`/`reduce` left in a program
+are reported with their place: choosing their implementation is the strategy's job.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import attrs
+
+from functional.errors import FunctionalError, excerpt
+from functional.expr import App, Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine
+from functional.nat import Nat, Var as NatVar
+from functional.primitives import PRIMITIVES, SCALAR
+from functional.types import AddressSpace, ArrayType, FunType, NatFunType, ScalarType, TupleType, VectorType
+from imperative.ir import (
+    Acc, Assign, Exp, For, Idx, IdxAcc, Level, Lit, Mem, MemAcc, New, Op, ParFor, Program, Proj, ProjAcc, View, ViewAcc,
+    seq,
+)
+
+
+class TranslationError(FunctionalError):
+    """A program the translation cannot turn into imperative code (not lowered, a value
+    that needs storage the program did not choose, ...)."""
+
+
+_LEVELS = {"map_global": Level.GLOBAL, "map_workgroup": Level.WORKGROUP, "map_local": Level.LOCAL}
+_SPACES = {"to_global": AddressSpace.GLOBAL, "to_local": AddressSpace.LOCAL, "to_private": AddressSpace.PRIVATE}
+_VIEWS = {"split", "join", "transpose", "gather", "reorder_stride", "slide", "take", "drop", "pad_clamp", "pad_wrap",
+          "pad_mirror", "pad_const", "concat", "zip", "unzip", "pair", "as_vector", "as_scalar"}
+_WRITE_VIEWS = {"join": "join_acc", "split": "split_acc", "transpose": "transpose_acc", "as_scalar": "as_scalar_acc",
+                "as_vector": "as_vector_acc"}
+
+K = Callable[[Exp], "Cmd"]  # noqa: F821 -- a continuation
+
+
+@attrs.define
+class Translator:
+    """One translation run; the counter names temporaries and loop variables."""
+
+    counter: int = 0
+
+    def fresh(self, base: str) -> str:
+        self.counter += 1
+        return f"{base}{self.counter}"
+
+    def loop_var(self, base: str, n: Nat) -> NatVar:
+        return NatVar(self.fresh(base), 0, n)
+
+    # -- errors -------------------------------------------------------------------------
+    def fail(self, node: Expr, message: str):
+        raise TranslationError(message, where=excerpt(str(node)), origin=node.origin)
+
+    # -- acceptor translation -------------------------------------------------------------
+    def acc(self, e: Expr, env: dict, out: Acc):
+        head, args = spine(e)
+        if isinstance(head, Lambda) and args:
+            return self.con(args[0], env, lambda v: self.acc(_rest(head.body, args[1:]), {**env, head.param.name: v}, out))
+        if isinstance(head, Prim) and len(args) == _arity(head):
+            name = head.name
+            if name in _LEVELS or name in ("map_seq", "map_seq_unroll"):
+                return self._map(e, head, args, env, out)
+            if name in _SPACES:
+                return self._store_into(e, head, args, env, out)
+            if name in _WRITE_VIEWS:
+                view = ViewAcc(_WRITE_VIEWS[name], _write_params(head, args), out, args[0].t)
+                return self.acc(args[0], env, view)
+            if name == "zip":
+                return seq(self.acc(args[0], env, ViewAcc("zip_acc", (0,), out, args[0].t)),
+                           self.acc(args[1], env, ViewAcc("zip_acc", (1,), out, args[1].t)))
+            if name == "pair":
+                return seq(self.acc(args[0], env, ProjAcc(out, 0, args[0].t)),
+                           self.acc(args[1], env, ProjAcc(out, 1, args[1].t)))
+            if name == "let":
+                return self.con(args[0], env, lambda v: self.apply(
+                    args[1], [v], env, lambda call, env2: self.acc(call, env2, out)))
+        return self.con(e, env, lambda v: self.copy(v, out, e))
+
+    def copy(self, v: Exp, out: Acc, node: Expr):
+        t = v.type
+        if isinstance(t, (ScalarType, VectorType)):
+            return Assign(out, v)
+        if isinstance(t, TupleType):
+            return seq(*(self.copy(Proj(v, k, et), ProjAcc(out, k, et), node) for k, et in enumerate(t.elems)))
+        self.fail(node, f"writing this {t} needs a copy loop the program does not choose: "
+                        f"compute it with map_seq/map_local/map_global (e.g. map_seq (fun(x) => x))")
+
+    def _map(self, e: Expr, head: Prim, args: list, env: dict, out: Acc):
+        f, xs = args
+        n = xs.t.size
+        def body(v: Exp, i: NatVar):
+            elem = Idx(v, Nat.atom(i), xs.t.elem)
+            return self.apply(f, [elem], env, lambda call, env2: self.acc(call, env2, IdxAcc(out, Nat.atom(i), e.t.elem)))
+        if head.name in _LEVELS:
+            def loop(v):
+                i = self.loop_var({"map_global": "gid", "map_workgroup": "wg", "map_local": "lid"}[head.name], n)
+                return ParFor(_LEVELS[head.name], head.params[0], i, n, body(v, i))
+        else:
+            def loop(v):
+                i = self.loop_var("i", n)
+                return For(i, n, body(v, i), unroll=head.name == "map_seq_unroll")
+        return self.con(xs, env, loop)
+
+    def _store_into(self, e: Expr, head: Prim, args: list, env: dict, out: Acc):
+        space = _SPACES[head.name]
+        if _space_of(out) is space:
+            return self.acc(args[0], env, out)
+        return self.con(e, env, lambda v: self.copy(v, out, e))
+
+    # -- continuation translation ---------------------------------------------------------
+    def con(self, e: Expr, env: dict, k: K):
+        if isinstance(e, Identifier):
+            if e.name not in env:
+                self.fail(e, f"unbound identifier {e.name}")
+            return k(env[e.name])
+        if isinstance(e, Literal):
+            return k(Lit(e.value, e.t))
+        head, args = spine(e)
+        if isinstance(head, Lambda) and args:
+            return self.con(args[0], env, lambda v: self.con(_rest(head.body, args[1:]), {**env, head.param.name: v}, k))
+        if not isinstance(head, Prim):
+            self.fail(e, "only primitives and lambdas can be applied here")
+        d = PRIMITIVES[head.name]
+        if len(args) != _arity(head):
+            self.fail(e, f"{head.name} is partially applied where a value is needed")
+        name = head.name
+        if d.level == SCALAR:
+            return self._con_all(args, env, lambda vs: k(Op(name, head.params, tuple(vs), e.t)))
+        if name in ("fst", "snd"):
+            return self.con(args[0], env, lambda v: k(Proj(v, 0 if name == "fst" else 1, e.t)))
+        if name in _VIEWS:
+            return self._con_all(args, env, lambda vs: k(View(name, tuple(head.params), tuple(vs), e.t)))
+        if name in ("reduce_seq", "reduce_seq_unroll"):
+            return self._reduce(e, head, args, env, AddressSpace.PRIVATE, k)
+        if name in _SPACES:
+            inner_head, inner_args = spine(args[0])
+            if isinstance(inner_head, Prim) and inner_head.name in ("reduce_seq", "reduce_seq_unroll"):
+                return self._reduce(args[0], inner_head, inner_args, env, _SPACES[name], k)
+            tmp = Mem(self.fresh("tmp"), e.t, _SPACES[name])
+            return New(tmp, seq(self.acc(args[0], env, MemAcc(tmp)), k(tmp)))
+        if name == "let":
+            return self.con(args[0], env, lambda v: self.apply(args[1], [v], env, lambda call, env2: self.con(call, env2, k)))
+        if name == "map_vec":  # OpenCL's scalar operations work lane-wise on vectors
+            return self.con(args[1], env, lambda v: self.apply(args[0], [v], env, lambda call, env2: self.con(
+                call, env2, lambda r: k(_as_type(r, e.t)))))
+        if name in _LEVELS or name in ("map_seq", "map_seq_unroll"):
+            self.fail(e, f"the array computed by {name} is read here but the program does not say where it is "
+                         f"stored: wrap it in to_private, to_local or to_global")
+        if d.level == "high":
+            self.fail(e, f"{name} is not lowered: choose its implementation with a rule "
+                         f"(e.g. {'map_global/map_workgroup/map_local/map_seq' if name == 'map' else 'reduce_seq'})")
+        self.fail(e, f"{name} cannot be translated yet")
+
+    def _con_all(self, args: list, env: dict, k: Callable[[list], "Cmd"]):  # noqa: F821
+        def go(i: int, acc: list):
+            if i == len(args):
+                return k(acc)
+            if isinstance(args[i].t, (FunType, NatFunType)):
+                return go(i + 1, acc + [None])
+            return self.con(args[i], env, lambda v: go(i + 1, acc + [v]))
+
+        return go(0, [])
+
+    def _reduce(self, e: Expr, head: Prim, args: list, env: dict, space: AddressSpace, k: K):
+        f, z, xs = args
+        acc_mem = Mem(self.fresh("acc"), e.t, space)
+        n = xs.t.size
+
+        def loop(v: Exp):
+            i = self.loop_var("i", n)
+            elem = Idx(v, Nat.atom(i), xs.t.elem)
+            step = self.apply(f, [acc_mem, elem], env, lambda call, env2: self.acc(call, env2, MemAcc(acc_mem)))
+            return For(i, n, step, unroll=head.name == "reduce_seq_unroll")
+
+        return New(acc_mem, seq(self.acc(z, env, MemAcc(acc_mem)), self.con(xs, env, loop), k(acc_mem)))
+
+    # -- function application -------------------------------------------------------------
+    def apply(self, f: Expr, values: list, env: dict, then: Callable[[Expr, dict], "Cmd"]):  # noqa: F821
+        """Apply a function expression to already-translated values: lambdas bind them;
+        other functions (partial primitives) get fresh identifiers."""
+        env = dict(env)
+        call = f
+        for v in values:
+            if isinstance(call, Lambda):
+                env[call.param.name] = v
+                call = call.body
+            else:
+                name = self.fresh("_v")
+                env[name] = v
+                call = App(call, Identifier(name, t=_fun_param(call.t)), t=_fun_result(call.t))
+        return then(call, env)
+
+
+def _as_type(v: Exp, t) -> Exp:
+    """The same value seen at type `t` (a vectorised function's result is a vector)."""
+    return attrs.evolve(v, type=t) if isinstance(v, (Op, Lit)) and v.type != t else v
+
+
+def _fun_param(t):
+    return t.param if isinstance(t, FunType) else None
+
+
+def _fun_result(t):
+    return t.result if isinstance(t, FunType) else None
+
+
+def _rest(body: Expr, args: list) -> Expr:
+    for a in args:
+        body = App(body, a)
+    return body
+
+
+def _arity(head: Prim) -> int:
+    d = PRIMITIVES[head.name]
+    return d.arity if d.arity >= 0 else len(head.params[0].params)
+
+
+def _write_params(head: Prim, args: list) -> tuple:
+    if head.name in ("join",):
+        return (args[0].t.elem.size,)
+    if head.name == "split":
+        return head.params
+    if head.name == "as_scalar":
+        return (args[0].t.elem.width,)
+    if head.name == "as_vector":
+        return head.params
+    return ()
+
+
+def _space_of(a: Acc) -> AddressSpace | None:
+    while not isinstance(a, MemAcc):
+        a = getattr(a, "array", None) or getattr(a, "tuple_", None) or getattr(a, "target", None)
+        if a is None:
+            return None
+    return a.mem.space
+
+
+def translate_program(typed: Expr, name: str = "program") -> Program:
+    """Translate a typed low-level program `fun(N: nat, ..., x: T, ...) => body`."""
+    body, sizes = typed, []
+    while isinstance(body, NatLambda):
+        sizes.append(body.var)
+        body = body.body
+    inputs = []
+    while isinstance(body, Lambda):
+        space = AddressSpace.GLOBAL if isinstance(body.param.t, (ArrayType, TupleType)) else AddressSpace.PRIVATE
+        inputs.append(Mem(body.param.name, body.param.t, space))
+        body = body.body
+    if isinstance(body.t, (FunType, NatFunType)):
+        raise TranslationError(f"the program's result is a function ({body.t}); translate a program that takes "
+                               f"all of its inputs as parameters")
+    out = Mem("output", body.t, AddressSpace.GLOBAL)
+    tr = Translator()
+    env = {m.name: m for m in inputs}
+    cmd = tr.acc(body, env, MemAcc(out))
+    return Program(name, tuple(inputs), out, tuple(sizes), cmd)

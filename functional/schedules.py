@@ -1,0 +1,362 @@
+"""The seed's derivations as named strategies, and ELEVATE-style scheduling vocabulary.
+
+Each schedule is a `Strategy` from a high-level seed program (examples/seed.py) to a
+low-level one; `derive(program, schedule)` records every primitive rule application, so
+the derivation prints, stores as text and replays.
+
+    vec_sum(block, local)        sum = reduce (+) 0  ->  the seed's vecSum: split block, map_workgroup,
+                                 reorder_stride, to_local (map_local (reduce_seq)), iterate, and a final
+                                 reduce_seq of the per-group results
+    parallel_reduce(...)         the same for reduce f z (map g ...) (asum, dot): the map is fused into the
+                                 first stage
+    global_reduce(chunk)         reduce f z (map g xs) -> reduce_seq of map_global partial sums
+    mm_tiled(n, m, k)            naive mm -> 2D tiles of n x m results per work-group, a reduction over pairs of
+                                 k-wide tiles copied to local memory, map_local inside
+    mm_register_blocked(...)     mm_tiled, and l1 x l2 results per work-item accumulated in private memory
+    scal_global / scal_vectorized(w) / scal_workgroup(chunk), gemv_global / gemv_workgroup(chunk)
+
+Vocabulary (ELEVATE, ICFP 2020): `tile(x, y)`, `vectorize(w)`, `parallel(levels)`,
+`lower_reductions()`, `store_in_memory(space, where)`, `program_body(s)`.
+
+"Fully lowered" means no computing `map` or `reduce` is left (`high_level_left`).  Maps
+whose function only moves data (`map join`, `map (fun(a) => split k a)`, the `untile` of a
+tiling) are views, not computations: like Lift's `Map(Join())` they are index arithmetic
+for the translation and stay `map`.
+"""
+
+from __future__ import annotations
+
+from .expr import App, Expr, Identifier, Lambda, NatLambda, Prim, spine, walk
+from .rules import macros  # noqa: F401 -- registers the macro rules
+from .rules.macros import (guard, let_value, named, outermost, pair_parts, parallel_reduction, push_views, r,
+                           reduce_fn, register_blocking_1d, register_blocking_2d, tile_2d, tile_reduction)
+from .strategies import Strategy, Success, argument, body, fmap, normalize, seq, top_down, try_
+
+# ----------------------------------------------------------------------------- views
+
+LAYOUT = frozenset({"split", "join", "transpose", "reorder_stride", "gather", "scatter", "as_vector", "as_scalar",
+                    "take", "drop", "slide", "pad_clamp", "pad_wrap", "pad_mirror", "zip", "unzip", "fst", "snd",
+                    "pair", "concat"})
+
+
+def _is_view_expr(e: Expr, bound: str) -> bool:
+    """`e` only rearranges the array named `bound` (layout primitives and maps of views)."""
+    if isinstance(e, Identifier):
+        return e.name == bound
+    head, args = spine(e)
+    if not isinstance(head, Prim):
+        return False
+    if head.name in LAYOUT:
+        return all(_is_view_expr(a, bound) for a in args)
+    if head.name == "map" and len(args) == 2:
+        return is_view_fn(args[0]) and _is_view_expr(args[1], bound)
+    return False
+
+
+def is_view_fn(f: Expr) -> bool:
+    """A function that only moves data: a layout primitive (`join`, `split 4`, `transpose`,
+    `map join`) or `fun(x) => <layout primitives applied to x>`.  The identity is not a
+    view: `map (fun(v) => v)` is a copy."""
+    head, args = spine(f)
+    if isinstance(head, Prim):
+        if head.name in LAYOUT:
+            return not args
+        if head.name == "map" and len(args) == 1:
+            return is_view_fn(args[0])
+        return False
+    if isinstance(f, Lambda):
+        return not isinstance(f.body, Identifier) and _is_view_expr(f.body, f.param.name)
+    return False
+
+
+def _compute_map(e: Expr) -> bool:
+    head, args = spine(e)
+    return isinstance(head, Prim) and head.name == "map" and 1 <= len(args) <= 2 and not is_view_fn(args[0])
+
+
+def high_level_left(e: Expr) -> list[str]:
+    """The computing high-level primitives left in a program: every `reduce`, and every
+    `map` whose function is not a view.  Empty for a fully lowered program."""
+    out = []
+    for node in walk(e):
+        if (isinstance(node, App) and isinstance(node.fun, Prim) and node.fun.name in ("map", "reduce")
+                and (node.fun.name == "reduce" or not is_view_fn(node.arg))):  # node.arg: the function
+            out.append(f"{node.fun.name} {_short(node.arg)}")
+    return out
+
+
+def _short(e: Expr, width: int = 60) -> str:
+    s = str(e)
+    return s if len(s) <= width else s[: width - 3] + "..."
+
+
+# ------------------------------------------------------------------------- locations
+
+
+def program_body(s: Strategy) -> Strategy:
+    """`s` on a program's body, below its size and value parameters."""
+
+    def run(e: Expr):
+        if isinstance(e, (NatLambda, Lambda)):
+            return body(self)(e)
+        return s(e)
+
+    self = Strategy(f"program_body({s})", run)
+    return self
+
+
+def map_data(s: Strategy) -> Strategy:
+    """`s` on the array of a saturated map (`map f xs`: on xs); nothing for `map f`."""
+
+    def run(e: Expr):
+        _, args = spine(e)
+        return argument(s)(e) if len(args) == 2 else Success(e)
+
+    return Strategy(f"map_data({s})", run)
+
+
+def in_tiles(s: Strategy) -> Strategy:
+    """`s` on each tile of a `tile_2d` result:
+    join (map (fun(rows) => map join (transpose (map (fun(cols) => TILE) ...))) ...)."""
+    return argument(fmap(argument(argument(fmap(s)))))
+
+
+def _lazy(make) -> Strategy:
+    """A strategy built when first run (for recursive definitions)."""
+    cache: list[Strategy] = []
+
+    def run(e: Expr):
+        if not cache:
+            cache.append(make())
+        return cache[0](e)
+
+    return Strategy("lazy", run)
+
+
+# -------------------------------------------------------------------- vocabulary
+
+
+def lower_map(level: str, dim: int = 0) -> Strategy:
+    """`map f -> level d f` for level in map_global, map_workgroup, map_local, map_seq."""
+    if level in ("map_seq", "map_seq_unroll"):
+        return r(f"lower_{level}")
+    return r(f"lower_{level}", d=dim)
+
+
+def parallel(levels) -> Strategy:
+    """ELEVATE's `parallel`: the outermost computing maps become `levels[0]`, the computing
+    maps directly inside their functions `levels[1]`, and so on; deeper maps `map_seq`.
+    A level is a strategy (e.g. `lower_map("map_workgroup", 1)`) or a pair (name, dim)."""
+    levels = [lv if isinstance(lv, Strategy) else lower_map(*lv) for lv in levels]
+
+    def make(depth: int) -> Strategy:
+        here = levels[depth] if depth < len(levels) else lower_map("map_seq")
+        place = seq(guard("a computing map", _compute_map), here,
+                    try_(fmap(_lazy(lambda: make(depth + 1)))),
+                    map_data(_lazy(lambda: make(depth))))
+        return try_(outermost(place))
+
+    return named(f"parallel({', '.join(map(str, levels))})", make(0))
+
+
+def lower_reductions() -> Strategy:
+    """Every `reduce` becomes `reduce_seq`; then `reduce_seq f z (map_seq g xs)` fuses."""
+    return named("lower_reductions", seq(try_(normalize(r("lower_reduce_seq"))),
+                                         try_(normalize(r("reduce_seq_map_fusion")))))
+
+
+def store_in_memory(space: str, where) -> Strategy:
+    """ELEVATE's `store_in_memory`: wrap each outermost low-level map for which
+    `where(node)` holds in `to_<space>` (global, local or private)."""
+    return named(f"store_in_memory({space})", outermost(seq(guard(f"store site for {space}", where),
+                                                            r(f"store_{space}"))))
+
+
+def tile(x, y) -> Strategy:
+    """ELEVATE's `tile(x, y)` at a nested map: the 2D tiling macro (see macros.tile_2d)."""
+    return tile_2d(x, y)
+
+
+def vectorize(w: int) -> Strategy:
+    """ELEVATE's `vectorize(w)`: the first map of scalars becomes a map of `map_vec` on
+    `as_vector w`."""
+    return named(f"vectorize({w})", top_down(r("vectorize", w=w)))
+
+
+def _applies(name: str):
+    def test(e: Expr) -> bool:
+        head, args = spine(e)
+        return isinstance(head, Prim) and head.name == name and len(args) == 2
+
+    return test
+
+
+# ------------------------------------------------------------------ reductions
+
+
+def parallel_reduce(block: int = 256, local: int = 64) -> Strategy:
+    """`reduce f z E` -> the seed's vecSum shape, lowered: work-groups over blocks, each a
+    first stage of `local` work-items reading with stride `local` into local memory, then a
+    tree (`iterate`) of map_local stages in local memory; a final reduce_seq over the
+    per-group results."""
+    return named(f"parallel_reduce({block}, {local})", program_body(seq(
+        parallel_reduction(block, local),
+        parallel([("map_workgroup", 0), ("map_local", 0)]),
+        lower_reductions(),
+        store_in_memory("local", _applies("map_local")),
+    )))
+
+
+def vec_sum(block_size: int = 256, local_size: int = 64) -> Strategy:
+    """sum = reduce (+) 0 -> the seed's vecSum (see parallel_reduce)."""
+    return named(f"vec_sum({block_size}, {local_size})", parallel_reduce(block_size, local_size))
+
+
+def global_reduce(chunk: int = 64) -> Strategy:
+    """`reduce f z E` -> `reduce_seq f z (map_global 0 (fun(c) => reduce_seq f' z c) (split chunk ...))`:
+    each work-item reduces `chunk` consecutive elements (E's map fused in); the partial
+    results are reduced sequentially."""
+    return named(f"global_reduce({chunk})", program_body(seq(
+        r("reduce_split", n=chunk),
+        try_(argument(push_views())),
+        parallel([("map_global", 0)]),
+        lower_reductions(),
+    )))
+
+
+def asum(block: int = 256, local: int = 64) -> Strategy:
+    """asum = reduce (+) 0 (map abs xs): the parallel reduction with abs fused into the
+    first stage."""
+    return named(f"asum({block}, {local})", parallel_reduce(block, local))
+
+
+def dot(chunk: int = 64) -> Strategy:
+    """dot = reduce (+) 0 (map (*) (zip xs ys)) -> map_global partial dot products of
+    `chunk` elements (one fused reduce_seq each) and a final reduce_seq."""
+    return named(f"dot({chunk})", global_reduce(chunk))
+
+
+# ---------------------------------------------------------------------- maps
+
+
+def scal_global() -> Strategy:
+    """scal = map (fun(x) => x * a) xs -> map_global 0 (...) xs."""
+    return named("scal_global", program_body(parallel([("map_global", 0)])))
+
+
+def scal_vectorized(w: int = 4) -> Strategy:
+    """scal -> as_scalar (map_global 0 (map_vec (fun(x) => x * a)) (as_vector w xs))."""
+    return named(f"scal_vectorized({w})", program_body(seq(vectorize(w), parallel([("map_global", 0)]))))
+
+
+def scal_workgroup(chunk: int = 64) -> Strategy:
+    """scal -> join (map_workgroup 0 (map_local 0 (fun(x) => x * a)) (split chunk xs))."""
+    return named(f"scal_workgroup({chunk})", program_body(seq(
+        r("split_join", n=chunk),
+        parallel([("map_workgroup", 0), ("map_local", 0)]),
+    )))
+
+
+def _gemv_fuse() -> Strategy:
+    """gemv's `map (+) (zip (map row_fn mat) (map scal_fn ys))` -> one map over zip mat ys."""
+    return seq(argument(r("zip_map")), r("map_fusion"), try_(normalize(r("beta") | r("fst_pair") | r("snd_pair"))))
+
+
+def gemv_global() -> Strategy:
+    """gemv -> map_global 0 (fun(p) => alpha * reduce_seq (fun(acc, q) => acc + fst q * snd q) 0.0
+    (zip (fst p) xs) + snd p * beta) (zip mat ys): one work-item per row."""
+    return named("gemv_global", program_body(seq(_gemv_fuse(), parallel([("map_global", 0)]), lower_reductions())))
+
+
+def gemv_workgroup(chunk: int = 64) -> Strategy:
+    """gemv -> one work-group per row; its work-items reduce `chunk`-element pieces of the
+    row's dot product into local memory, then one sum per row:
+    map_workgroup 0 (fun(p) => alpha * reduce_seq (+) 0.0 (to_local (map_local 0 (...)
+    (zip (split chunk (fst p)) (split chunk xs)))) + ...) (zip mat ys)."""
+    split_dot = seq(r("reduce_split", n=chunk), try_(argument(push_views())))
+    return named(f"gemv_workgroup({chunk})", program_body(seq(
+        _gemv_fuse(),
+        fmap(top_down(split_dot)),
+        parallel([("map_workgroup", 0), ("map_local", 0)]),
+        lower_reductions(),
+        store_in_memory("local", _applies("map_local")),
+    )))
+
+
+# ------------------------------------------------------------ matrix multiplication
+
+
+def _tile_copies(space: str) -> Strategy:
+    """Place the copies of `copy_element` (the let's value: a pair of copies) in `space`."""
+    return let_value(pair_parts(r(f"store_{space}")))
+
+
+def mm_tiled_high(n: int, m: int, k: int) -> Strategy:
+    """At mm's body: the seed's "Tiling as a Sequence of Rewrites", high level but with the
+    reduction over tiles already sequential and the tiles copied:
+
+        untile (map (fun(rowOfTilesA) => map (fun(colOfTilesB) =>
+            reduce_seq (fun(tileAcc, tiles) => let (copy tiles) (fun(t) =>
+                map (map (+)) (zip tileAcc (map (fun(as) => map (fun(bs) => dot as bs) (snd t)) (fst t)))))
+              0 (zip (tiles of k columns of rowOfTilesA) (tiles of k columns of colOfTilesB))) ...) ...)"""
+    return named(f"mm_tiled_high({n}, {m}, {k})", seq(
+        tile_2d(n, m),
+        in_tiles(seq(tile_reduction(k), r("lower_reduce_seq"), r("reduce_seq_map_fusion"), r("copy_element"))),
+    ))
+
+
+_MM_LEVELS = [("map_workgroup", 1), ("map_workgroup", 0), ("map_local", 1), ("map_local", 0)]
+
+
+def mm_tiled(n: int = 4, m: int = 4, k: int = 4) -> Strategy:
+    """Naive mm -> n x m tiles of the result per work-group (map_workgroup 1 and 0), k-wide
+    tiles of A and B copied to local memory (to_local (map_local 1 (map_local 0 id))), the
+    tile product and accumulation with map_local 1 and 0, dot products as fused reduce_seq."""
+    return named(f"mm_tiled({n}, {m}, {k})", program_body(seq(
+        mm_tiled_high(n, m, k),
+        parallel(_MM_LEVELS),
+        lower_reductions(),
+        in_tiles(reduce_fn(body(body(_tile_copies("local"))))),
+    )))
+
+
+def _tile_product(s: Strategy) -> Strategy:
+    """`s` on the tile product inside a tile of mm_tiled_high:
+    reduce_seq (fun(acc, q) => let c (fun(t) => map F (zip acc PRODUCT))) z xs."""
+    return reduce_fn(body(body(argument(body(argument(argument(s)))))))
+
+
+def mm_register_blocked(n: int = 8, m: int = 8, k: int = 4, l1: int = 2, l2: int = 2) -> Strategy:
+    """mm_tiled, and inside each tile l1 x l2 results per work-item (the seed's "Register
+    Blocking"): the tile product becomes map_local 1 / map_local 0 over blocks, each a
+    reduce_seq of outer products (a column of l1 values of tileA times a row of l2 values of
+    tileB, copied to private memory) into an l1 x l2 accumulator."""
+    block = seq(r("lower_reduce_seq"), r("reduce_seq_map_fusion"), r("copy_element"))
+    in_blocks = in_tiles  # the register blocks of a tile product have the shape of tile_2d's tiles
+    return named(f"mm_register_blocked({n}, {m}, {k}, {l1}, {l2})", program_body(seq(
+        mm_tiled_high(n, m, k),
+        in_tiles(_tile_product(seq(register_blocking_2d(l1, l2), in_blocks(block)))),
+        parallel(_MM_LEVELS),
+        lower_reductions(),
+        in_tiles(reduce_fn(body(body(_tile_copies("local"))))),
+        in_tiles(_tile_product(in_blocks(reduce_fn(body(body(_tile_copies("private"))))))),
+    )))
+
+
+def mm_register_blocked_1d(n: int = 8, m: int = 8, k: int = 4, l: int = 2) -> Strategy:
+    """mm_tiled with the seed's 1D register blocking (the macro rule's list, literally) on
+    the tile product: l rows of tileA per work-item, the column of tileA in registers."""
+    return named(f"mm_register_blocked_1d({n}, {m}, {k}, {l})", program_body(seq(
+        mm_tiled_high(n, m, k),
+        in_tiles(_tile_product(register_blocking_1d(l))),
+        parallel(_MM_LEVELS),
+        lower_reductions(),
+        in_tiles(reduce_fn(body(body(_tile_copies("local"))))),
+    )))
+
+
+__all__ = ["LAYOUT", "is_view_fn", "high_level_left", "program_body", "map_data", "in_tiles", "lower_map",
+           "parallel", "lower_reductions", "store_in_memory", "tile", "vectorize", "parallel_reduction",
+           "parallel_reduce", "vec_sum", "global_reduce", "asum", "dot", "scal_global", "scal_vectorized",
+           "scal_workgroup", "gemv_global", "gemv_workgroup", "mm_tiled_high", "mm_tiled", "mm_register_blocked",
+           "mm_register_blocked_1d"]

@@ -1,0 +1,134 @@
+"""Low-level programs with inputs: each is translated, compiled, run and compared with the
+reference interpreter (on PoCL in-process, and under Oclgrind in a subprocess)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import functional as fl
+
+N = fl.nat("N")
+N64 = fl.nat("N", multiple_of=64)
+M, K = fl.nat("M"), fl.nat("K")
+vec = fl.array(N, fl.f32)
+
+
+def _rng():
+    return np.random.default_rng(7)
+
+
+def _f32(*shape):
+    return _rng().standard_normal(shape).astype(np.float32)
+
+
+def _dot(row, xs):
+    return fl.reduce_seq(lambda a, p: a + fl.fst(p) * fl.snd(p), 0.0, fl.zip(row, xs))
+
+
+def _workgroup_sum(block):
+    return lambda xs: fl.join(fl.map_workgroup(
+        lambda chunk: fl.map_local(lambda c: fl.reduce_seq(fl.add, 0.0, c),
+                                   fl.split(2, fl.to_local(fl.map_local(lambda x: x * 2.0, chunk)))),
+        fl.split(block, xs)))
+
+
+CASES = {
+    "zip_map_global": (fl.fun([vec, vec], lambda xs, ys: fl.map_global(lambda p: fl.fst(p) * fl.snd(p) + 1.0,
+                                                                       fl.zip(xs, ys))), (_f32(37), _f32(37))),
+    "scal_scalar_input": (fl.fun([fl.f32, vec], lambda a, xs: fl.map_global(lambda x: x * a, xs)),
+                          (np.float32(1.5), _f32(50))),
+    "matrix_map_seq": (fl.fun([fl.array(M, fl.array(N, fl.f32))],
+                              lambda m: fl.map_global(fl.map_seq(lambda x: fl.abs(x) - 0.5), m)), (_f32(5, 7),)),
+    "gemv_rows": (fl.fun([fl.array(M, fl.array(N, fl.f32)), vec], lambda m, xs: fl.map_global(lambda r: _dot(r, xs), m)),
+                  (_f32(6, 9), _f32(9))),
+    "column_sums_transpose": (fl.fun([fl.array(M, fl.array(N, fl.f32))],
+                                     lambda m: fl.map_global(lambda c: fl.reduce_seq(fl.add, 0.0, c), fl.transpose(m))),
+                              (_f32(4, 11),)),
+    "split_join_views": (fl.fun([fl.array(N64, fl.f32)], lambda xs: fl.join(fl.map_global(
+        fl.map_seq(lambda x: x * x), fl.split(8, xs)))), (_f32(128),)),
+    "workgroup_local_barrier": (fl.fun([fl.array(N64, fl.f32)], _workgroup_sum(64)), (_f32(256),)),
+    "stencil_pad_clamp": (fl.fun([vec], lambda xs: fl.map_global(lambda w: fl.reduce_seq(fl.add, 0.0, w),
+                                                                 fl.slide(3, 1, fl.pad_clamp(1, 1, xs)))), (_f32(20),)),
+    "stencil_pad_const": (fl.fun([vec], lambda xs: fl.map_global(lambda w: fl.reduce_seq(fl.max, -1.0, w),
+                                                                 fl.slide(3, 1, fl.pad_const(1, 1, 9.0, xs)))),
+                          (_f32(20),)),
+    "pad_wrap_mirror": (fl.fun([vec], lambda xs: fl.map_global(lambda p: fl.fst(p) - fl.snd(p), fl.zip(
+        fl.pad_wrap(2, 1, xs), fl.pad_mirror(2, 1, xs)))), (_f32(9),)),
+    "gather_reverse": (fl.fun([vec], lambda xs: fl.map_global(lambda x: x + 0.0, fl.gather(lambda i, n: n - 1 - i, xs))),
+                       (_f32(13),)),
+    "reorder_stride_reduce": (fl.fun([fl.array(N64, fl.f32)], lambda xs: fl.join(fl.map_workgroup(
+        lambda chunk: fl.map_local(lambda c: fl.reduce_seq(fl.add, 0.0, c), fl.split(4, fl.reorder_stride(16, chunk))),
+        fl.split(64, xs)))), (_f32(192),)),
+    "vectorised": (fl.fun([fl.array(N64, fl.f32)], lambda xs: fl.as_scalar(fl.map_global(
+        fl.map_vec(lambda x: x * 2.0 + 1.0), fl.as_vector(4, xs)))), (_f32(64),)),
+    "pairs_out": (fl.fun([vec], lambda xs: fl.map_global(lambda x: (x, x * 2.0), xs)), (_f32(10),)),
+    "ints_div_rem": (fl.fun([fl.array(N, fl.i32), fl.array(N, fl.i32)], lambda a, b: fl.map_global(
+        lambda p: fl.fst(p) / fl.snd(p) + fl.fst(p) % fl.snd(p), fl.zip(a, b))),
+                     (np.array([7, -7, 9, 100, -3], np.int32), np.array([2, 2, -4, 7, 5], np.int32))),
+    "select_cast": (fl.fun([vec], lambda xs: fl.map_global(
+        lambda x: fl.select(x < 0.0, fl.cast(fl.f32, fl.cast(fl.i32, x * 10.0)), fl.sqrt(x)), xs)), (_f32(16),)),
+    "take_drop_concat": (fl.fun([fl.array(N64, fl.f32)], lambda xs: fl.map_global(lambda x: x * 3.0, fl.concat(
+        fl.drop(60, xs), fl.take(4, xs)))), (_f32(64),)),
+    "mm_naive": (fl.fun([fl.array(M, fl.array(K, fl.f32)), fl.array(K, fl.array(N, fl.f32))],
+                        lambda a, b: fl.map_global(lambda r: fl.map_seq(lambda c: _dot(r, c), fl.transpose(b)), a)),
+                 (_f32(5, 6), _f32(6, 3))),
+    "let_private": (fl.fun([fl.array(M, fl.array(N, fl.f32))], lambda m: fl.map_global(
+        lambda r: fl.let(fl.reduce_seq(fl.add, 0.0, r), lambda s: fl.map_seq(lambda x: x / s, r)), m)),
+                    (np.abs(_f32(3, 4)) + 1.0,)),
+}
+
+
+def check_all(cases=CASES, device=None) -> list[str]:
+    """Compile and run every case; return the names of those that disagree."""
+    import dpia
+
+    bad = []
+    for name, (prog, inputs) in cases.items():
+        try:
+            kernel = dpia.compile(prog, device=device)
+            got, want = kernel(*inputs), fl.interpret(prog, *inputs)
+        except Exception as exc:  # noqa: BLE001 -- reported with the case's name
+            bad.append(f"{name} ({type(exc).__name__}: {exc})")
+            continue
+        if not _close(got, want):
+            bad.append(name)
+    return bad
+
+
+def _close(a, b) -> bool:
+    if isinstance(b, tuple):
+        return all(_close(x, y) for x, y in zip(a, b))
+    return np.allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), rtol=1e-5, atol=1e-5)
+
+
+RACY_KERNEL = """
+kernel void racy(global float* out) {
+  local float tmp[64];
+  tmp[get_local_id(0)] = (float)get_local_id(0);
+  out[get_local_id(0)] = tmp[(get_local_id(0) + 1) % 64];  /* no barrier: a data race */
+}
+"""
+
+
+def run_racy_kernel() -> None:
+    """A deliberately racy kernel: proves that the Oclgrind check can fail."""
+    import pyopencl as cl
+
+    from codegen_opencl.runtime import choose_device
+
+    ctx = cl.Context([choose_device()])
+    queue = cl.CommandQueue(ctx)
+    out = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, 64 * 4)
+    cl.Program(ctx, RACY_KERNEL).build().racy(queue, (64,), (64,), out).wait()
+    queue.finish()
+
+
+if __name__ == "__main__":  # the Oclgrind subprocess runs this
+    import sys
+
+    if sys.argv[1:] == ["--racy"]:
+        run_racy_kernel()
+        sys.exit(0)
+    failures = check_all()
+    print("FAILED:" + ",".join(failures) if failures else "ALL OK")
+    sys.exit(1 if failures else 0)

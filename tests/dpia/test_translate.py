@@ -1,0 +1,111 @@
+"""The DPIA slice end to end: translation, passes, OpenCL emission, PoCL runs compared
+with the interpreter, Oclgrind's race/divergence/bounds checks, errors, and snapshots."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import codegen_opencl.opencl as cg
+import dpia
+import functional as fl
+from dpia.translate import TranslationError
+
+from .cases import CASES, _close
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kernel_agrees_with_interpreter_on_pocl(name):
+    prog, inputs = CASES[name]
+    kernel = dpia.compile(prog)
+    assert _close(kernel(*inputs), fl.interpret(prog, *inputs)), kernel.source
+
+
+def _oclgrind(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DPIA_DEVICE": "oclgrind", "OCLGRIND_DATA_RACES": "1",
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "tests.dpia.cases", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+_OCLGRIND_PROBLEMS = ("data race", "divergence", "invalid read", "invalid write", "out-of-bounds", "uninitialized")
+
+
+def test_every_case_is_clean_under_oclgrind():
+    run = _oclgrind()
+    report = run.stderr.lower()
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "ALL OK" in run.stdout
+    assert not [p for p in _OCLGRIND_PROBLEMS if p in report], run.stderr[-3000:]
+
+
+def test_oclgrind_check_detects_a_race():
+    run = _oclgrind("--racy")
+    assert "data race" in run.stderr.lower(), run.stderr[-2000:]
+
+
+def test_translate_prints_views_before_and_flat_indices_after_the_passes():
+    n = fl.nat("N", multiple_of=8)
+    prog = fl.fun([fl.array(n, fl.f32)], lambda xs: fl.join(fl.map_global(fl.map_seq(lambda x: x + 1.0),
+                                                                          fl.split(8, xs))))
+    raw = str(dpia.translate(prog, passes=()))
+    assert "split 8(xs)" in raw and "join_acc 8(output)" in raw
+    flat = str(dpia.translate(prog))
+    index = re.search(r"output\[([^\]]+)\] := add\(xs\[([^\]]+)\]", flat)
+    assert index and index.group(1) == index.group(2), flat  # one flat index, simplified
+    assert sorted(index.group(1).replace(" ", "").split("+")) == ["8*gid1", "i3"]
+
+
+def test_unlowered_map_is_reported_with_its_place():
+    prog = fl.fun([fl.array(fl.nat("N"), fl.f32)], lambda xs: fl.map(lambda x: x + 1.0, xs))
+    with pytest.raises(TranslationError, match=r"map is not lowered.*map_global") as err:
+        dpia.translate(prog)
+    assert "test_translate.py" in str(err.value)
+
+
+def test_unstored_intermediate_array_is_reported():
+    prog = fl.fun([fl.array(fl.nat("N"), fl.f32)],
+                  lambda xs: fl.reduce_seq(fl.add, 0.0, fl.map_seq(lambda x: x * 2.0, xs)))
+    with pytest.raises(TranslationError, match="to_private, to_local or to_global"):
+        dpia.translate(prog)
+
+
+def test_c_target_compiles_with_gcc(tmp_path):
+    prog = fl.fun([fl.array(fl.nat("N"), fl.f32)], lambda xs: fl.map_seq(lambda x: x * 2.0, xs))
+    src = cg.emit(dpia.translate(prog), target="c")
+    path = tmp_path / "k.c"
+    path.write_text(src)
+    subprocess.run(["gcc", "-fsyntax-only", str(path)], check=True)
+
+
+def test_kernel_time_is_a_positive_median():
+    prog, inputs = CASES["zip_map_global"]
+    assert dpia.compile(prog).time(*inputs, repeat=3) > 0
+
+
+def test_bad_inputs_are_rejected_before_launch():
+    prog, inputs = CASES["zip_map_global"]
+    kernel = dpia.compile(prog)
+    with pytest.raises(fl.InterpretError):
+        kernel(inputs[0], inputs[1][:-1])
+    with pytest.raises(fl.InterpretError):
+        kernel(inputs[0].astype(np.float64), inputs[1])
+
+
+@pytest.mark.parametrize("name", ["workgroup_local_barrier", "stencil_pad_clamp", "vectorised"])
+def test_generated_code_snapshot(name):
+    prog, _ = CASES[name]
+    src = cg.emit(dpia.translate(prog, name=name))
+    path = SNAPSHOTS / f"{name}.cl"
+    if os.environ.get("UPDATE_SNAPSHOTS") or not path.exists():
+        path.write_text(src)
+    assert src == path.read_text(), f"generated code for {name} changed; UPDATE_SNAPSHOTS=1 if intended"
