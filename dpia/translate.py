@@ -23,10 +23,13 @@ from typing import Callable
 import attrs
 
 from functional.errors import FunctionalError, excerpt
-from functional.expr import App, Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine
-from functional.nat import Nat, Var as NatVar
+from functional.expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine, substitute_nat
+from functional.infer import infer
+from functional.nat import Nat, Var as NatVar, substitute as nat_substitute
 from functional.primitives import PRIMITIVES, SCALAR
-from functional.types import AddressSpace, ArrayType, FunType, NatFunType, ScalarType, TupleType, VectorType
+from functional.types import (
+    AddressSpace, ArrayType, FunType, NatFunType, ScalarType, TupleType, VectorType, map_nats,
+)
 from imperative.ir import (
     Acc, Assign, Exp, For, Idx, IdxAcc, Level, Lit, Mem, MemAcc, New, Op, ParFor, Program, Proj, ProjAcc, View, ViewAcc,
     seq,
@@ -154,6 +157,8 @@ class Translator:
             return New(tmp, seq(self.acc(args[0], env, MemAcc(tmp)), k(tmp)))
         if name == "let":
             return self.con(args[0], env, lambda v: self.apply(args[1], [v], env, lambda call, env2: self.con(call, env2, k)))
+        if name == "iterate":
+            return self._iterate(e, head, args, env, k)
         if name == "map_vec":  # OpenCL's scalar operations work lane-wise on vectors
             return self.con(args[1], env, lambda v: self.apply(args[0], [v], env, lambda call, env2: self.con(
                 call, env2, lambda r: k(_as_type(r, e.t)))))
@@ -187,6 +192,37 @@ class Translator:
             return For(i, n, step, unroll=head.name == "reduce_seq_unroll")
 
         return New(acc_mem, seq(self.acc(z, env, MemAcc(acc_mem)), self.con(xs, env, loop), k(acc_mem)))
+
+    def _iterate(self, e: Expr, head: Prim, args: list, env: dict, k: K):
+        """Unrolled: step j applies `f` at the length it then has; each step stores its
+        result where `f` says (typically `to_local`), so steps never overwrite their input."""
+        count = head.params[0].as_int()
+        if count is None:
+            self.fail(e, f"iterate {head.params[0]}: the number of steps must be a constant to translate")
+        f, xs = args
+        ftype = f.t
+        factor = ftype.body.param.size / Nat.atom(ftype.var)
+
+        def step(j: int, view: Exp, length: Nat):
+            if j == count:
+                return k(view)
+            smaller = length / factor
+            inst = self._instantiate(f, ftype, smaller)
+            return self.apply(inst, [view], env, lambda call, env2: self.con(
+                call, env2, lambda v: step(j + 1, v, smaller)))
+
+        return self.con(xs, env, lambda v: step(0, v, xs.t.size))
+
+    def _instantiate(self, f: Expr, ftype: NatFunType, n: Nat) -> Expr:
+        """`f [n]` for a size function, typed again at that size."""
+        from functional.rules.core import free_identifier_types
+
+        expected = map_nats(ftype.body, lambda m: nat_substitute(m, {ftype.var: n}))
+        if isinstance(f, NatLambda):
+            body = substitute_nat(f.body, f.var, n)
+        else:
+            body = NatApp(f, n)
+        return infer(body, free_identifier_types(f), expected=expected)
 
     # -- function application -------------------------------------------------------------
     def apply(self, f: Expr, values: list, env: dict, then: Callable[[Expr, dict], "Cmd"]):  # noqa: F821

@@ -109,9 +109,13 @@ def at_path(e: Expr, path: tuple[int, ...]) -> Expr:
 
 
 def replace_at(e: Expr, path: tuple[int, ...], new: Expr) -> Expr:
-    if not path:
-        return new
-    return with_child(e, path[0], replace_at(children(e)[path[0]], path[1:], new))
+    parents = []  # iterative and linear in the path's length (deep programs)
+    for k in path:
+        parents.append(e)
+        e = children(e)[k]
+    for parent, k in zip(reversed(parents), reversed(path)):
+        new = with_child(parent, k, new)
+    return new
 
 
 # ---------------------------------------------------------------------------- basics
@@ -246,16 +250,21 @@ def position(n: int, s: Strategy) -> Strategy:
 
     def run(e: Expr) -> Result:
         seen = 0
-        stack: list[tuple[tuple[int, ...], Expr]] = [((), e)]
+        stack: list[tuple[Expr, tuple | None]] = [(e, None)]  # paths as linked (index, parent) pairs
         while stack:
-            path, node = stack.pop()
+            node, link = stack.pop()
             r = s(node)
             if r.ok:
                 if seen == n:
+                    rev: list[int] = []
+                    while link is not None:
+                        rev.append(link[0])
+                        link = link[1]
+                    path = tuple(reversed(rev))
                     steps = tuple(attrs.evolve(st, path=path + st.path) for st in r.steps)
                     return Success(replace_at(e, path, r.expr), steps)
                 seen += 1
-            stack.extend((path + (k,), c) for k, c in reversed(list(enumerate(children(node)))))
+            stack.extend((c, (k, link)) for k, c in reversed(list(enumerate(children(node)))))
         return Failure(f"position({n}, {s}): applies at only {seen} place(s)")
 
     return Strategy(f"position({n}, {s})", run)

@@ -32,7 +32,17 @@ def _workgroup_sum(block):
         fl.split(block, xs)))
 
 
+def _vec_sum_groups(xs):
+    """The seed's vecSum per work-group: a tree of halving steps in local memory."""
+    return fl.join(fl.map_workgroup(
+        lambda chunk: fl.map_local(lambda x: x, fl.iterate(
+            6, lambda ys: fl.to_local(fl.map_local(fl.reduce_seq(fl.add, 0.0), fl.split(2, ys))),
+            fl.to_local(fl.map_local(lambda x: x, chunk)))),
+        fl.split(64, xs)))
+
+
 CASES = {
+    "vec_sum_iterate": (fl.fun([fl.array(N64, fl.f32)], _vec_sum_groups), (_f32(64 * 5),)),
     "zip_map_global": (fl.fun([vec, vec], lambda xs, ys: fl.map_global(lambda p: fl.fst(p) * fl.snd(p) + 1.0,
                                                                        fl.zip(xs, ys))), (_f32(37), _f32(37))),
     "scal_scalar_input": (fl.fun([fl.f32, vec], lambda a, xs: fl.map_global(lambda x: x * a, xs)),
