@@ -48,6 +48,7 @@ _VIEWS = {"split", "join", "transpose", "gather", "reorder_stride", "slide", "ta
 _WRITE_VIEWS = {"join": "join_acc", "split": "split_acc", "transpose": "transpose_acc", "as_scalar": "as_scalar_acc",
                 "as_vector": "as_vector_acc"}
 
+_NAMES = {Level.GLOBAL: "map_global", Level.WORKGROUP: "map_workgroup", Level.LOCAL: "map_local"}
 K = Callable[[Exp], "Cmd"]  # noqa: F821 -- a continuation
 
 
@@ -56,6 +57,7 @@ class Translator:
     """One translation run; the counter names temporaries and loop variables."""
 
     counter: int = 0
+    levels: list = attrs.Factory(list)  # enclosing parallel loops: (Level, dim)
 
     def fresh(self, base: str) -> str:
         self.counter += 1
@@ -109,14 +111,31 @@ class Translator:
             elem = Idx(v, Nat.atom(i), xs.t.elem)
             return self.apply(f, [elem], env, lambda call, env2: self.acc(call, env2, IdxAcc(out, Nat.atom(i), e.t.elem)))
         if head.name in _LEVELS:
+            level, dim = _LEVELS[head.name], head.params[0]
+            self._check_nesting(e, level, dim)
+
             def loop(v):
                 i = self.loop_var({"map_global": "gid", "map_workgroup": "wg", "map_local": "lid"}[head.name], n)
-                return ParFor(_LEVELS[head.name], head.params[0], i, n, body(v, i))
+                self.levels.append((level, dim))
+                try:
+                    return ParFor(level, dim, i, n, body(v, i))
+                finally:
+                    self.levels.pop()
         else:
             def loop(v):
                 i = self.loop_var("i", n)
                 return For(i, n, body(v, i), unroll=head.name == "map_seq_unroll")
         return self.con(xs, env, loop)
+
+    def _check_nesting(self, e: Expr, level: Level, dim: int) -> None:
+        if any(d == dim for _, d in self.levels if _ is level) or (level, dim) in self.levels:
+            self.fail(e, f"nested maps on dimension {dim}: {_NAMES[level]} {dim} inside another {_NAMES[level]} {dim}")
+        if level is Level.LOCAL and (Level.WORKGROUP, dim) not in self.levels:
+            self.fail(e, f"map_local {dim} outside map_workgroup {dim}: local ids only exist within a work-group")
+        if level is Level.GLOBAL and self.levels:
+            self.fail(e, "map_global inside another parallel map: global ids span the whole launch")
+        if level is Level.WORKGROUP and any(lv is not Level.WORKGROUP for lv, _ in self.levels):
+            self.fail(e, "map_workgroup inside a per-item map: work-groups are the outermost parallelism")
 
     def _store_into(self, e: Expr, head: Prim, args: list, env: dict, out: Acc):
         space = _SPACES[head.name]
@@ -153,6 +172,8 @@ class Translator:
             inner_head, inner_args = spine(args[0])
             if isinstance(inner_head, Prim) and inner_head.name in ("reduce_seq", "reduce_seq_unroll"):
                 return self._reduce(args[0], inner_head, inner_args, env, _SPACES[name], k)
+            if _SPACES[name] is AddressSpace.LOCAL and not any(lv is Level.WORKGROUP for lv, _ in self.levels):
+                self.fail(e, "to_local outside map_workgroup: local memory belongs to a work-group")
             tmp = Mem(self.fresh("tmp"), e.t, _SPACES[name])
             return New(tmp, seq(self.acc(args[0], env, MemAcc(tmp)), k(tmp)))
         if name == "let":

@@ -211,34 +211,43 @@ def some(s: Strategy) -> Strategy:
     return Strategy(f"some({s})", run)
 
 
+def _first_place(s: Strategy, e: Expr, children_first: bool) -> Result | None:
+    """`s` at the first node (pre-order, or post-order when `children_first`) where it
+    succeeds.  The path is kept in one list while searching and prefixed to the steps once,
+    and the program is rebuilt along that path once: linear in the depth."""
+    path: list[int] = []
+
+    def search(x: Expr) -> Result | None:
+        if not children_first and (r := s(x)).ok:
+            return r
+        for k, c in enumerate(children(x)):
+            path.append(k)
+            if (r := search(c)) is not None:
+                return r
+            path.pop()
+        if children_first and (r := s(x)).ok:
+            return r
+        return None
+
+    r = search(e)
+    return None if r is None else _placed(e, tuple(path), r)
+
+
+def _placed(e: Expr, path: tuple[int, ...], r: Success) -> Success:
+    """The result `r` of a strategy run on the node at `path`, put back into `e`."""
+    return Success(replace_at(e, path, r.expr), tuple(attrs.evolve(st, path=path + st.path) for st in r.steps))
+
+
 def top_down(s: Strategy) -> Strategy:
     """`s` at the first place it applies, searching parents before children."""
-
-    def run(e: Expr) -> Result:
-        r = s(e)
-        if r.ok:
-            return r
-        for k, c in enumerate(children(e)):
-            rc = run(c)
-            if rc.ok:
-                return Success(with_child(e, k, rc.expr), _under(k, rc))
-        return Failure(f"top_down({s}): applies nowhere")
-
-    return Strategy(f"top_down({s})", run)
+    return Strategy(f"top_down({s})",
+                    lambda e: _first_place(s, e, False) or Failure(f"top_down({s}): applies nowhere"))
 
 
 def bottom_up(s: Strategy) -> Strategy:
     """`s` at the first place it applies, searching children before parents."""
-
-    def run(e: Expr) -> Result:
-        for k, c in enumerate(children(e)):
-            rc = run(c)
-            if rc.ok:
-                return Success(with_child(e, k, rc.expr), _under(k, rc))
-        r = s(e)
-        return r if r.ok else Failure(f"bottom_up({s}): applies nowhere")
-
-    return Strategy(f"bottom_up({s})", run)
+    return Strategy(f"bottom_up({s})",
+                    lambda e: _first_place(s, e, True) or Failure(f"bottom_up({s}): applies nowhere"))
 
 
 def normalize(s: Strategy, fuel: int = 10000) -> Strategy:
@@ -260,9 +269,7 @@ def position(n: int, s: Strategy) -> Strategy:
                     while link is not None:
                         rev.append(link[0])
                         link = link[1]
-                    path = tuple(reversed(rev))
-                    steps = tuple(attrs.evolve(st, path=path + st.path) for st in r.steps)
-                    return Success(replace_at(e, path, r.expr), steps)
+                    return _placed(e, tuple(reversed(rev)), r)
                 seen += 1
             stack.extend((c, (k, link)) for k, c in reversed(list(enumerate(children(node)))))
         return Failure(f"position({n}, {s}): applies at only {seen} place(s)")
@@ -318,8 +325,7 @@ def fmap(s: Strategy) -> Strategy:
         r = inner(f)
         if not r.ok:
             return Failure(f"fmap({s}): {r.reason}")
-        steps = tuple(attrs.evolve(st, path=path + st.path) for st in r.steps)
-        return Success(replace_at(e, path, r.expr), steps)
+        return _placed(e, path, r)
 
     return Strategy(f"fmap({s})", run)
 

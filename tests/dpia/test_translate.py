@@ -109,3 +109,18 @@ def test_generated_code_snapshot(name):
     if os.environ.get("UPDATE_SNAPSHOTS") or not path.exists():
         path.write_text(src)
     assert src == path.read_text(), f"generated code for {name} changed; UPDATE_SNAPSHOTS=1 if intended"
+
+
+_V = fl.array(fl.nat("N", multiple_of=64), fl.f32)
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda xs: fl.map_local(lambda x: x, xs), "map_local 0 outside map_workgroup 0"),
+    (lambda xs: fl.join(fl.map_global(fl.map_global(lambda x: x), fl.split(8, xs))), "nested maps on dimension 0"),
+    (lambda xs: fl.join(fl.map_global(fl.map_global(lambda x: x, dim=1), fl.split(8, xs))), "map_global inside"),
+    (lambda xs: fl.join(fl.map_workgroup(fl.map_workgroup(lambda x: x), fl.split(8, xs))), "nested maps on dimension 0"),
+    (lambda xs: fl.map_seq(lambda x: x, fl.to_local(fl.map_seq(lambda x: x, xs))), "to_local outside map_workgroup"),
+])
+def test_parallelism_that_cannot_run_is_rejected(build, message):
+    with pytest.raises(TranslationError, match=message):
+        dpia.translate(fl.fun([_V], build))
