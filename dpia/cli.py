@@ -13,7 +13,8 @@ import argparse
 import json
 import sys
 import zlib
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 
 class UsageError(Exception):
@@ -83,13 +84,15 @@ def check_rule(rule, instances: int, seed: int = 0) -> CheckResult:
                 problem = f"does not apply: {result.reason}"
             elif result.expr.t != typed.t:
                 problem = f"the type changed to {result.expr.t}"
+            elif not result.steps or result.steps[0].rule != rule.name:
+                problem = "the derivation does not record the rule"
             elif fl.infer(result.expr, expected=typed.t).t != typed.t:
                 problem = f"the result re-infers differently: {result.expr}"
             elif not _same(fl.interpret(typed, *inputs), fl.interpret(result.expr, *inputs), rule.exact):
                 problem = f"the meaning changed: {result.expr}"
             else:
                 continue
-        except Exception as exc:  # a crashing rule is a failed check, not a crashed command
+        except Exception as exc:  # noqa: BLE001 -- a crashing rule is a failed check, not a crashed command
             problem = f"{type(exc).__name__}: {exc}"
         return CheckResult(False, k + 1, f"instance {k}{f' ({program})' if program is not None else ''}: {problem}")
     return CheckResult(True, instances)

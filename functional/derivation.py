@@ -68,6 +68,7 @@ class Derivation:
         from .rules import RULES
 
         e = infer(self.program)
+        t = e.t
         for k, s in enumerate(self.steps, start=1):
             r = RULES.get(s.rule)
             if r is None:
@@ -86,7 +87,7 @@ class Derivation:
             # rules keep the type of what they replace (else RuleError), so the enclosing nodes
             # stay typed, as during `derive`; one inference at the end
             e = replace_at(e, s.path, result.expr)
-        return infer(e)
+        return infer(e, expected=t)  # the expected type fixes the sizes of a point-free result
 
 
 def _param_text(v) -> str:
@@ -110,4 +111,4 @@ def derive(program: Expr, strategy: Strategy) -> tuple[Expr, Derivation]:
     r = strategy(typed)
     if not r.ok:
         raise StrategyError(r.reason)
-    return infer(r.expr), Derivation(program, r.steps)
+    return infer(r.expr, expected=typed.t), Derivation(program, r.steps)

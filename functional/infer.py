@@ -115,9 +115,13 @@ class Inference:
 
     # -- resolution -----------------------------------------------------------------------
     def nat_of(self, n: Nat) -> Nat:
-        if not self.nats or not n.unknowns:
-            return n
-        return substitute(n, lambda a: self.nats.get(a) if isinstance(a, Unknown) else None)
+        """`n` with solved unknowns replaced (solutions are stored unsubstituted and
+        resolved here, lazily: eager substitution made inference quadratic)."""
+        for _ in range(len(self.nats) + 1):
+            if not any(u in self.nats for u in n.unknowns):
+                return n
+            n = substitute(n, lambda a: self.nats.get(a) if isinstance(a, Unknown) else None)
+        return n
 
     def resolve(self, t: Type) -> Type:
         while isinstance(t, TypeVar) and t.id in self.types:
@@ -290,7 +294,6 @@ class Inference:
         k = solution.as_int()
         if k is not None and k <= 0:
             raise _Mismatch(f"sizes {a} and {b} force a size of {k}")
-        self.nats = {key: substitute(v, {u: solution}) for key, v in self.nats.items()}
         self.nats[u] = solution
         self._retry()
         return True

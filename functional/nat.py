@@ -50,7 +50,7 @@ class Atom:
         return Nat.atom(self)
 
 
-def _optional_nat(x: "NatLike | None") -> "Nat | None":
+def _optional_nat(x: NatLike | None) -> Nat | None:
     return None if x is None else as_nat(x)
 
 

@@ -5,23 +5,26 @@ low-level one; `derive(program, schedule)` records every primitive rule applicat
 the derivation prints, stores as text and replays.
 
     vec_sum(block, local)        sum = reduce (+) 0  ->  the seed's vecSum: split block, map_workgroup,
-                                 reorder_stride, to_local (map_local (reduce_seq)), iterate, and a final
-                                 reduce_seq of the per-group results
+                                 reorder_stride, to_local (map_local (reduce_seq)), iterate, per-group results
+                                 to_global, and a final reduce_seq of them
     parallel_reduce(...)         the same for reduce f z (map g ...) (asum, dot): the map is fused into the
                                  first stage
-    global_reduce(chunk)         reduce f z (map g xs) -> reduce_seq of map_global partial sums
-    mm_tiled(n, m, k)            naive mm -> 2D tiles of n x m results per work-group, a reduction over pairs of
+    global_reduce(chunk)         reduce f z (map g xs) -> reduce_seq of map_global partial reductions
+    mm_tiled(n, m, k)            naive mm -> n x m tiles of the result per work-group, a reduction over pairs of
                                  k-wide tiles copied to local memory, map_local inside
-    mm_register_blocked(...)     mm_tiled, and l1 x l2 results per work-item accumulated in private memory
-    scal_global / scal_vectorized(w) / scal_workgroup(chunk), gemv_global / gemv_workgroup(chunk)
+    mm_register_blocked(...)     mm_tiled, and l1 x l2 results per work-item accumulated from private copies
+    mm_register_blocked_1d(...)  mm_tiled with the seed's 1D register blocking macro rule
+    scal_global / scal_vectorized(w) / scal_workgroup(chunk), gemv_global / gemv_workgroup(local)
 
 Vocabulary (ELEVATE, ICFP 2020): `tile(x, y)`, `vectorize(w)`, `parallel(levels)`,
-`lower_reductions()`, `store_in_memory(space, where)`, `program_body(s)`.
+`lower_reductions()`, `store_in_memory(space, where)`, `program_body(s)`, `split_among(p)`.
 
 "Fully lowered" means no computing `map` or `reduce` is left (`high_level_left`).  Maps
-whose function only moves data (`map join`, `map (fun(a) => split k a)`, the `untile` of a
-tiling) are views, not computations: like Lift's `Map(Join())` they are index arithmetic
-for the translation and stay `map`.
+whose function only moves data (`map join`, `map (fun(a) => split k a)`) are views, not
+computations (Lift keeps them as `Map(Join())`); `high_level_left` does not count them.
+The mm schedules go further and rewrite the tiling's layout maps into whole-array views
+(macros.untile_views, macros.tile_views), because the DPIA translation takes only low-level
+maps.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from __future__ import annotations
 from .expr import App, Expr, Identifier, Lambda, NatLambda, Prim, spine, walk
 from .rules import macros  # noqa: F401 -- registers the macro rules
 from .rules.macros import (guard, let_value, named, outermost, pair_parts, parallel_reduction, push_views, r,
-                           reduce_fn, register_blocking_1d, register_blocking_2d, tile_2d, tile_reduction)
-from .strategies import Strategy, Success, argument, body, fmap, normalize, seq, top_down, try_
+                           reduce_fn, register_blocking_1d, register_blocking_2d, tile_2d, tile_reduction,
+                           tile_views, untile_views)
+from .strategies import Failure, Strategy, Success, argument, body, fmap, normalize, seq, top_down, try_
 
 # ----------------------------------------------------------------------------- views
 
@@ -183,10 +187,12 @@ def vectorize(w: int) -> Strategy:
     return named(f"vectorize({w})", top_down(r("vectorize", w=w)))
 
 
-def _applies(name: str):
+def _applies(name: str, nargs: int = 2):
+    """The test "`e` is the primitive `name` applied to `nargs` arguments"."""
+
     def test(e: Expr) -> bool:
         head, args = spine(e)
-        return isinstance(head, Prim) and head.name == name and len(args) == 2
+        return isinstance(head, Prim) and head.name == name and len(args) == nargs
 
     return test
 
@@ -197,12 +203,13 @@ def _applies(name: str):
 def parallel_reduce(block: int = 256, local: int = 64) -> Strategy:
     """`reduce f z E` -> the seed's vecSum shape, lowered: work-groups over blocks, each a
     first stage of `local` work-items reading with stride `local` into local memory, then a
-    tree (`iterate`) of map_local stages in local memory; a final reduce_seq over the
-    per-group results."""
+    tree (`iterate`) of map_local stages in local memory; the per-group results go to global
+    memory and a final reduce_seq sums them."""
     return named(f"parallel_reduce({block}, {local})", program_body(seq(
         parallel_reduction(block, local),
         parallel([("map_workgroup", 0), ("map_local", 0)]),
         lower_reductions(),
+        store_in_memory("global", _applies("map_workgroup")),
         store_in_memory("local", _applies("map_local")),
     )))
 
@@ -221,6 +228,7 @@ def global_reduce(chunk: int = 64) -> Strategy:
         try_(argument(push_views())),
         parallel([("map_global", 0)]),
         lower_reductions(),
+        store_in_memory("global", _applies("map_global")),
     )))
 
 
@@ -268,13 +276,28 @@ def gemv_global() -> Strategy:
     return named("gemv_global", program_body(seq(_gemv_fuse(), parallel([("map_global", 0)]), lower_reductions())))
 
 
-def gemv_workgroup(chunk: int = 64) -> Strategy:
-    """gemv -> one work-group per row; its work-items reduce `chunk`-element pieces of the
-    row's dot product into local memory, then one sum per row:
-    map_workgroup 0 (fun(p) => alpha * reduce_seq (+) 0.0 (to_local (map_local 0 (...)
-    (zip (split chunk (fst p)) (split chunk xs)))) + ...) (zip mat ys)."""
-    split_dot = seq(r("reduce_split", n=chunk), try_(argument(push_views())))
-    return named(f"gemv_workgroup({chunk})", program_body(seq(
+def split_among(count: int) -> Strategy:
+    """At `reduce f z xs`: `reduce_split` into `count` chunks (chunk size length/count, a size
+    in terms of the program's size variables)."""
+
+    def run(e: Expr):
+        _, args = spine(e)
+        if len(args) != 3 or args[2].t is None:
+            return Failure(f"split_among({count}): not a typed reduction")
+        return r("reduce_split", n=args[2].t.size / count)(e)
+
+    return Strategy(f"split_among({count})", run)
+
+
+def gemv_workgroup(local: int = 16) -> Strategy:
+    """gemv -> one work-group per row; `local` work-items each reduce every local-th element
+    of the row's dot product (reorder_stride: coalesced reads) into local memory, then one
+    sum per row: map_workgroup 0 (fun(p) => alpha * reduce_seq (+) 0.0 (to_local (map_local 0
+    (...) (zip (split (N/local) (reorder_stride local (fst p))) ...))) + snd p * beta) (zip mat ys)."""
+    split_dot = seq(guard("reduce f z xs", _applies("reduce", 3)),
+                    r("reduce_reorder", s=local), try_(argument(push_views())),
+                    split_among(local), try_(argument(push_views())))
+    return named(f"gemv_workgroup({local})", program_body(seq(
         _gemv_fuse(),
         fmap(top_down(split_dot)),
         parallel([("map_workgroup", 0), ("map_local", 0)]),
@@ -291,18 +314,39 @@ def _tile_copies(space: str) -> Strategy:
     return let_value(pair_parts(r(f"store_{space}")))
 
 
-def mm_tiled_high(n: int, m: int, k: int) -> Strategy:
+def in_view_tiles(s: Strategy) -> Strategy:
+    """`s` on each tile of a tiling after `untile_views`:
+    join (map (fun(rows) => transpose (join (map (fun(cols) => transpose TILE) ...))) ...)."""
+    return argument(fmap(argument(argument(fmap(argument(s))))))
+
+
+def _tile_product(s: Strategy) -> Strategy:
+    """`s` on the tile product inside a tile of mm_tiled_high:
+    reduce_seq (fun(acc, q) => let c (fun(t) => map F (zip acc PRODUCT))) z xs."""
+    return reduce_fn(body(body(argument(body(argument(argument(s)))))))
+
+
+def _sequential_tiles() -> Strategy:
+    """At a tile_reduction result: the reduction over pairs of tiles as reduce_seq fused with
+    the tile product, each pair of tiles copied once (copy_element)."""
+    return seq(r("lower_reduce_seq"), r("reduce_seq_map_fusion"), r("copy_element"))
+
+
+def mm_tiled_high(n: int, m: int, k: int, blocking=None) -> Strategy:
     """At mm's body: the seed's "Tiling as a Sequence of Rewrites", high level but with the
     reduction over tiles already sequential and the tiles copied:
 
         untile (map (fun(rowOfTilesA) => map (fun(colOfTilesB) =>
             reduce_seq (fun(tileAcc, tiles) => let (copy tiles) (fun(t) =>
                 map (map (+)) (zip tileAcc (map (fun(as) => map (fun(bs) => dot as bs) (snd t)) (fst t)))))
-              0 (zip (tiles of k columns of rowOfTilesA) (tiles of k columns of colOfTilesB))) ...) ...)"""
-    return named(f"mm_tiled_high({n}, {m}, {k})", seq(
-        tile_2d(n, m),
-        in_tiles(seq(tile_reduction(k), r("lower_reduce_seq"), r("reduce_seq_map_fusion"), r("copy_element"))),
-    ))
+              0 (zip (k-wide tiles of rowOfTilesA) (k-wide tiles of colOfTilesB))) ...) ...)
+
+    with the layout maps of the tiling rewritten to whole-array views (tile_views,
+    untile_views).  `blocking`: a strategy for the tile product (register blocking)."""
+    in_tile = seq(tile_reduction(k), tile_views(), _sequential_tiles())
+    if blocking is not None:
+        in_tile = seq(in_tile, _tile_product(blocking))
+    return named(f"mm_tiled_high({n}, {m}, {k})", seq(tile_2d(n, m), in_tiles(in_tile), untile_views()))
 
 
 _MM_LEVELS = [("map_workgroup", 1), ("map_workgroup", 0), ("map_local", 1), ("map_local", 0)]
@@ -316,14 +360,8 @@ def mm_tiled(n: int = 4, m: int = 4, k: int = 4) -> Strategy:
         mm_tiled_high(n, m, k),
         parallel(_MM_LEVELS),
         lower_reductions(),
-        in_tiles(reduce_fn(body(body(_tile_copies("local"))))),
+        in_view_tiles(reduce_fn(body(body(_tile_copies("local"))))),
     )))
-
-
-def _tile_product(s: Strategy) -> Strategy:
-    """`s` on the tile product inside a tile of mm_tiled_high:
-    reduce_seq (fun(acc, q) => let c (fun(t) => map F (zip acc PRODUCT))) z xs."""
-    return reduce_fn(body(body(argument(body(argument(argument(s)))))))
 
 
 def mm_register_blocked(n: int = 8, m: int = 8, k: int = 4, l1: int = 2, l2: int = 2) -> Strategy:
@@ -331,15 +369,13 @@ def mm_register_blocked(n: int = 8, m: int = 8, k: int = 4, l1: int = 2, l2: int
     Blocking"): the tile product becomes map_local 1 / map_local 0 over blocks, each a
     reduce_seq of outer products (a column of l1 values of tileA times a row of l2 values of
     tileB, copied to private memory) into an l1 x l2 accumulator."""
-    block = seq(r("lower_reduce_seq"), r("reduce_seq_map_fusion"), r("copy_element"))
-    in_blocks = in_tiles  # the register blocks of a tile product have the shape of tile_2d's tiles
+    blocking = seq(register_blocking_2d(l1, l2), in_tiles(_sequential_tiles()), untile_views())
     return named(f"mm_register_blocked({n}, {m}, {k}, {l1}, {l2})", program_body(seq(
-        mm_tiled_high(n, m, k),
-        in_tiles(_tile_product(seq(register_blocking_2d(l1, l2), in_blocks(block)))),
+        mm_tiled_high(n, m, k, blocking),
         parallel(_MM_LEVELS),
         lower_reductions(),
-        in_tiles(reduce_fn(body(body(_tile_copies("local"))))),
-        in_tiles(_tile_product(in_blocks(reduce_fn(body(body(_tile_copies("private"))))))),
+        in_view_tiles(reduce_fn(body(body(_tile_copies("local"))))),
+        in_view_tiles(_tile_product(in_view_tiles(reduce_fn(body(body(_tile_copies("private"))))))),
     )))
 
 
@@ -347,16 +383,15 @@ def mm_register_blocked_1d(n: int = 8, m: int = 8, k: int = 4, l: int = 2) -> St
     """mm_tiled with the seed's 1D register blocking (the macro rule's list, literally) on
     the tile product: l rows of tileA per work-item, the column of tileA in registers."""
     return named(f"mm_register_blocked_1d({n}, {m}, {k}, {l})", program_body(seq(
-        mm_tiled_high(n, m, k),
-        in_tiles(_tile_product(register_blocking_1d(l))),
+        mm_tiled_high(n, m, k, register_blocking_1d(l)),
         parallel(_MM_LEVELS),
         lower_reductions(),
-        in_tiles(reduce_fn(body(body(_tile_copies("local"))))),
+        in_view_tiles(reduce_fn(body(body(_tile_copies("local"))))),
     )))
 
 
 __all__ = ["LAYOUT", "is_view_fn", "high_level_left", "program_body", "map_data", "in_tiles", "lower_map",
-           "parallel", "lower_reductions", "store_in_memory", "tile", "vectorize", "parallel_reduction",
+           "parallel", "lower_reductions", "store_in_memory", "in_view_tiles", "tile", "vectorize", "parallel_reduction",
            "parallel_reduce", "vec_sum", "global_reduce", "asum", "dot", "scal_global", "scal_vectorized",
-           "scal_workgroup", "gemv_global", "gemv_workgroup", "mm_tiled_high", "mm_tiled", "mm_register_blocked",
+           "scal_workgroup", "gemv_global", "gemv_workgroup", "split_among", "mm_tiled_high", "mm_tiled", "mm_register_blocked",
            "mm_register_blocked_1d"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -54,7 +54,7 @@ def type_text(t: Type) -> str:
 
 def _nat_atom_text(n: Nat) -> str:
     s = str(n)
-    return s if (s.isidentifier() or s.isdigit()) else f"({s})"
+    return s if (_NAME.match(s) and s not in ("min", "max")) or s.isdigit() else f"({s})"
 
 
 def _literal_text(lit: Literal) -> str:
@@ -63,7 +63,7 @@ def _literal_text(lit: Literal) -> str:
         body = "true" if v else "false"
     elif isinstance(v, float):
         v = float(v)  # a NumPy float's repr is `np.float64(1.5)`
-        body = "inf" if v == math.inf else "-inf" if v == -math.inf else "nan" if v != v else repr(v)
+        body = "inf" if v == math.inf else "-inf" if v == -math.inf else "nan" if math.isnan(v) else repr(v)
     else:
         body = str(int(v))
     if lit.decl is not None:  # `bool(true)` too: the declared type is part of the program
@@ -308,7 +308,7 @@ class _Parser:
         while True:
             name = self.name()
             if self.accept(":"):
-                if self.at("nat"):
+                if self.at("nat") and not self.followed_by_dot():
                     self.next()
                     var = self.nat_binder(name, scope)
                     scope = {**scope, ("nat", name): var}
@@ -546,7 +546,7 @@ class _Parser:
         if kind == "int":
             self.next(ints_only=True)
             return Nat.const(int(v))
-        if kind == "name" and v not in ("min", "max"):
+        if kind == "name" and not self.at_call():
             self.next()
             return self.nat_var(v, scope)
         if v == "(":
@@ -557,6 +557,16 @@ class _Parser:
         if v in ("min", "max"):
             return self.nat_primary(scope)
         self.fail(f"expected a size, found {v or 'end of text'!r}")
+
+    def at_call(self) -> bool:
+        """At `min(` or `max(` (a size variable may be called min)."""
+        kind, v, end = self._scan(self.pos)
+        return kind == "name" and v in ("min", "max") and self._scan(end)[1] == "("
+
+    def followed_by_dot(self) -> bool:
+        """At a size followed by `.`: `f32.f32` is an array of f32 whose length is named f32."""
+        kind, _, end = self._scan(self.pos, ints_only=True)
+        return kind in ("int", "name") and self._scan(end)[1] == "."
 
     def nat_var(self, name: str, scope: dict) -> Nat:
         var = scope.get(("nat", name))
@@ -586,11 +596,16 @@ class _Parser:
         base = self.nat_primary(scope)
         where = self.pos
         if self.accept("^"):
-            return self.size_op(where, power, base, self.nat_factor(scope))
+            exponent = self.nat_factor(scope)
+            k = exponent.as_int()
+            if k is not None and abs(k) > 4096:  # nat.power multiplies k times
+                self.pos = where
+                self.fail(f"exponent {k} is too large for a size")
+            return self.size_op(where, power, base, exponent)
         return base
 
     def nat_primary(self, scope: dict) -> Nat:
-        if self.at("min") or self.at("max"):
+        if self.at_call():
             where = self.pos
             fn = nmin if self.next()[1] == "min" else nmax
             self.expect("(")
@@ -630,7 +645,7 @@ class _Parser:
 
     def data(self, scope: dict) -> Type:
         kind, v = self.peek(ints_only=True)
-        if kind == "int" or (kind == "name" and v not in SCALARS and v != "vec"):
+        if self.followed_by_dot() or (kind == "name" and v not in SCALARS and v != "vec"):
             size = self.nat_atom(scope)
             self.expect(".")
             return ArrayType(size, self.data(scope))

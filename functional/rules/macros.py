@@ -25,6 +25,7 @@ Single-step rules added here (each with a random-instance `example`):
     transpose_map_zip              transpose (map (fun v => zip X Y) ys) -> zip with the v-side transposed
     split_zip                      split n (zip xs ys) -> map (fun p => zip (fst p) (snd p)) (zip (split n xs) (split n ys))
     reorder_stride_zip             reorder_stride s (zip xs ys) -> zip (reorder_stride s xs) (reorder_stride s ys)
+    map_join_transpose             map join (transpose xsss) -> transpose (join (map transpose xsss))
     partial_reduce_iterate_stride  map (reduce f z) (split n xs) -> iterate k (... split 2 (reorder_stride l ys))
     copy_element                   map (fun(x) => e) xs -> map (fun(x) => let (copy x) (fun(x) => e)) xs
 
@@ -36,6 +37,7 @@ Macro strategies (apply at the node named in each docstring):
     tile_reduction(k)              the seed's tiling of a reduction: reduce over pairs of k-wide tiles
     register_blocking_1d(l)        the seed's macro-rule slide, literally
     register_blocking_2d(l1, l2)   tile_2d(l1, l2) then both reductions lifted: an outer-product update
+    untile_views(), tile_views()   the layout maps of a tiling (map join, map (split k)) as whole-array views
     parallel_reduction(block, local)   the seed's vecSum derivation on reduce f z xs
 """
 
@@ -199,6 +201,28 @@ rule("reorder_stride_zip", "movement",
      build=lambda m: fl.zip(fl.reorder_stride(m.s, m.xs), fl.reorder_stride(m.s, m.ys)),
      example=_ex_reorder_zip,
      doc="A permutation of the positions moves both components alike.")
+
+def _is_join_fn(g: Expr) -> bool:
+    if isinstance(g, Prim):
+        return g.name == "join"
+    return (isinstance(g, Lambda) and isinstance(g.body, App) and isinstance(g.body.fun, Prim)
+            and g.body.fun.name == "join" and isinstance(g.body.arg, Identifier) and g.body.arg.name == g.param.name)
+
+
+def _ex_map_join_transpose(rng):
+    a, b, c = inst.size(rng, 1, 1, 4), inst.size(rng, 1, 1, 4), inst.size(rng, 1, 1, 4)
+    g = fl.join if rng.random() < 0.5 else fl.lam(lambda r: fl.join(r))
+    prog = fl.fun([array(inst.length(rng, a), array(b, array(c, f32)))], lambda x: fl.map(g, fl.transpose(x)))
+    return prog, (inst.data(rng, a, b, c),), {}
+
+
+rule("map_join_transpose", "movement", "map join (transpose xsss) -> transpose (join (map transpose xsss))",
+     lhs=P("map", V("g"), P("transpose", V("xsss"))),
+     side=lambda m: None if _is_join_fn(m.g) else "the function is not join",
+     build=lambda m: fl.transpose(fl.join(fl.map(fl.transpose, m.xsss))),
+     example=_ex_map_join_transpose,
+     doc="Both are [b][a*c' + k] -> xsss[a][b][k].  With map fusion it turns the untile of a tiling into "
+         "whole-array views (join, transpose) around the tiles' map.")
 
 # ------------------------------------------------------------------------- reductions
 
@@ -468,6 +492,36 @@ def tile_reduction(k) -> Strategy:
     ))
 
 
+def untile_views() -> Strategy:
+    """At a `tile_2d` result `join (map (fun(rows) => map join (transpose (map (fun(cols) => T) C))) R)`:
+    `join (map (fun(rows) => transpose (join (map (fun(cols) => transpose T) C))) R)`, so that
+    only whole-array views (join, transpose) surround the tiles' maps.  Steps:
+    map_join_transpose; map_fusion."""
+    return named("untile_views", argument(fmap(seq(r("map_join_transpose"), argument(argument(r("map_fusion")))))))
+
+
+def _is_tiled_reduction(e: Expr) -> bool:
+    head, args = spine(e)
+    return (isinstance(head, Prim) and head.name == "reduce" and len(args) == 3
+            and _is_prim_app(args[2], {"map"}, 2) and _is_prim_app(spine(args[2])[1][1], {"zip"}, 2))
+
+
+def tile_views() -> Strategy:
+    """At a `tile_reduction` result `reduce F Z (map T (zip (transpose (map (split k) rows))
+    (transpose (map (split k) cols))))`: the k-wide tiles as whole-array views,
+    `reduce F Z (map (fun(p) => T (pair (transpose (fst p)) (transpose (snd p))))
+    (zip (split k (transpose rows)) (split k (transpose cols))))`.  Steps: transpose_map_split
+    on both sides; zip_map; map_fusion; beta and the pair projections."""
+    return named("tile_views", seq(
+        guard("reduce F Z (map T (zip A B))", _is_tiled_reduction),
+        argument(argument(function(argument(r("transpose_map_split"))))),
+        argument(argument(argument(r("transpose_map_split")))),
+        argument(argument(r("zip_map"))),
+        argument(r("map_fusion")),
+        try_(argument(beta_proj_normal_form())),
+    ))
+
+
 def register_blocking_1d(l) -> Strategy:
     """At a tile product `map (fun(a) => map (fun(b) => reduce f z (map g (zip a b))) ys) xs`:
     l rows of A per work-item (the seed's "Register Blocking as a Macro Rule"):
@@ -556,4 +610,4 @@ def parallel_reduction(block: int, local: int) -> Strategy:
 
 __all__ = ["beta_proj_normal_form", "guard", "let_value", "lift_reduce", "named", "outermost", "pair_parts",
            "parallel_reduction", "push_views", "r", "reduce_fn", "register_blocking_1d", "register_blocking_2d",
-           "split_reduction", "tile_2d", "tile_reduction"]
+           "split_reduction", "tile_2d", "tile_reduction", "tile_views", "untile_views"]

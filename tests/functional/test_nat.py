@@ -11,6 +11,7 @@ and of the printers (`str` and `to_c`, evaluated back as Python or compiled with
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import shutil
@@ -27,8 +28,6 @@ from functional.errors import FunctionalError, NatError
 from functional.nat import (
     ExactDiv,
     FloorDiv,
-    Max,
-    Min,
     Mod,
     Nat,
     Pow,
@@ -87,18 +86,20 @@ def make_envs(seed: int, count: int = 6) -> list[dict]:
     out = []
     for _ in range(count):
         n, m = pick(1, 40), pick(1, 40)
-        out.append({
-            "N": n,
-            "M": m,
-            "K": 64 * rnd.randint(1, 4),
-            "Z": pick(0, 10),
-            "i": pick(0, n - 1),
-            "j": pick(0, m - 1),
-            "l": pick(0, 63),
-            "s": pick(0, 5),
-            "r": pick(0, n * m - 1),
-            "d": pick(-4, 4),
-        })
+        out.append(
+            {
+                "N": n,
+                "M": m,
+                "K": 64 * rnd.randint(1, 4),
+                "Z": pick(0, 10),
+                "i": pick(0, n - 1),
+                "j": pick(0, m - 1),
+                "l": pick(0, 63),
+                "s": pick(0, 5),
+                "r": pick(0, n * m - 1),
+                "d": pick(-4, 4),
+            }
+        )
     return out
 
 
@@ -311,7 +312,8 @@ def test_ring_laws_hold_syntactically(t, u, w):
     _same(a * 1, a)
     _same(a * 0, 0)
     _same(a + 0, a)
-    _same(-(-a), a)
+    _same(-(a * -1), a)
+    _same(0 - (0 - a), a)
     _same(a**2, a * a)
     _same(a**3, a * a * a)
     _same(a**0, 1)
@@ -364,7 +366,7 @@ def test_canonical_examples():
     assert N != M and N != nat("N", multiple_of=2) and N != nat("N", lo=0)
     assert (N + 1) == (1 + N) != N
     assert Nat.const(5) == 5 and 5 == Nat.const(5) and Nat.const(0) == 0
-    assert N != "N" and N != 1.0 and N != None  # noqa: E711
+    assert N != "N" and N != 1.0 and N is not None and N != True
     assert len({N + M, M + N, N * 1 + M}) == 1
 
 
@@ -477,8 +479,10 @@ def test_floor_mod_identity_examples():
     cases = [(x, 64), (x, N), (I * M + J, M), (128 * x + L, 64), (x + 3, 4), (N * M + 5, N + 1)]
     for a, b in cases:
         ident = (a // b) * b + a % b
-        for env in ({"x": 0, "N": 3, "M": 2, "i": 1, "j": 1, "l": 5},
-                    {"x": 1000, "N": 7, "M": 5, "i": 6, "j": 4, "l": 63}):
+        for env in (
+            {"x": 0, "N": 3, "M": 2, "i": 1, "j": 1, "l": 5},
+            {"x": 1000, "N": 7, "M": 5, "i": 6, "j": 4, "l": 63},
+        ):
             assert evaluate(ident, env) == evaluate(a, env)
 
 
@@ -589,7 +593,7 @@ def rational_value(n: Nat, env) -> Fraction:
                 assert e.denominator == 1
                 v = rational_value(a.a, env) ** int(e)
             else:
-                raise AssertionError(f"atom {a} in a bound")
+                pytest.fail(f"atom {a} in a bound")
             term *= v**p
         total += term
     return total
@@ -722,12 +726,28 @@ def test_c_text_evaluates_like_the_nat(t, envs_):
 _GCC = shutil.which("gcc") or shutil.which("cc")
 
 
-@pytest.mark.skipif(_GCC is None, reason="no C compiler")
-@settings(derandomize=True, max_examples=12)
-@given(st.lists(nonneg_trees, min_size=10, max_size=10), env_lists)
-def test_c_text_compiles_and_agrees_with_gcc(ts, envs_):
-    """The C text really means the same in C (precedence, `/` and `%`, `1 << k`)."""
-    ns = [build_nat(t) for t in ts]
+def magnitude(n: Nat, env) -> int:
+    """A generous bound on the absolute value of anything C computes for `n.to_c()`: the
+    printed numerator (all terms times the common denominator), and every atom inside."""
+    n = as_nat(n)
+    den, shift = 1, {}
+    for mono, c in n.terms:
+        den = den * c.denominator // math.gcd(den, c.denominator)
+        for a, p in mono:
+            shift[a] = max(shift.get(a, 0), -p)
+    inner, total = [den], 0
+    for mono, c in n.terms:
+        term = abs(c.numerator) * den
+        for a, p in mono:
+            v = abs(evaluate(Nat.atom(a), env))
+            term *= max(v, 1) ** (p + shift[a])
+            inner += [magnitude(ch, env) for ch in a.children()]
+        total += term
+    return max([2 * total + 2] + inner)  # x2: the sign-correcting forms of `/` and `%`
+
+
+def run_c(ns: list[Nat], envs_: list[dict]) -> list[int]:
+    """Compile one C program printing every `n.to_c()` for each binding; its output."""
     names = list(VARS)
     lines = [
         "#include <stdio.h>",
@@ -735,11 +755,9 @@ def test_c_text_compiles_and_agrees_with_gcc(ts, envs_):
         "#define max(a, b) ((a) > (b) ? (a) : (b))",
         "int main(void) {",
         "  long long " + ", ".join(names) + ";",
-        '  while (scanf("' + " ".join(["%lld"] * len(names)) + '", '
-        + ", ".join("&" + v for v in names) + ") == " + str(len(names)) + ") {",
+        f'  while (scanf("{" ".join(["%lld"] * len(names))}", {", ".join("&" + v for v in names)}) == {len(names)}) {{',
     ]
-    for n in ns:
-        lines.append(f'    printf("%lld\\n", (long long)({n.to_c()}));')
+    lines += [f'    printf("%lld\\n", (long long)({n.to_c()}));' for n in ns]
     lines += ["  }", "  return 0;", "}"]
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = os.path.join(tmp, "t.c"), os.path.join(tmp, "t")
@@ -748,19 +766,50 @@ def test_c_text_compiles_and_agrees_with_gcc(ts, envs_):
         subprocess.run([_GCC, "-w", "-O0", "-o", exe, src], check=True, capture_output=True)
         stdin = "\n".join(" ".join(str(env[v]) for v in names) for env in envs_) + "\n"
         out = subprocess.run([exe], input=stdin, capture_output=True, text=True, check=True).stdout
-    got = [int(x) for x in out.split()]
+    return [int(x) for x in out.split()]
+
+
+@pytest.mark.skipif(_GCC is None, reason="no C compiler")
+@settings(derandomize=True, max_examples=12)
+@given(st.lists(trees, min_size=8, max_size=8), st.lists(nonneg_trees, min_size=8, max_size=8), env_lists)
+def test_c_text_compiles_and_agrees_with_gcc(ts, nonneg_ts, envs_):
+    """The C text really means the same in C (precedence, `/` and `%` also on negative
+    operands, `1 << k`), compiled with gcc and run on every binding."""
+    ns = [build_nat(t) for t in ts + nonneg_ts]
+    ns = [n for n in ns if all(magnitude(n, env) < 2**62 for env in envs_)]  # no overflow
     want = [evaluate(n, env) for env in envs_ for n in ns]
-    assert got == want
+    assert run_c(ns, envs_) == want, [n.to_c() for n in ns]
+
+
+@pytest.mark.skipif(_GCC is None, reason="no C compiler")
+def test_c_floor_and_mod_of_possibly_negative_values():
+    """C's `/` truncates and `%` keeps the dividend's sign; the printed C must floor."""
+    ns = [(N - M) // 4, (N - M) % 4, (D * 3) // (M + 1), D % 3, (I - J) // M, (D - 4) % (N + 2), (D - 4) // (N + 2)]
+    envs_ = [*make_envs(1, 12), dict(make_envs(2, 1)[0], N=1, M=9, d=-4), dict(make_envs(3, 1)[0], N=9, M=1, d=4)]
+    want = [evaluate(n, env) for env in envs_ for n in ns]
+    assert any(v < 0 for v in want)
+    assert run_c(ns, envs_) == want, [n.to_c() for n in ns]
 
 
 # ===================================================================== 5. errors
 
 
 def test_division_by_zero_raises_nat_error():
-    for make in (lambda: N / 0, lambda: N // 0, lambda: N % 0, lambda: Nat.const(5) // 0,
-                 lambda: Nat.const(5) % 0, lambda: Nat.const(5) / 0, lambda: floordiv(N, Nat.const(0)),
-                 lambda: mod(N, Nat.const(0)), lambda: N / (M - M), lambda: 3 / (N - N),
-                 lambda: 1 // (N - N), lambda: 1 % (N - N), lambda: Nat.const(0) ** -1):
+    for make in (
+        lambda: N / 0,
+        lambda: N // 0,
+        lambda: N % 0,
+        lambda: Nat.const(5) // 0,
+        lambda: Nat.const(5) % 0,
+        lambda: Nat.const(5) / 0,
+        lambda: floordiv(N, Nat.const(0)),
+        lambda: mod(N, Nat.const(0)),
+        lambda: N / (M - M),
+        lambda: 3 / (N - N),
+        lambda: 1 // (N - N),
+        lambda: 1 % (N - N),
+        lambda: Nat.const(0) ** -1,
+    ):
         with pytest.raises(NatError):
             make()
 
@@ -816,9 +865,9 @@ def test_bad_construction_raises_nat_error():
         with pytest.raises(NatError):
             as_nat(bad)
     with pytest.raises(NatError):
-        N + 1.5
+        _ = N + 1.5
     with pytest.raises(NatError):
-        N.value
+        _ = N.value
     assert issubclass(NatError, FunctionalError)
     assert (N - N).value == 0 and Nat.const(3).value == 3
     assert Nat.const(3).as_int() == 3 and Nat.const(Fraction(1, 2)).as_int() is None and N.as_int() is None
@@ -828,12 +877,12 @@ def test_bool_raises_type_error():
     with pytest.raises(TypeError):
         bool(N)
     with pytest.raises(TypeError):
-        if N:  # noqa: SIM108
+        if N:
             pass
     with pytest.raises(TypeError):
         bool(Nat.const(0))
     with pytest.raises(TypeError):
-        not N  # noqa: B015
+        _ = not N
 
 
 # ============================================================== misc: small helpers

@@ -22,7 +22,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import functional as fl
-from functional.expr import App, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun, walk
+from functional.expr import App, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun
 from functional.nat import Nat, Var, divides, floordiv, is_positive, mod, nmax, nmin
 from functional.nat import substitute as nat_substitute
 from functional.primitives import PRIMITIVES, stride_index
@@ -41,7 +41,7 @@ TOP_VARS = (Var("N", 1, None, 8), Var("M", 1), Var("K", 2, Nat.const(64)))
 # rename (keywords, primitives) next to names that its renaming could capture (`map1`).
 VALUE_NAMES = ("x", "y", "acc", "v", "row", "p", "i", "x1", "map", "map1", "fun", "nat", "true", "f32",
                "inf", "min", "lo", "N", "zip")
-LOCAL_NAT_NAMES = ("l", "n", "m", "s", "len")
+LOCAL_NAT_NAMES = ("l", "n", "m", "s", "len", "min", "nat", "vec")  # sizes may be called min
 USER_NAMES = ("sq", "clamp", "fun_", "mix")
 
 
@@ -237,12 +237,12 @@ class Gen:
         return prim("user_fun", uf)
 
     def index_fun(self, ns) -> IndexFun:
-        i_name, n_name = self.pick([("i", "n"), ("j", "len"), ("k", "m")])
+        i_name, n_name = self.pick([("i", "n"), ("j", "len"), ("k", "m"), ("lo", "max")])
         n = Var(n_name, 1)
         i = Var(i_name, 0, Nat.atom(n))
         if any(v.name in (i_name, n_name) for v in ns):  # keep binders distinct from outer sizes
             n, i = Var(n_name + "_", 1), Var(i_name + "_", 0, Nat.atom(Var(n_name + "_", 1)))
-        I, Nn = Nat.atom(i), Nat.atom(n)  # noqa: E741, N806
+        I, Nn = Nat.atom(i), Nat.atom(n)
         outer = [Nat.atom(v) for v in ns]
         bodies = [I, Nn - 1 - I, mod(I + 1, Nn), nmin(I + 1, Nn - 1), nmax(I - 1, Nat.const(0)),
                   floordiv(I, Nat.const(2))]
@@ -598,7 +598,7 @@ def mutations(e):
             v = node.value
             if isinstance(v, bool):
                 new = Literal(not v, node.decl)
-            elif isinstance(v, float) and (v != v or math.isinf(v)):
+            elif isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
                 new = Literal(0.0, node.decl)
             elif isinstance(v, float):
                 new = Literal(v + 1.0 if abs(v) < 1e15 else v / 2, node.decl)
@@ -692,13 +692,15 @@ def test_shadowed_binders_are_not_confused():
 
 def test_shadowed_size_binders_are_not_confused():
     n, m = Var("n", 1), Var("m", 1)
-    body = lambda v: Prim("generate", (Nat.atom(v),))  # noqa: E731
+    def body(v):
+        return Prim("generate", (Nat.atom(v),))
+
     assert NatLambda(n, NatLambda(n, NatLambda(m, body(n)))) != NatLambda(n, NatLambda(n, NatLambda(m, body(m))))
 
 
 def test_index_functions_mentioning_outer_sizes_are_renamed_with_them():
     def prog(name):
-        N = fl.nat(name)  # noqa: N806
+        N = fl.nat(name)
         return fl.fun([fl.array(N, f32)], lambda xs: fl.gather(lambda i, n: (i + N) % n, xs))
 
     assert prog("N") == prog("P")
@@ -745,23 +747,23 @@ def _seed_programs():
                         lambda mat, xs, ys, alpha, beta: fl.map(
                             lambda p: fl.fst(p) + fl.snd(p),
                             fl.zip(fl.map(lambda row: alpha * dot_body(row, xs), mat), scal_body(beta, ys)))),
-                 "fun(M: nat, N: nat, mat: M.N.f32, xs: N.f32, ys: M.f32, alpha: f32, beta: f32) => "
-                 "map (fun(p) => fst p + snd p) (zip (map (fun(row) => alpha * reduce (+) 0.0 "
-                 "(map (fun(p) => fst p * snd p) (zip row xs))) mat) (map (fun(x) => x * beta) ys))"),
+                 ("fun(M: nat, N: nat, mat: M.N.f32, xs: N.f32, ys: M.f32, alpha: f32, beta: f32) => "
+                  "map (fun(p) => fst p + snd p) (zip (map (fun(row) => alpha * reduce (+) 0.0 "
+                  "(map (fun(p) => fst p * snd p) (zip row xs))) mat) (map (fun(x) => x * beta) ys))")),
         "mm": (fl.fun([fl.array(M, fl.array(K, f32)), fl.array(K, fl.array(N, f32))],
                       lambda a, b: fl.map(lambda row_a: fl.map(lambda col_b: dot_body(row_a, col_b),
                                                                fl.transpose(b)), a)),
-               "fun(M: nat, K: nat, N: nat, a: M.K.f32, b: K.N.f32) => map (fun(row_a) => map (fun(col_b) => "
-               "reduce (+) 0.0 (map (fun(p) => fst p * snd p) (zip row_a col_b))) (transpose b)) a"),
+               ("fun(M: nat, K: nat, N: nat, a: M.K.f32, b: K.N.f32) => map (fun(row_a) => map (fun(col_b) => "
+                "reduce (+) 0.0 (map (fun(p) => fst p * snd p) (zip row_a col_b))) (transpose b)) a")),
         "stencil": (fl.fun([VECTOR], lambda xs: fl.map(fl.reduce(fl.add, 0.0), fl.slide(3, 1, fl.pad_clamp(1, 1, xs)))),
                     "fun(N: nat, xs: N.f32) => map (reduce (+) 0.0) (slide 3 1 (pad_clamp 1 1 xs))"),
         "vec_sum": (fl.fun([fl.array(big, f32)], lambda xs: xs >> fl.split(128) >> fl.map_workgroup(
                         lambda chunk: chunk >> fl.reorder_stride(64) >> fl.split(2)
                         >> fl.map_local(fl.reduce_seq(lambda acc, x: acc + x, 0.0)) >> fl.to_local)
                         >> fl.join >> fl.reduce(fl.add, 0.0)),
-                    "fun(N: nat{multiple_of=128}, xs: N.f32) => reduce (+) 0.0 (join (map_workgroup 0 "
-                    "(fun(chunk) => to_local (map_local 0 (reduce_seq (fun(acc, x) => acc + x) 0.0) "
-                    "(split 2 (reorder_stride 64 chunk)))) (split 128 xs)))"),
+                    ("fun(N: nat{multiple_of=128}, xs: N.f32) => reduce (+) 0.0 (join (map_workgroup 0 "
+                     "(fun(chunk) => to_local (map_local 0 (reduce_seq (fun(acc, x) => acc + x) 0.0) "
+                     "(split 2 (reorder_stride 64 chunk)))) (split 128 xs)))")),
     }
 
 
@@ -826,6 +828,34 @@ def test_index_binders_are_renamed_when_they_would_capture_an_outer_size():
     assert parse(text) == program
 
 
+def _awkward_programs():
+    x = Identifier
+
+    def sized(name):  # a size variable whose name is also a keyword or a type
+        v = Nat.atom(Var(name, 1))
+        xs = x("xs", ArrayType(v, ArrayType(v + 1, f32)))
+        return NatLambda(Var(name, 1), Lambda(xs, ap(prim("split", v), NatApp(x("xs"), nmin(v, Nat.const(3))))))
+
+    return [
+        (Lambda(x("α"), x("α")), "fun(_1) => _1"),
+        (Lambda(x("map"), Lambda(x("map1"), x("map"))), "fun(map2, map1) => map2"),
+        (Lambda(x("fun"), Lambda(x("fun"), x("fun"))), "fun(fun1, fun2) => fun2"),
+        (sized("min"), "fun(min: nat, xs: min.(min + 1).f32) => split (min) (xs [min(3, min)])"),
+        (sized("nat"), "fun(nat: nat, xs: nat.(nat + 1).f32) => split nat (xs [min(3, nat)])"),
+        (sized("f32"), "fun(f32: nat, xs: f32.(f32 + 1).f32) => split f32 (xs [min(3, f32)])"),
+        (Literal(np.float64(1.5)), "1.5"),
+        (Literal(True, f32), "f32(true)"),  # ill-typed, but its text still reads back
+    ]
+
+
+@pytest.mark.parametrize("program, text", _awkward_programs())
+def test_awkward_names_and_literals_round_trip(program, text):
+    assert str(program) == text
+    if isinstance(program, Literal) and isinstance(program.value, np.generic):
+        program = Literal(program.value.item())  # the NumPy scalar reads back as a Python float
+    assert parse(text) == program
+
+
 def test_type_text():
     t = NatFunType(Var("N", 1), FunType(fl.array(fl.nat("N") / 1, fl.tuple_of(f32, fl.vec(f32, 4), i32)),
                                         FunType(FunType(f32, f32), f64)))
@@ -856,6 +886,7 @@ def test_nat_function_type_keeps_facts():
     ("map (-x) xs", "1:6", "-x) xs", "unary minus"),
     ("fun(x) => x + - y", "1:15", "- y", "unary minus"),
     ("split (N / 0) xs", "1:10", "/ 0) xs", "division"),
+    ("split (2 ^ 100000000) xs", "1:10", "^ 100000000", "too large"),
     ("cast g32 x", "1:6", "", "scalar type"),
     ("user_fun {f(a: f32): f32 = 3}", "1:28", "3}", "C body"),
     ("user_fun {f(a: f32): f32 = \"\\q\"}", "1:28", '"\\q"}', "bad string"),
