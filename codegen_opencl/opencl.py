@@ -97,6 +97,8 @@ class _Printer:
             return f"{'f' + name if floaty else name}({a[0]}, {a[1]})"
         if name in ("sqrt", "exp", "log", "sin", "cos", "fma"):
             return f"{name}({', '.join(a)})"
+        if name == "local_id":
+            return f"get_local_id({e.params[0]})"
         if name == "vec":
             return f"(({c_type(e.type, self.opencl)})({', '.join(a)}))"
         if name == "user_fun":
@@ -181,34 +183,42 @@ def kernel_params(p: Program) -> list[tuple[str, str, object]]:
                 out.append((f"global const {ctype}* restrict {name}", name, ("input", m, proj)))
         else:
             out.append((f"const {c_type(m.type)} {m.name}", m.name, ("scalar", m, ())))
-    for proj, _, elem in leaves(p.output.type):
-        ctype = _C_SCALAR[(elem.elem if isinstance(elem, VectorType) else elem).name]
-        name = leaf_name(p.output.name, proj)
-        out.append((f"global {ctype}* restrict {name}", name, ("output", p.output, proj)))
+    for kind, mem in [("output", p.output)] + [("temporary", t) for t in p.temporaries]:
+        for proj, _, elem in leaves(mem.type):
+            ctype = _C_SCALAR[(elem.elem if isinstance(elem, VectorType) else elem).name]
+            name = leaf_name(mem.name, proj)
+            out.append((f"global {ctype}* restrict {name}", name, (kind, mem, proj)))
     for v in p.sizes:
         out.append((f"const int {v.name}", v.name, ("size", v, ())))
     return out
 
 
 def emit(p: Program, target: str = "opencl") -> str:
-    """Source text of a resolved program (`imperative.passes.run_passes`)."""
+    """Source text of a resolved program (`imperative.passes.run_passes`): one kernel per
+    phase of the host plan (`codegen_opencl.plan`)."""
+    from .plan import phases
+
     if target not in ("opencl", "c"):
         raise EmitError(f"unknown target {target!r}: 'opencl' or 'c'")
     opencl = target == "opencl"
     pr = _Printer(opencl)
-    hoisted: list[str] = []
-    body = pr.cmd(p.body, 1, hoisted)
     params = kernel_params(p)
-    if opencl:
-        sig = ",\n    ".join(decl for decl, _, _ in params)
-        head = [f"kernel void {p.name}(\n    {sig}) {{"]
-    else:
-        sig = ", ".join(decl.replace("global ", "").replace("restrict", "") for decl, _, _ in params)
-        head = [f"void {p.name}({sig}) {{"]
+    kernels = []
+    for ph in phases(p):
+        hoisted: list[str] = []
+        body = pr.cmd(ph.body, 1, hoisted)
+        if opencl:
+            sig = ",\n    ".join(decl for decl, _, _ in params)
+            head = f"kernel void {ph.name}(\n    {sig}) {{"
+        else:
+            sig = ", ".join(decl.replace("global ", "").replace("restrict", "") for decl, _, _ in params)
+            head = f"void {ph.name}({sig}) {{"
+        kernels.append("\n".join([head] + ["  " + h for h in hoisted] + body + ["}"]))
+    text = "\n\n".join(kernels)
     pre = []
-    if "double" in "\n".join(body + hoisted + list(pr.user_funs.values())) and opencl:
+    if opencl and "double" in text + "".join(pr.user_funs.values()):
         pre.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
     if not opencl:
-        pre.append("#include <math.h>\n#include <stdbool.h>")
-    funs = list(pr.user_funs.values())
-    return "\n".join(pre + funs + head + ["  " + h for h in hoisted] + body + ["}"]) + "\n"
+        pre.append("#include <math.h>\n#include <stdbool.h>\n"
+                   "#define min(a, b) ((a) < (b) ? (a) : (b))\n#define max(a, b) ((a) > (b) ? (a) : (b))")
+    return "\n".join(pre + list(pr.user_funs.values()) + [text]) + "\n"

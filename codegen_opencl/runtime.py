@@ -20,6 +20,7 @@ from functional.types import ArrayType, TupleType, VectorType
 from imperative.ir import Cmd, Level, ParFor, Program, leaves
 
 from .opencl import emit, kernel_params
+from .plan import phases
 
 
 class RuntimeError_(FunctionalError):
@@ -78,10 +79,10 @@ def _parallel_loops(cmd: Cmd, out: list) -> list:
     return out
 
 
-def launch_plan(p: Program, sizes: dict, local_size: int | None = None, groups: int | None = None):
-    """Global and local work sizes (1D).  Kernels are correct for any launch; these
-    defaults give one item per element of the outermost map, within limits."""
-    loops = _parallel_loops(p.body, [])
+def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: int | None = None):
+    """Global and local work sizes (1D) for one kernel.  Kernels are correct for any
+    launch; these defaults give one item per element of the outermost map, within limits."""
+    loops = _parallel_loops(body, [])
     if any(lp.dim != 0 for lp in loops):
         raise RuntimeError_("only dimension 0 is launched by this runtime so far")
     wg = [lp for lp in loops if lp.level is Level.WORKGROUP]
@@ -117,7 +118,8 @@ class Kernel:
         except cl.RuntimeError as exc:
             raise RuntimeError_(f"the kernel did not build on {describe(self.device)}:\n{exc}\n--- source ---\n"
                                 f"{self.source}") from None
-        self._kernel = getattr(self._cl_program, program.name)
+        self.phases = phases(program)
+        self._kernels = [getattr(self._cl_program, ph.name) for ph in self.phases]
         self._params = kernel_params(program)
 
     def _prepare(self, arrays):
@@ -141,23 +143,27 @@ class Kernel:
                             if data.size else cl.Buffer(self.context, mf.READ_ONLY, 4))
             elif kind == "scalar":
                 args.append(np.asarray(by_input[obj.name], dtype=obj.type.dtype if hasattr(obj.type, "dtype") else None))
-            elif kind == "output":
+            elif kind in ("output", "temporary"):
                 shape, dtype = _leaf_shape(obj.type, proj, sizes)
                 host = np.empty(shape, dtype=dtype)
-                args.append(cl.Buffer(self.context, mf.WRITE_ONLY, max(host.nbytes, 4)))
-                outputs.append((proj, host, args[-1]))
+                args.append(cl.Buffer(self.context, mf.READ_WRITE, max(host.nbytes, 4)))
+                if kind == "output":
+                    outputs.append((proj, host, args[-1]))
             else:
                 args.append(np.int32(sizes[obj.name]))
-        gsize, lsize = launch_plan(p, sizes, self.local_size, self.groups)
-        return args, outputs, gsize, lsize
+        launches = [launch_plan(ph.body, sizes, self.local_size, self.groups) if ph.parallel else ((1,), None)
+                    for ph in self.phases]
+        return args, outputs, launches
 
-    def _run(self, args, gsize, lsize):
-        return self._kernel(self.queue, gsize, lsize, *args)
+    def _run(self, args, launches) -> list:
+        """Enqueue every kernel of the plan in order (an in-order queue)."""
+        return [k(self.queue, g, lc, *args) for k, (g, lc) in zip(self._kernels, launches)]
 
     def __call__(self, *arrays):
         cl = _import_cl()
-        args, outputs, gsize, lsize = self._prepare(arrays)
-        self._run(args, gsize, lsize).wait()
+        args, outputs, launches = self._prepare(arrays)
+        for ev in self._run(args, launches):
+            ev.wait()
         results = {}
         for proj, host, buf in outputs:
             cl.enqueue_copy(self.queue, host, buf)
@@ -166,15 +172,17 @@ class Kernel:
         return _assemble(self.program.output.type, results)
 
     def time(self, *arrays, repeat: int = 10, warmup: int = 2) -> float:
-        """Median kernel time in seconds from profiling events."""
-        args, _, gsize, lsize = self._prepare(arrays)
+        """Median time in seconds of the whole plan (all kernels), from profiling events."""
+        args, _, launches = self._prepare(arrays)
         for _ in range(warmup):
-            self._run(args, gsize, lsize).wait()
+            for ev in self._run(args, launches):
+                ev.wait()
         times = []
         for _ in range(repeat):
-            ev = self._run(args, gsize, lsize)
-            ev.wait()
-            times.append((ev.profile.end - ev.profile.start) * 1e-9)
+            events = self._run(args, launches)
+            for ev in events:
+                ev.wait()
+            times.append((events[-1].profile.end - events[0].profile.start) * 1e-9)
         return float(np.median(times))
 
 

@@ -28,11 +28,11 @@ from functional.infer import infer
 from functional.nat import Nat, Var as NatVar, substitute as nat_substitute
 from functional.primitives import PRIMITIVES, SCALAR
 from functional.types import (
-    AddressSpace, ArrayType, FunType, NatFunType, ScalarType, TupleType, VectorType, map_nats,
+    AddressSpace, ArrayType, FunType, NatFunType, ScalarType, TupleType, VectorType, boolean, i32, map_nats,
 )
 from imperative.ir import (
-    Acc, Assign, Exp, For, Idx, IdxAcc, Level, Lit, Mem, MemAcc, New, Op, ParFor, Program, Proj, ProjAcc, View, ViewAcc,
-    seq,
+    Acc, Assign, Exp, For, Idx, IdxAcc, If, Level, Lit, Mem, MemAcc, NatExp, New, Op, ParFor, Program, Proj, ProjAcc, Skip,
+    View, ViewAcc, seq,
 )
 
 
@@ -98,11 +98,23 @@ class Translator:
     def copy(self, v: Exp, out: Acc, node: Expr):
         t = v.type
         if isinstance(t, (ScalarType, VectorType)):
-            return Assign(out, v)
+            return self.assign(out, v)
         if isinstance(t, TupleType):
             return seq(*(self.copy(Proj(v, k, et), ProjAcc(out, k, et), node) for k, et in enumerate(t.elems)))
         self.fail(node, f"writing this {t} needs a copy loop the program does not choose: "
                         f"compute it with map_seq/map_local/map_global (e.g. map_seq (fun(x) => x))")
+
+    def assign(self, out: Acc, v: Exp):
+        """`out := v`.  Code directly inside a work-group loop runs on every item of the
+        group; its writes to shared memory are made by one item, so they are not a race."""
+        if self.levels and self.levels[-1][0] is Level.WORKGROUP and _space_of(out) is not AddressSpace.PRIVATE:
+            first = None
+            for level, dim in self.levels:
+                if level is Level.WORKGROUP:
+                    is_first = Op("eq", (), (Op("local_id", (dim,), (), i32), Lit(0, i32)), boolean)
+                    first = is_first if first is None else Op("and", (), (first, is_first), boolean)
+            return If(first, Assign(out, v))
+        return Assign(out, v)
 
     def _map(self, e: Expr, head: Prim, args: list, env: dict, out: Acc):
         f, xs = args
@@ -180,6 +192,8 @@ class Translator:
             return self.con(args[0], env, lambda v: self.apply(args[1], [v], env, lambda call, env2: self.con(call, env2, k)))
         if name == "iterate":
             return self._iterate(e, head, args, env, k)
+        if name == "generate":
+            return self._generate(e, head, args, env, k)
         if name == "map_vec":  # OpenCL's scalar operations work lane-wise on vectors
             return self.con(args[1], env, lambda v: self.apply(args[0], [v], env, lambda call, env2: self.con(
                 call, env2, lambda r: k(_as_type(r, e.t)))))
@@ -212,7 +226,9 @@ class Translator:
             step = self.apply(f, [acc_mem, elem], env, lambda call, env2: self.acc(call, env2, MemAcc(acc_mem)))
             return For(i, n, step, unroll=head.name == "reduce_seq_unroll")
 
-        return New(acc_mem, seq(self.acc(z, env, MemAcc(acc_mem)), self.con(xs, env, loop), k(acc_mem)))
+        # The input first: a global temporary it needs then precedes the accumulator, so the
+        # host plan can run it as an earlier kernel.
+        return self.con(xs, env, lambda v: New(acc_mem, seq(self.acc(z, env, MemAcc(acc_mem)), loop(v), k(acc_mem))))
 
     def _iterate(self, e: Expr, head: Prim, args: list, env: dict, k: K):
         """Unrolled: step j applies `f` at the length it then has; each step stores its
@@ -233,6 +249,18 @@ class Translator:
                 call, env2, lambda v: step(j + 1, v, smaller)))
 
         return self.con(xs, env, lambda v: step(0, v, xs.t.size))
+
+    def _generate(self, e: Expr, head: Prim, args: list, env: dict, k: K):
+        """A view: element i is f's body at i, recomputed where it is read (f must be a
+        pure expression: anything that loops or allocates needs a map instead)."""
+        (n,) = head.params
+        i = self.loop_var("g", n)
+        captured: list = []
+        cmd = self.apply(args[0], [NatExp(Nat.atom(i), i32)], env, lambda call, env2: self.con(
+            call, env2, lambda v: captured.append(v) or Skip()))
+        if not isinstance(cmd, Skip) or len(captured) != 1:
+            self.fail(e, "generate's function loops or allocates: build the array with a map instead")
+        return k(View("generate", (n, i), (captured[0],), e.t))
 
     def _instantiate(self, f: Expr, ftype: NatFunType, n: Nat) -> Expr:
         """`f [n]` for a size function, typed again at that size."""

@@ -288,11 +288,12 @@ class Program:
     output: Mem
     sizes: tuple  # tuple[NatVar, ...]
     body: Cmd
+    temporaries: tuple = ()  # global temporaries, allocated by the host (see passes.hoist_globals)
 
     def __str__(self) -> str:
         from .printer import pseudo_code
 
-        params = ", ".join(f"{m.name}: {m.type}" for m in self.inputs)
+        params = ", ".join(f"{m.name}: {m.type}" for m in self.inputs + self.temporaries)
         sizes = ", ".join(v.name for v in self.sizes)
         head = f"program {self.name}({sizes}{'; ' if sizes else ''}{params}) -> {self.output.name}: {self.output.type}"
         return head + " {\n" + pseudo_code(self.body, 1) + "\n}"

@@ -4,6 +4,7 @@ pipeline is data (`PIPELINE`) so experiments can switch passes off.
     resolve_views     every read/write through views becomes a Load/Store at a flat index
     insert_barriers   a local barrier after a work-group phase that writes local memory
                       read by a later phase (never inside code that not all items reach)
+    hoist_globals     global temporaries become host-allocated buffers (kernel arguments)
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import attrs
 
 from functional.types import AddressSpace
 
-from .ir import Assign, Barrier, Cmd, For, If, Level, Load, New, Op, ParFor, Program, Seq, Skip, Store, seq
+from .ir import Assign, Barrier, Cmd, For, If, Level, New, ParFor, Program, Seq, Store, seq
 from .views import resolve
 
 
@@ -71,7 +72,35 @@ def insert_barriers(p: Program) -> Program:
     return attrs.evolve(p, body=_barriers(p.body, False))
 
 
-PIPELINE = (resolve_views, insert_barriers)
+class PlacementError(Exception):
+    """A temporary that cannot live where the program puts it."""
+
+
+def _hoist(cmd: Cmd, found: list, parallel: bool) -> Cmd:
+    if isinstance(cmd, New) and cmd.mem.space is AddressSpace.GLOBAL:
+        if parallel:
+            raise PlacementError(f"global temporary {cmd.mem.name} is allocated inside a parallel loop; store it "
+                                 f"with to_global outside the parallel map")
+        found.append(cmd.mem)
+        return _hoist(cmd.body, found, parallel)
+    if isinstance(cmd, Seq):
+        return seq(*(_hoist(c, found, parallel) for c in cmd.cmds))
+    if isinstance(cmd, ParFor):
+        return attrs.evolve(cmd, body=_hoist(cmd.body, found, True))
+    if isinstance(cmd, (New, For)):
+        return attrs.evolve(cmd, body=_hoist(cmd.body, found, parallel))
+    if isinstance(cmd, If):
+        return attrs.evolve(cmd, then=_hoist(cmd.then, found, parallel), orelse=_hoist(cmd.orelse, found, parallel))
+    return cmd
+
+
+def hoist_globals(p: Program) -> Program:
+    found: list = []
+    body = _hoist(p.body, found, False)
+    return attrs.evolve(p, body=body, temporaries=p.temporaries + tuple(found))
+
+
+PIPELINE = (resolve_views, insert_barriers, hoist_globals)
 
 
 def run_passes(p: Program, passes=PIPELINE) -> Program:
@@ -80,4 +109,4 @@ def run_passes(p: Program, passes=PIPELINE) -> Program:
     return p
 
 
-__all__ = ["PIPELINE", "run_passes", "resolve_views", "insert_barriers", "Load", "Op", "Skip"]
+__all__ = ["PIPELINE", "run_passes", "resolve_views", "insert_barriers", "hoist_globals", "PlacementError"]

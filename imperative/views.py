@@ -21,7 +21,7 @@ from functional.errors import FunctionalError
 from functional.expr import IndexFun
 from functional.nat import Nat, as_nat, divides, floordiv, mod, nmax, nmin
 from functional.primitives import stride_index
-from functional.types import ArrayType, ScalarType, TupleType, VectorType, boolean, i32
+from functional.types import AddressSpace, ArrayType, ScalarType, TupleType, VectorType, boolean, i32
 
 from .ir import (
     Acc, Assign, Exp, Idx, IdxAcc, Lit, Load, Mem, MemAcc, NatExp, Op, Proj, ProjAcc, Store, View, ViewAcc, leaf_name,
@@ -69,9 +69,9 @@ def _mem_access(mem: Mem, path: tuple, want_type):
 
 def read(e: Exp, path: tuple = ()) -> Exp:
     if isinstance(e, Mem):
-        name, index, t = _mem_access(e, path, None)
-        if not isinstance(e.type, (ArrayType, TupleType)) and not path:
+        if not isinstance(e.type, (ArrayType, TupleType)) and not path and e.space is AddressSpace.PRIVATE:
             return e  # a scalar kernel argument or private variable
+        name, index, t = _mem_access(e, path, None)
         return Load(name, index, t, e.space)
     if isinstance(e, Idx):
         return read(e.array, (e.index,) + path)
@@ -150,6 +150,9 @@ def _read_view(v: View, path: tuple) -> Exp:
         return read(src, (rest[0], head) + rest[1:])
     if kind == "pair":
         return read(args[head.k], rest)
+    if kind == "generate":
+        _, var = ps
+        return read(substitute_index(src, var, head), rest)
     if kind == "as_vector":
         (w,) = ps
         if rest and isinstance(rest[0], Lane):
@@ -159,6 +162,25 @@ def _read_view(v: View, path: tuple) -> Exp:
         w = v.args[0].type.elem.width
         return read(src, (floordiv(head, w), Lane(mod(head, w))) + rest)
     raise ViewError(f"no read rule for view {kind}")
+
+
+def substitute_index(e, var, value: Nat):
+    """`e` with the size variable `var` replaced by `value` in every index inside it."""
+    from functional.nat import substitute
+
+    def nat(n):
+        return substitute(n, {var: value}) if isinstance(n, Nat) else n
+
+    if isinstance(e, NatExp):
+        return NatExp(nat(e.nat), e.type)
+    if isinstance(e, Idx):
+        return Idx(substitute_index(e.array, var, value), nat(e.index), e.type)
+    if isinstance(e, Proj):
+        return Proj(substitute_index(e.tuple_, var, value), e.k, e.type)
+    if isinstance(e, (View, Op)):
+        return attrs.evolve(e, params=tuple(nat(p) for p in e.params),
+                            args=tuple(substitute_index(a, var, value) for a in e.args))
+    return e
 
 
 def _scalar_type(arr: Exp, rest: tuple):
@@ -193,7 +215,7 @@ def _vector_from_lanes(src: Exp, i: Nat, w: Nat) -> Exp:
 
 def write(a: Acc, path: tuple = ()) -> Acc:
     if isinstance(a, MemAcc):
-        if not isinstance(a.mem.type, (ArrayType, TupleType)) and not path:
+        if not isinstance(a.mem.type, (ArrayType, TupleType)) and not path and a.mem.space is AddressSpace.PRIVATE:
             return a
         name, index, t = _mem_access(a.mem, path, None)
         return Store(name, index, t, a.mem.space)

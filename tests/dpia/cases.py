@@ -41,6 +41,26 @@ def _vec_sum_groups(xs):
         fl.split(64, xs)))
 
 
+def _derived(program, strategy):
+    from functional.derivation import derive
+
+    return derive(program, strategy)[0]
+
+
+def _schedule_cases() -> dict:
+    """Programs lowered by the seed's named strategies (functional.schedules)."""
+    from functional import schedules as sch
+
+    n128 = fl.nat("N", multiple_of=128)
+    total = fl.fun([fl.array(n128, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))
+    dot = fl.fun([fl.array(n128, fl.f32), fl.array(n128, fl.f32)], lambda xs, ys: fl.reduce(
+        fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(xs, ys))))
+    return {
+        "schedule_vec_sum_two_kernels": (_derived(total, sch.vec_sum(128, 32)), (_f32(128 * 6),)),
+        "schedule_dot": (_derived(dot, sch.dot(16)), (_f32(256), _f32(256) + 1)),
+    }
+
+
 CASES = {
     "vec_sum_iterate": (fl.fun([fl.array(N64, fl.f32)], _vec_sum_groups), (_f32(64 * 5),)),
     "zip_map_global": (fl.fun([vec, vec], lambda xs, ys: fl.map_global(lambda p: fl.fst(p) * fl.snd(p) + 1.0,
@@ -86,6 +106,9 @@ CASES = {
         lambda r: fl.let(fl.reduce_seq(fl.add, 0.0, r), lambda s: fl.map_seq(lambda x: x / s, r)), m)),
                     (np.abs(_f32(3, 4)) + 1.0,)),
 }
+
+
+CASES.update(_schedule_cases())
 
 
 def check_all(cases=CASES, device=None) -> list[str]:

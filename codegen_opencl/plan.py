@@ -1,0 +1,71 @@
+"""The host plan: the kernels a program needs, in order.
+
+The top-level commands of a (hoisted) program run one after another.  Each command that
+contains parallel loops is a kernel of its own; consecutive sequential commands form one
+kernel run by a single work-item.  Kernels communicate through the global temporaries
+that `imperative.passes.hoist_globals` turned into buffers, so a full reduction of a large
+array is a parallel kernel of partial results followed by the kernel that combines them.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from functional.errors import FunctionalError
+from imperative.ir import Cmd, New, ParFor, Program, Seq, seq
+
+
+class PlanError(FunctionalError):
+    """A program whose parallel and sequential parts cannot be split into kernels."""
+
+
+@attrs.frozen
+class Phase:
+    name: str
+    body: Cmd
+    parallel: bool
+
+
+def _has_parallel(cmd: Cmd) -> bool:
+    if isinstance(cmd, ParFor):
+        return True
+    kids = cmd.cmds if isinstance(cmd, Seq) else tuple(
+        c for c in (getattr(cmd, "body", None), getattr(cmd, "then", None), getattr(cmd, "orelse", None)) if c)
+    return any(_has_parallel(c) for c in kids)
+
+
+def phases(p: Program) -> list[Phase]:
+    cmds = p.body.cmds if isinstance(p.body, Seq) else (p.body,)
+    out: list[Phase] = []
+    pending: list[Cmd] = []
+
+    def flush():
+        if pending:
+            out.append(Phase("", seq(*pending), False))
+            pending.clear()
+
+    for c in cmds:
+        if not _has_parallel(c):
+            pending.append(c)
+            continue
+        if not isinstance(c, ParFor) and _mixes(c):
+            raise PlanError(f"{p.name}: sequential code around a parallel loop shares private state with it; "
+                            f"store the parallel map's result with to_global so it becomes a kernel of its own")
+        flush()
+        out.append(Phase("", c, True))
+    flush()
+    if len(out) == 1:
+        return [attrs.evolve(out[0], name=p.name)]
+    return [attrs.evolve(ph, name=f"{p.name}_{k}") for k, ph in enumerate(out)]
+
+
+def _mixes(c: Cmd) -> bool:
+    """A command with parallel loops that is not purely a wrapper of them (a New whose
+    body also has sequential work outside the loops)."""
+    while isinstance(c, New):
+        c = c.body
+    if isinstance(c, ParFor):
+        return False
+    if isinstance(c, Seq):
+        return any(not _has_parallel(x) for x in c.cmds) or any(_mixes(x) for x in c.cmds)
+    return True
