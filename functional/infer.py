@@ -292,7 +292,7 @@ class Inference:
         if not solution.unknowns and not is_integral(solution):
             raise _Mismatch(f"{-rest} is not known to be a multiple of {coeff}", divisibility=True)
         k = solution.as_int()
-        if k is not None and k <= 0:
+        if k is not None and k < 0:  # zero is fine for a part never materialised (take n of n)
             raise _Mismatch(f"sizes {a} and {b} force a size of {k}")
         self.nats[u] = solution
         self._retry()

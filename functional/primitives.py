@@ -644,8 +644,24 @@ def _cast_scheme(fr, params):
     return (fr.dt(TypeClass.SCALAR),), target
 
 
-declare("cast", SCALAR, (TYPE,), 1, _cast_scheme, lambda c: c.args[0].astype(c.params[0].dtype),
-        "cast T x = (T) x", check=lambda p: None if getattr(p[0], "dtype", None) is not None else "cast takes a scalar type")
+def _cast_meaning(c):
+    (target,) = c.params
+    x = c.args[0]
+    if isinstance(target, VectorType):  # a splat: every lane is x
+        w = c.size(target.width)
+        return np.broadcast_to(x[..., None], x.shape + (w,)).astype(target.elem.dtype)
+    return x.astype(target.dtype)
+
+
+def _check_cast(params):
+    t = params[0]
+    if isinstance(t, VectorType) and t.width.as_int() in (2, 3, 4, 8, 16):
+        return None
+    return None if getattr(t, "dtype", None) is not None else "cast takes a scalar type or a vector type (a splat)"
+
+
+declare("cast", SCALAR, (TYPE,), 1, _cast_scheme, _cast_meaning,
+        "cast T x = (T) x;  cast vec[s, w] x = <x, ..., x>", check=_check_cast)
 
 
 def _user_scheme(fr, params):

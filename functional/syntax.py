@@ -488,7 +488,7 @@ class _Parser:
         if kind == DIM:
             return self.integer()
         if kind == TYPE:
-            return self.scalar()
+            return self.data(scope)
         if kind == INDEX:
             self.expect("(")
             self.expect("fun")
