@@ -164,6 +164,8 @@ class _Printer:
             count = Nat.const(1)
             for d in dims:
                 count = count * d
+            if isinstance(elem, VectorType):  # vectors live as scalars, read with vloadN/vstoreN
+                count, elem = count * elem.width, elem.elem
             k = count.as_int()
             if k is None:
                 raise EmitError(f"{m.space.value} array {m.name}: size {count} must be a constant")

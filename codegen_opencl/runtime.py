@@ -79,7 +79,8 @@ def _parallel_loops(cmd: Cmd, out: list) -> list:
     return out
 
 
-def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: int | None = None):
+def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: int | None = None,
+                max_local: int = 256):
     """Global and local work sizes (1D) for one kernel.  Kernels are correct for any
     launch; these defaults give one item per element of the outermost map, within limits."""
     loops = _parallel_loops(body, [])
@@ -90,7 +91,7 @@ def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: i
         locals_ = [lp for lp in loops if lp.level is Level.LOCAL]
         if local_size is None:
             counts = [int(evaluate(lp.count, sizes)) for lp in locals_] or [1]
-            local_size = max(1, min(max(counts), 256))
+            local_size = max(1, min(max(counts), max_local))
         n_groups = groups or max(1, min(int(evaluate(wg[0].count, sizes)), 4096))
         return (n_groups * local_size,), (local_size,)
     glob = [lp for lp in loops if lp.level is Level.GLOBAL]
@@ -151,8 +152,9 @@ class Kernel:
                     outputs.append((proj, host, args[-1]))
             else:
                 args.append(np.int32(sizes[obj.name]))
-        launches = [launch_plan(ph.body, sizes, self.local_size, self.groups) if ph.parallel else ((1,), None)
-                    for ph in self.phases]
+        max_local = int(self.device.max_work_group_size)
+        launches = [launch_plan(ph.body, sizes, self.local_size, self.groups, max_local) if ph.parallel
+                    else ((1,), None) for ph in self.phases]
         return args, outputs, launches
 
     def _run(self, args, launches) -> list:

@@ -283,16 +283,16 @@ def _alpha_key(e: Expr, env: dict, nat_env: dict) -> tuple:
             return ("bound", env[e.name])
         return ("free", e.name, _type_key(e.decl, nat_env))
     if isinstance(e, Lambda):
-        depth = len(env) + len(nat_env)
-        inner = {**env, e.param.name: depth, depth: None}  # the int key keeps depths distinct under shadowing
+        depth = env.get(None, 0)  # binders around e (key None: names are strings), not len(env): shadowing
+        inner = {**env, e.param.name: depth, None: depth + 1}
         return ("lam", _type_key(e.param.decl, nat_env), _alpha_key(e.body, inner, nat_env))
     if isinstance(e, App):
         return ("app", _alpha_key(e.fun, env, nat_env), _alpha_key(e.arg, env, nat_env))
     if isinstance(e, NatLambda):
-        depth = len(env) + len(nat_env)
+        depth = env.get(None, 0)
         placeholder = Nat.atom(Var(f"#{depth}", e.var.lo, e.var.hi, e.var.multiple_of))
-        inner = {**nat_env, e.var: placeholder, depth: None}  # as for Lambda: distinct depths under shadowing
-        return ("nlam", (e.var.lo, e.var.hi, e.var.multiple_of), _alpha_key(e.body, env, inner))
+        inner = {**nat_env, e.var: placeholder}
+        return ("nlam", (e.var.lo, e.var.hi, e.var.multiple_of), _alpha_key(e.body, {**env, None: depth + 1}, inner))
     if isinstance(e, NatApp):
         return ("napp", _alpha_key(e.fun, env, nat_env), _nat_key(e.nat, nat_env))
     if isinstance(e, Literal):

@@ -488,6 +488,9 @@ class _Parser:
         if kind == DIM:
             return self.integer()
         if kind == TYPE:
+            k, v = self.peek()
+            if k == "name" and v not in SCALARS and v != "vec" and not self.followed_by_dot():
+                self.fail(f"expected a type, found {v!r}")
             return self.data(scope)
         if kind == INDEX:
             self.expect("(")

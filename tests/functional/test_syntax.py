@@ -267,7 +267,7 @@ class Gen:
             if t in FLOATS:
                 rules += ["float_unary", "fma"]
         elif isinstance(t, VectorType):
-            rules = ["map_vec"]
+            rules = ["map_vec", "splat"]
             if t.elem in NUMERIC:
                 rules += ["binop", "unary"]
             if t.elem in FLOATS:
@@ -333,6 +333,9 @@ class Gen:
         return ap(prim("fma"), *(self.gen(t, env, ns, d) for _ in range(3)))
 
     def r_cast(self, t, env, ns, d):
+        return ap(prim("cast", t), self.gen(self.pick(SCALARS), env, ns, d))
+
+    def r_splat(self, t, env, ns, d):
         return ap(prim("cast", t), self.gen(self.pick(SCALARS), env, ns, d))
 
     def r_user_fun(self, t, env, ns, d):
@@ -633,6 +636,7 @@ def test_round_trip_of_random_programs(p):
     assert fl.infer(q).type == typed.type
 
 
+@settings(max_examples=2 * settings.default.max_examples)
 @given(programs(max_depth=3))
 def test_renaming_keeps_programs_equal(p):
     r = rename_all(p)
@@ -688,6 +692,10 @@ def test_shadowed_binders_are_not_confused():
     assert outer == Lambda(Identifier("a"), Lambda(Identifier("b"), Lambda(Identifier("c"), Identifier("b"))))
     assert parse("fun(x, x, y) => x") == outer
     assert parse("fun(x, x, y) => y") == last
+    # shadowing must not shift the numbering of later binders
+    assert parse("fun(x, x) => fun(x, y) => x") == parse("fun(a, b) => fun(c, d) => c")
+    assert hash(parse("fun(x, x) => fun(x, y) => x")) == hash(parse("fun(a, b) => fun(c, d) => c"))
+    assert parse("fun(N: nat, N: nat, x) => x") == parse("fun(A: nat, B: nat, y) => y")
 
 
 def test_shadowed_size_binders_are_not_confused():
@@ -887,7 +895,8 @@ def test_nat_function_type_keeps_facts():
     ("fun(x) => x + - y", "1:15", "- y", "unary minus"),
     ("split (N / 0) xs", "1:10", "/ 0) xs", "division"),
     ("split (2 ^ 100000000) xs", "1:10", "^ 100000000", "too large"),
-    ("cast g32 x", "1:6", "", "scalar type"),
+    ("cast g32 x", "1:6", "g32 x", "expected a type"),
+    ("cast vec[f32, 4 x", "1:17", "x", "expected ']'"),
     ("user_fun {f(a: f32): f32 = 3}", "1:28", "3}", "C body"),
     ("user_fun {f(a: f32): f32 = \"\\q\"}", "1:28", '"\\q"}', "bad string"),
     ("f32(-true)", "1:5", "-true)", "expected a literal"),

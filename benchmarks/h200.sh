@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Run the GPU benchmarks on an NVIDIA machine without an OpenCL ICD file or pyopencl
+# (the lent H200): install the wheels carried in .whl/, point the ICD loader at NVIDIA's
+# OpenCL library, then run.  See ../shared/reference/gpu.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
+export PYTHONPATH=/tmp/site:$PWD
+mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
+export OCL_ICD_VENDORS=/tmp/icd DPIA_DEVICE=nvidia PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
+python3 benchmarks/sum_gpu.py "$@"
