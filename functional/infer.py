@@ -515,6 +515,11 @@ def _infer_prim_app(inf: Inference, prim: Prim, apps: list[App], env: dict) -> E
         _guard(inf, partial, lambda expected=expected, arg=arg: inf.unify(expected, arg.t), explain)
         node = partial
         remaining = remaining.result
+    if apps and len(apps) == n_args:
+        empty = [k for k in (n.as_int() for n in _sizes(inf.resolve(result))) if k is not None and k <= 0]
+        if empty:  # zero is fine inside an input's size (take n of n), never for a result
+            special = d.explain(prim.params, [inf.resolve(a.arg.t) for a in _app_nodes(node)]) if d.explain else None
+            _fail(node, special or f"{prim.name} would produce an array of size {empty[0]}")
     return node
 
 

@@ -184,7 +184,8 @@ class Nat:
         for mono, c in terms:
             acc[mono] = acc.get(mono, Fraction(0)) + c
         items = sorted(((m, c) for m, c in acc.items() if c != 0), key=lambda mc: _mono_key(mc[0]))
-        return Nat(tuple(items))
+        n = Nat(tuple(items))
+        return _recombine_divmod(n) if any(isinstance(a, Mod) for m, _ in items for a, _ in m) else n
 
     @staticmethod
     def const(value: int | Fraction) -> "Nat":
@@ -300,6 +301,25 @@ class Nat:
 
     def __hash__(self) -> int:
         return hash(self.terms)
+
+
+def _recombine_divmod(n: Nat) -> Nat:
+    """`c * (a % b) + c * b * (a // b)` is `c * a` (floor division and modulo agree)."""
+    terms = dict(n.terms)
+    for mono, c in n.terms:
+        if len(mono) != 1 or mono[0][1] != 1 or not isinstance(mono[0][0], Mod) or mono not in terms:
+            continue
+        m = mono[0][0]
+        single = _split_monomial(m.b)
+        if single is None:
+            continue
+        bc, bmono = single
+        partner = _mono_mul(((FloorDiv(m.a, m.b), 1),), bmono)
+        if terms.get(partner) == c * bc:
+            del terms[mono], terms[partner]
+            rest = Nat.from_terms(terms.items())
+            return rest + m.a * Nat.const(c)
+    return n
 
 
 def as_nat(x: NatLike) -> Nat:
