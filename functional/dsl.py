@@ -26,8 +26,9 @@ import numpy as np
 
 from .errors import DSLError
 from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun, bound_names
-from .expr import fresh_name, free_identifiers, substitute
+from .expr import fresh_name, free_identifiers, nat_var_names, substitute, substitute_nat
 from .nat import Nat, NatLike, Var, as_nat
+from .nat import substitute as nat_substitute
 from .primitives import PRIMITIVES
 from .types import SCALARS, ScalarType, Type, map_nats
 
@@ -110,9 +111,12 @@ def fun(param_types: Sequence[Type], fn: Callable) -> Expr:
 
 
 def nat_fun(fn: Callable[[Nat], Any], name: str = "n") -> Expr:
-    """A function of a size: `nat_fun(lambda n: ...)`."""
-    var = Var(name, 1)
-    return NatLambda(var, to_expr(fn(Nat.atom(var))), origin=origin())
+    """A function of a size: `nat_fun(lambda n: ...)`.  The binder gets a name that no size
+    in the body uses, so an outer size of the same name is never captured."""
+    temp = Var(f"{name}%{uuid.uuid4().hex[:10]}", 1)
+    body = to_expr(fn(Nat.atom(temp)))
+    var = Var(fresh_name(name, nat_var_names(body)), 1)
+    return NatLambda(var, substitute_nat(body, temp, Nat.atom(var)), origin=origin())
 
 
 def nat_apply(f: Any, n: NatLike) -> Expr:
@@ -189,9 +193,14 @@ def iterate(k: NatLike, f: Any = None, xs: Any = None) -> Expr:
 def _index_fun(idx: Callable | IndexFun) -> IndexFun:
     if isinstance(idx, IndexFun):
         return idx
-    n = Var("n", 1)
-    i = Var("i", 0, Nat.atom(n))
-    return IndexFun(i, n, as_nat(idx(Nat.atom(i), Nat.atom(n))))
+    tag = uuid.uuid4().hex[:10]
+    n_tmp = Var(f"n%{tag}", 1)
+    i_tmp = Var(f"i%{tag}", 0, Nat.atom(n_tmp))
+    body = as_nat(idx(Nat.atom(i_tmp), Nat.atom(n_tmp)))
+    taken = {v.name for v in body.vars}  # outer sizes the body mentions keep their names
+    n = Var(fresh_name("n", taken), 1)
+    i = Var(fresh_name("i", taken | {n.name}), 0, Nat.atom(n))
+    return IndexFun(i, n, nat_substitute(body, {n_tmp: Nat.atom(n), i_tmp: Nat.atom(i)}))
 
 
 def gather(idx: Callable | IndexFun, xs: Any = None) -> Expr:

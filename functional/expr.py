@@ -398,6 +398,32 @@ def _subst_param(p, on_nat, on_type):
     return p
 
 
+def nat_var_names(e: Expr) -> set[str]:
+    """Names of every size variable mentioned anywhere in `e` (types, parameters, binders)."""
+    names: set[str] = set()
+
+    def nat(n: Nat) -> Nat:
+        names.update(v.name for v in n.vars)
+        return n
+
+    for x in walk(e):
+        if isinstance(x, Identifier) and x.decl is not None:
+            map_nats(x.decl, nat)
+        elif isinstance(x, NatLambda):
+            names.add(x.var.name)
+        elif isinstance(x, NatApp):
+            nat(x.nat)
+        elif isinstance(x, Prim):
+            for p in x.params:
+                if isinstance(p, Nat):
+                    nat(p)
+                elif isinstance(p, IndexFun):
+                    nat(p.body)
+                elif isinstance(p, Type):
+                    map_nats(p, nat)
+    return names
+
+
 def spine(e: Expr) -> tuple[Expr, list[Expr]]:
     """`f a b c` as (f, [a, b, c])."""
     args = []

@@ -341,6 +341,19 @@ def nat(name: str, lo: int = 1, hi: NatLike | None = None, multiple_of: int = 1)
     return Nat.atom(Var(name, lo, as_nat(hi) if hi is not None else None, multiple_of))
 
 
+def facts_text(v: Var) -> str:
+    """The facts of a size binder as text: `{lo=0, hi=N, multiple_of=4}` (defaults omitted:
+    a size is at least 1 unless it says otherwise)."""
+    facts = []
+    if v.lo != 1:
+        facts.append(f"lo={v.lo}")
+    if v.hi is not None:
+        facts.append(f"hi={v.hi}")
+    if v.multiple_of != 1:
+        facts.append(f"multiple_of={v.multiple_of}")
+    return "{" + ", ".join(facts) + "}" if facts else ""
+
+
 def var_of(n: Nat) -> Var | None:
     """The variable if `n` is exactly one variable, else None."""
     if len(n.terms) == 1:

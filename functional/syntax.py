@@ -30,7 +30,7 @@ import attrs
 
 from .errors import FunctionalError, ParseError
 from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun, spine, walk
-from .nat import Nat, Var, as_nat, floordiv, mod, nmax, nmin, power
+from .nat import Nat, Var, facts_text, as_nat, floordiv, mod, nmax, nmin, power
 from .nat import substitute as nat_substitute
 from .primitives import DIM, INDEX, NAT, PRIMITIVES, TYPE, USERFUN
 from .types import SCALARS, ArrayType, FunType, NatFunType, ScalarType, TupleType, Type, VectorType
@@ -151,14 +151,7 @@ class _Printer:
 
 
 def _facts(v: Var) -> str:
-    facts = []
-    if v.lo != 1:
-        facts.append(f"lo={v.lo}")
-    if v.hi is not None:
-        facts.append(f"hi={v.hi}")
-    if v.multiple_of != 1:
-        facts.append(f"multiple_of={v.multiple_of}")
-    return "{" + ", ".join(facts) + "}" if facts else ""
+    return facts_text(v)
 
 
 def _index_text(f: IndexFun) -> str:

@@ -132,7 +132,9 @@ class NatFunType(Type):
     body: Type
 
     def __str__(self) -> str:
-        return f"({self.var.name}: nat) -> {self.body}"
+        from .nat import facts_text
+
+        return f"({self.var.name}: nat{facts_text(self.var)}) -> {self.body}"
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -103,9 +103,9 @@ HYP = user_fun("hyp", [("x", f32), ("y", f32)], f32, "return sqrt(x * x + y * y)
 
 GOOD = {
     "dot": (fun([array(N, f32), array(N, f32)], dot), "(N: nat) -> N.f32 -> N.f32 -> f32"),
-    "split": (fun([array(N64, f32)], lambda xs: split(64, xs)), "(N: nat) -> N.f32 -> (N / 64).64.f32"),
+    "split": (fun([array(N64, f32)], lambda xs: split(64, xs)), "(N: nat{multiple_of=64}) -> N.f32 -> (N / 64).64.f32"),
     "split_map_join": (fun([array(N64, f32)], lambda xs: join(map(map(neg), split(64, xs)))),
-                       "(N: nat) -> N.f32 -> N.f32"),
+                       "(N: nat{multiple_of=64}) -> N.f32 -> N.f32"),
     "join": (fun([array(M, array(N, f32))], lambda g: join(g)), "(M: nat) -> (N: nat) -> M.N.f32 -> (M * N).f32"),
     "slide": (fun([array(N, f32)], lambda xs: slide(3, 1, xs)), "(N: nat) -> N.f32 -> (N - 2).3.f32"),
     "slide_step": (fun([array(2 * M + 1, f32)], lambda xs: slide(3, 2, xs)), "(M: nat) -> (2 * M + 1).f32 -> M.3.f32"),
@@ -115,8 +115,8 @@ GOOD = {
     "pad_const": (fun([array(N, f32)], lambda xs: pad_const(2, 3, 0.0, xs)), "(N: nat) -> N.f32 -> (N + 5).f32"),
     "pad_2d": (fun([array(M, array(N, f32))], lambda g: pad_wrap(1, 1, map(pad_mirror(2, 0), g))),
                "(M: nat) -> (N: nat) -> M.N.f32 -> (M + 2).(N + 2).f32"),
-    "iterate": (fun([array(N4, f32)], lambda xs: iterate(2, halve, xs)), "(N: nat) -> N.f32 -> (N / 4).f32"),
-    "iterate3": (fun([array(N8, f32)], lambda xs: iterate(3, halve, xs)), "(N: nat) -> N.f32 -> (N / 8).f32"),
+    "iterate": (fun([array(N4, f32)], lambda xs: iterate(2, halve, xs)), "(N: nat{multiple_of=4}) -> N.f32 -> (N / 4).f32"),
+    "iterate3": (fun([array(N8, f32)], lambda xs: iterate(3, halve, xs)), "(N: nat{multiple_of=8}) -> N.f32 -> (N / 8).f32"),
     "iterate0": (fun([array(N, f32)], lambda xs: iterate(0, halve, xs)), "(N: nat) -> N.f32 -> N.f32"),
     "iterate_same_length": (fun([array(N, f32)], lambda xs: iterate(5, lambda ys: map(neg, ys), xs)),
                             "(N: nat) -> N.f32 -> N.f32"),
@@ -132,13 +132,13 @@ GOOD = {
     "drop": (fun([array(N, f32)], lambda xs: drop(2, xs)), "(N: nat) -> N.f32 -> (N - 2).f32"),
     "concat": (fun([array(M, f32), array(N, f32)], lambda xs, ys: concat(xs, ys)),
                "(M: nat) -> (N: nat) -> M.f32 -> N.f32 -> (N + M).f32"),
-    "as_vector": (fun([array(N4, f32)], lambda xs: as_vector(4, xs)), "(N: nat) -> N.f32 -> (N / 4).vec[f32, 4]"),
+    "as_vector": (fun([array(N4, f32)], lambda xs: as_vector(4, xs)), "(N: nat{multiple_of=4}) -> N.f32 -> (N / 4).vec[f32, 4]"),
     "map_vec": (fun([array(N4, f32)], lambda xs: as_scalar(map(map_vec(sqrt), as_vector(4, xs)))),
-                "(N: nat) -> N.f32 -> N.f32"),
+                "(N: nat{multiple_of=4}) -> N.f32 -> N.f32"),
     "vector_ops": (fun([vec(f32, 4), vec(f32, 4)], lambda a, b: fma(a, b, a)),
                    "vec[f32, 4] -> vec[f32, 4] -> vec[f32, 4]"),
     "generate": (generate(5, lambda i: cast(f32, i)), "5.f32"),
-    "reorder_stride": (fun([array(N4, f32)], lambda xs: reorder_stride(4, xs)), "(N: nat) -> N.f32 -> N.f32"),
+    "reorder_stride": (fun([array(N4, f32)], lambda xs: reorder_stride(4, xs)), "(N: nat{multiple_of=4}) -> N.f32 -> N.f32"),
     "gather": (fun([array(N, f32)], lambda xs: gather(lambda i, n: n - 1 - i, xs)), "(N: nat) -> N.f32 -> N.f32"),
     "low_level": (fun([array(M, array(N, f32))],
                       lambda g: map_workgroup(lambda r: to_local(map_local(lambda x: to_private(x * 2.0), r)), g)),
@@ -208,7 +208,8 @@ def test_split_sizes_follow_the_declared_multiple(k, mult):
     nk = nat("N", multiple_of=k * mult)
     typed = infer(fun([array(nk, f32)], lambda xs: split(k, xs)))
     inner = "" if k == 1 else f" / {k}"
-    assert str(typed.type) == f"(N: nat) -> N.f32 -> (N{inner}).{k}.f32".replace("(N).", "N.")
+    facts = "" if k * mult == 1 else f"{{multiple_of={k * mult}}}"
+    assert str(typed.type) == f"(N: nat{facts}) -> N.f32 -> (N{inner}).{k}.f32".replace("(N).", "N.")
     if k > 1 and mult == 1:
         # a multiple of k*j is not a multiple of k*j+1 (k > 1): rejected
         with pytest.raises(fl.TypeInferenceError, match="not known to be a multiple"):

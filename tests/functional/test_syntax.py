@@ -872,7 +872,6 @@ def test_type_text():
     assert parse_type("((N / 4).f32, 2.bool)") == fl.tuple_of(fl.array(fl.nat("N") / 4, f32), fl.array(2, fl.boolean))
 
 
-@pytest.mark.xfail(strict=True, reason="types.py: NatFunType.__str__ drops the binder's facts")
 def test_nat_function_type_keeps_facts():
     t = NatFunType(Var("L", 1, None, 4), fl.array(Nat.atom(Var("L", 1, None, 4)), f32))
     assert parse_type(str(t)) == t
