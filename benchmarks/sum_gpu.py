@@ -47,7 +47,7 @@ def hand_time(x, repeat):
     part = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, groups * 4)
     k.set_args(xb, part, np.int32(x.size // 4))
     times = []
-    for r in range(repeat + 3):
+    for _ in range(repeat + 3):
         e = cl.enqueue_nd_range_kernel(q, k, (groups * 256,), (256,))
         e.wait()
         times.append((e.profile.end - e.profile.start) * 1e-9)

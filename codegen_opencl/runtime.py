@@ -134,7 +134,7 @@ class Kernel:
         mf = cl.mem_flags
         args, outputs = [], []
         by_input = {m.name: v for m, v in zip(p.inputs, checked)}
-        for _, name, (kind, obj, proj) in self._params:
+        for _, _name, (kind, obj, proj) in self._params:
             if kind == "input":
                 value = by_input[obj.name]
                 for k in proj:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import zlib
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -41,63 +40,6 @@ def _positive_int(text: str) -> int:
 # ------------------------------------------------------------------------------ rules
 
 
-class CheckResult(NamedTuple):
-    passed: bool
-    instances: int  # instances run (up to and including the first failing one)
-    failure: str | None = None
-
-
-def _same(a, b, exact: bool) -> bool:
-    """Interpreter results agree: bit for bit when `exact`, else within 1e-4."""
-    import numpy as np
-
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
-                and all(_same(x, y, exact) for x, y in zip(a, b)))
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if exact:
-        return bool(np.array_equal(a, b, equal_nan=True))
-    return bool(np.allclose(a, b, rtol=1e-4, atol=1e-4, equal_nan=True))
-
-
-def check_rule(rule, instances: int, seed: int = 0) -> CheckResult:
-    """What tests/functional/test_rules.py does for one rule (same seeds, same tolerance):
-    on random instances from `rule.example` the rule applies (top_down), keeps the type and
-    leaves the interpreter's result unchanged."""
-    import numpy as np
-
-    import functional as fl
-    from functional.strategies import top_down
-
-    if rule.example is None:
-        return CheckResult(False, 0, "no example generator: the rule cannot be checked")
-    rng = np.random.default_rng([zlib.crc32(rule.name.encode()), seed, 0])
-    for k in range(instances):
-        program = None
-        try:
-            program, inputs, params = rule.example(rng)
-            typed = fl.infer(program)
-            result = top_down(rule.strategy(**params))(typed)
-            if not result.ok:
-                problem = f"does not apply: {result.reason}"
-            elif result.expr.t != typed.t:
-                problem = f"the type changed to {result.expr.t}"
-            elif not result.steps or result.steps[0].rule != rule.name:
-                problem = "the derivation does not record the rule"
-            elif fl.infer(result.expr, expected=typed.t).t != typed.t:
-                problem = f"the result re-infers differently: {result.expr}"
-            elif not _same(fl.interpret(typed, *inputs), fl.interpret(result.expr, *inputs), rule.exact):
-                problem = f"the meaning changed: {result.expr}"
-            else:
-                continue
-        except Exception as exc:  # noqa: BLE001 -- a crashing rule is a failed check, not a crashed command
-            problem = f"{type(exc).__name__}: {exc}"
-        return CheckResult(False, k + 1, f"instance {k}{f' ({program})' if program is not None else ''}: {problem}")
-    return CheckResult(True, instances)
-
-
 def _rules_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--family", action="append", metavar="F", help="only this family (repeatable)")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
@@ -109,6 +51,7 @@ def _rules_args(p: argparse.ArgumentParser) -> None:
 
 def _rules(args: argparse.Namespace) -> int:
     from functional.rules import RULES, catalogue
+    from functional.rules.check import check_rule
 
     rows = catalogue()
     if args.family:

@@ -19,7 +19,6 @@ from .nat import Nat, Unknown, Var, as_nat, is_integral, substitute
 from .primitives import PRIMITIVES, PrimDecl
 from .types import (
     ArrayType,
-    DataType,
     FunType,
     NatFunType,
     ScalarType,
@@ -355,7 +354,7 @@ def infer(e: Expr, env: dict | None = None, expected: Type | None = None) -> Exp
                lambda: f"has type {inf.resolve(typed.t)} where {expected} is expected")
     for d in list(inf.deferred):
         inf.current = d.node
-        _guard(inf, d.node, lambda: inf._solve(d.lhs, d.rhs))
+        _guard(inf, d.node, lambda d=d: inf._solve(d.lhs, d.rhs))
     if inf.deferred:
         d = inf.deferred[0]
         _fail(d.node, f"cannot determine the size in {inf.nat_of(d.lhs)} = {inf.nat_of(d.rhs)}")
@@ -501,7 +500,7 @@ def _infer_prim_app(inf: Inference, prim: Prim, apps: list[App], env: dict) -> E
         arg = _infer(inf, app.arg, env, expected)
         typed_args.append(arg.t)
 
-        def explain(k=k, arg=arg):
+        def explain(k=k, arg=arg, expected=expected):
             resolved = [inf.resolve(t) for t in typed_args]
             special = d.explain(prim.params, resolved) if d.explain else None
             if special:

@@ -658,7 +658,7 @@ def _free_lower(n: Nat) -> Fraction | None:
         if any(lo is None or lo < 0 for lo in lows):
             return None
         prod = Fraction(1)
-        for (a, p), lo in zip(mono, lows):
+        for (_, p), lo in zip(mono, lows):
             prod *= Fraction(lo) ** p if p > 0 else 0
         total += c * prod
     return total

@@ -51,11 +51,10 @@ def _mem_access(mem: Mem, path: tuple, want_type):
     projs = tuple(p.k for p in path if isinstance(p, P))
     idxs = [p for p in path if isinstance(p, Nat)]
     lanes = [p for p in path if isinstance(p, Lane)]
-    for proj, dims, elem in leaves(mem.type):
-        if proj == projs:
-            break
-    else:
+    found = [(dims, elem) for proj, dims, elem in leaves(mem.type) if proj == projs]
+    if not found:
         raise ViewError(f"no component {projs} in {mem.name}: {mem.type}")
+    dims, elem = found[0]
     if len(idxs) != len(dims):
         raise ViewError(f"{mem.name}: {len(idxs)} indices for {len(dims)} dimensions")
     flat = Nat.const(0)

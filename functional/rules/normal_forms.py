@@ -80,20 +80,20 @@ rule("eta", "normal-form", "fun(x) => f x -> f   (x not free in f)", lhs=_root_p
      build=lambda m: m.root.body.fun, example=_ex_eta)
 
 
-def _eta_expand_build(m):
-    if isinstance(m.f, Lambda):
-        raise NotApplicable("already a lambda")
-    f = m.f
-    expanded = fl.lam(lambda x: App(f, x))
-    head = m.root
-    # rebuild the application with the expanded function in place of f
+def _with_function(m, expanded):
+    """The matched application with its function argument `m.f` replaced."""
     from ..expr import spine
 
-    prim, args = spine(head)
+    prim, args = spine(m.root)
     e = prim
     for a in args:
-        e = App(e, expanded if a is f else a)
+        e = App(e, expanded if a is m.f else a)
     return e
+
+
+def _eta_expand_build(m):
+    f = m.f
+    return _with_function(m, fl.lam(lambda x: App(f, x)))
 
 
 def _ex_eta_expand(rng):
@@ -109,17 +109,8 @@ rule("eta_expand_map", "normal-form", "map f xs -> map (fun(x) => f x) xs   (f n
 
 
 def _eta_expand_reduce_build(m):
-    if isinstance(m.f, Lambda):
-        raise NotApplicable("already a lambda")
     f = m.f
-    expanded = fl.lam(lambda a, x: App(App(f, a), x))
-    from ..expr import spine
-
-    prim, args = spine(m.root)
-    e = prim
-    for a in args:
-        e = App(e, expanded if a is f else a)
-    return e
+    return _with_function(m, fl.lam(lambda a, x: App(App(f, a), x)))
 
 
 def _ex_eta_expand_reduce(rng):

@@ -26,6 +26,7 @@ import pytest
 import functional as fl
 from functional import rules
 from functional.rules import RULES
+from functional.rules.check import same_result
 from functional.rules.core import match
 from functional.strategies import Failure, top_down
 from functional.types import array, f32
@@ -37,19 +38,6 @@ NAMES = sorted(RULES)
 
 def _rng(name: str, salt: int = 0) -> np.random.Generator:
     return np.random.default_rng([zlib.crc32(name.encode()), SEED, salt])
-
-
-def _same(a, b, exact: bool) -> bool:
-    """Interpreter results are equal: arrays, NumPy scalars, or (nested) tuples of them."""
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
-                and all(_same(x, y, exact) for x, y in zip(a, b)))
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if exact:
-        return np.array_equal(a, b, equal_nan=True)
-    return np.allclose(a, b, rtol=1e-4, atol=1e-4, equal_nan=True)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -69,7 +57,7 @@ def test_rule_preserves_meaning(name):
         assert result.steps and result.steps[0].rule == name, f"{where}: the derivation does not record the rule"
         before = fl.interpret(typed, *inputs)
         after = fl.interpret(result.expr, *inputs)
-        assert _same(before, after, r.exact), (
+        assert same_result(before, after, r.exact), (
             f"{where}: the meaning changed\n  after:  {result.expr}\n  before: {before!r}\n  now:    {after!r}")
 
 
