@@ -1,5 +1,8 @@
-"""The imperative IR with explicit memory spaces and barriers, and its passes.
+"""The imperative language of DPIA and its passes.
 
-Not built yet: issue 4 fills this package (new/assign/for/par_for/barrier, views,
-simplification, barrier insertion, allocation hoisting).
+    ir.py       commands (new with an address space, assign, seq, for, par_for per level,
+                if, barrier, skip), expressions and acceptors, views
+    views.py    resolution of views into flat loads and stores along index paths
+    passes.py   the pass pipeline (data): resolve_views, insert_barriers, hoist_globals
+    printer.py  readable pseudo-code (`str(program)`)
 """
