@@ -79,6 +79,16 @@ def chunked_vector_sum(n_var, chunk: int):
                       fl.split(chunk, fl.as_vector(8, xs)))))))
 
 
+def chunked_vector_sum_lanes(n_var, chunk: int):
+    """As chunked_vector_sum, but each work-item adds its vector's lanes before storing."""
+    def per_item(c):
+        total = fl.reduce_seq(lambda a, v: a + v, fl.cast(fl.vec(fl.f32, 8), 0.0), c)
+        return fl.let(total, lambda v: fl.reduce_seq_unroll(fl.add, 0.0, fl.as_scalar(fl.generate(1, lambda i: v))))
+
+    return fl.fun([fl.array(n_var, fl.f32)], lambda xs: fl.reduce_seq(fl.add, 0.0, fl.to_global(
+        fl.map_global(per_item, fl.split(chunk, fl.as_vector(8, xs))))))
+
+
 def numpy_time(x: np.ndarray, repeat: int) -> float:
     times = []
     for _ in range(repeat + 2):
@@ -107,6 +117,9 @@ def main(argv=None) -> int:
     total = fl.fun([fl.array(fl.nat("N", multiple_of=1 << 16), fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))
     variants = {f"chunked float8 sum, chunk {c}": chunked_vector_sum(fl.nat("N", multiple_of=8 * c), c)
                 for c in (1 << (args.log2n - 3 - 10), 1 << (args.log2n - 3 - 11))}
+    for c in (1 << (args.log2n - 3 - 10), 1 << (args.log2n - 3 - 11)):
+        variants[f"chunked float8, lanes summed, chunk {c}"] = chunked_vector_sum_lanes(
+            fl.nat("N", multiple_of=8 * c), c)
     for block, local in ((1 << 14, 128), (1 << 16, 128)):
         variants[f"seed vecSum (block {block}, local {local})"] = derive(total, schedules.vec_sum(block, local))[0]
     best = None

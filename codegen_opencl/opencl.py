@@ -97,6 +97,11 @@ class _Printer:
             return f"{'f' + name if floaty else name}({a[0]}, {a[1]})"
         if name in ("sqrt", "exp", "log", "sin", "cos", "fma"):
             return f"{name}({', '.join(a)})"
+        if name == "lane":
+            k = e.params[0].as_int()
+            if k is not None:
+                return f"{a[0]}.s{k:x}"
+            return f"((private {c_type(e.type, self.opencl)}*)&{a[0]})[{e.params[0].to_c()}]"
         if name == "local_id":
             return f"get_local_id({e.params[0]})"
         if name == "vec":

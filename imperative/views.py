@@ -70,6 +70,9 @@ def read(e: Exp, path: tuple = ()) -> Exp:
     if isinstance(e, Mem):
         if not isinstance(e.type, (ArrayType, TupleType)) and not path and e.space is AddressSpace.PRIVATE:
             return e  # a scalar kernel argument or private variable
+        if isinstance(e.type, VectorType) and e.space is AddressSpace.PRIVATE and len(path) == 1 \
+                and isinstance(path[0], Lane):
+            return Op("lane", (path[0].k,), (e,), e.type.elem)  # a lane of a private vector
         name, index, t = _mem_access(e, path, None)
         return Load(name, index, t, e.space)
     if isinstance(e, Idx):
