@@ -79,28 +79,51 @@ def _parallel_loops(cmd: Cmd, out: list) -> list:
     return out
 
 
+def _count(lp: ParFor, sizes: dict) -> int | None:
+    try:
+        return int(evaluate(lp.count, sizes))
+    except FunctionalError:  # a count that depends on an outer loop: no launch hint from it
+        return None
+
+
 def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: int | None = None,
                 max_local: int = 256):
-    """Global and local work sizes (1D) for one kernel.  Kernels are correct for any
-    launch; these defaults give one item per element of the outermost map, within limits."""
+    """Global and local work sizes (up to 3 dimensions) for one kernel.  Kernels are correct
+    for any launch (parallel loops stride by the launch size); these defaults give one item
+    per element of the outermost map of each dimension, within limits.  `local_size` and
+    `groups` override dimension 0."""
     loops = _parallel_loops(body, [])
-    if any(lp.dim != 0 for lp in loops):
-        raise RuntimeError_("only dimension 0 is launched by this runtime so far")
-    wg = [lp for lp in loops if lp.level is Level.WORKGROUP]
-    if wg:
-        locals_ = [lp for lp in loops if lp.level is Level.LOCAL]
-        if local_size is None:
-            counts = [int(evaluate(lp.count, sizes)) for lp in locals_] or [1]
-            local_size = max(1, min(max(counts), max_local))
-        n_groups = groups or max(1, min(int(evaluate(wg[0].count, sizes)), 4096))
-        return (n_groups * local_size,), (local_size,)
-    glob = [lp for lp in loops if lp.level is Level.GLOBAL]
-    if glob:
-        n = max(1, min(int(evaluate(glob[0].count, sizes)), 1 << 20))
-        if local_size:
-            n = -(-n // local_size) * local_size
-        return (n,), ((local_size,) if local_size else None)
-    return (1,), None
+    if not loops:
+        return (1,), None
+    dims = max(lp.dim for lp in loops) + 1
+
+    def first_count(level: Level, d: int, cap: int) -> int:
+        counts = [c for lp in loops if lp.level is level and lp.dim == d if (c := _count(lp, sizes))]
+        return max(1, min(max(counts), cap)) if counts else 1
+
+    if any(lp.level is Level.WORKGROUP for lp in loops):
+        local = [first_count(Level.LOCAL, d, max_local) for d in range(dims)]
+        if local_size is not None:
+            local[0] = local_size
+        while _product(local) > max_local:  # shrink the largest dimension to fit a group
+            k = local.index(max(local))
+            local[k] = max(1, local[k] // 2)
+        n_groups = [first_count(Level.WORKGROUP, d, 4096) for d in range(dims)]
+        if groups is not None:
+            n_groups[0] = groups
+        return tuple(g * lc for g, lc in zip(n_groups, local)), tuple(local)
+    glob = [first_count(Level.GLOBAL, d, 1 << 20 if d == 0 else 1 << 15) for d in range(dims)]
+    if local_size:
+        glob[0] = -(-glob[0] // local_size) * local_size
+        return tuple(glob), (local_size,) + (1,) * (dims - 1)
+    return tuple(glob), None
+
+
+def _product(xs) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
 
 
 class Kernel:

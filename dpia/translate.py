@@ -144,8 +144,8 @@ class Translator:
             self.fail(e, f"nested maps on dimension {dim}: {_NAMES[level]} {dim} inside another {_NAMES[level]} {dim}")
         if level is Level.LOCAL and (Level.WORKGROUP, dim) not in self.levels:
             self.fail(e, f"map_local {dim} outside map_workgroup {dim}: local ids only exist within a work-group")
-        if level is Level.GLOBAL and self.levels:
-            self.fail(e, "map_global inside another parallel map: global ids span the whole launch")
+        if level is Level.GLOBAL and any(lv is not Level.GLOBAL for lv, _ in self.levels):
+            self.fail(e, "map_global inside a work-group map: global ids span the whole launch")
         if level is Level.WORKGROUP and any(lv is not Level.WORKGROUP for lv, _ in self.levels):
             self.fail(e, "map_workgroup inside a per-item map: work-groups are the outermost parallelism")
 

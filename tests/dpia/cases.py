@@ -102,6 +102,17 @@ CASES = {
     "mm_naive": (fl.fun([fl.array(M, fl.array(K, fl.f32)), fl.array(K, fl.array(N, fl.f32))],
                         lambda a, b: fl.map_global(lambda r: fl.map_seq(lambda c: _dot(r, c), fl.transpose(b)), a)),
                  (_f32(5, 6), _f32(6, 3))),
+    "mm_naive_2d": (fl.fun([fl.array(M, fl.array(K, fl.f32)), fl.array(K, fl.array(N, fl.f32))],
+                           lambda a, b: fl.map_global(lambda r: fl.map_global(lambda c: _dot(r, c), fl.transpose(b)),
+                                                      a, dim=1)),
+                    (_f32(7, 6), _f32(6, 5))),
+    "mm_workgroup_2d": (fl.fun([fl.array(fl.nat("M", multiple_of=4), fl.array(K, fl.f32)),
+                                fl.array(K, fl.array(fl.nat("N", multiple_of=4), fl.f32))],
+                               lambda a, b: fl.join(fl.map_workgroup(lambda rows: fl.transpose(fl.join(fl.map_workgroup(
+                                   lambda cols: fl.map_local(lambda c: fl.map_local(lambda r: _dot(r, c), rows, dim=1),
+                                                             cols),
+                                   fl.split(4, fl.transpose(b))))), fl.split(4, a), dim=1))),
+                        (_f32(8, 6), _f32(6, 12))),
     "let_private": (fl.fun([fl.array(M, fl.array(N, fl.f32))], lambda m: fl.map_global(
         lambda r: fl.let(fl.reduce_seq(fl.add, 0.0, r), lambda s: fl.map_seq(lambda x: x / s, r)), m)),
                     (np.abs(_f32(3, 4)) + 1.0,)),
