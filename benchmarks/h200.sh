@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the GPU benchmarks on an NVIDIA machine without an OpenCL ICD file or pyopencl
-# (the lent H200): install the wheels carried in .whl/, point the ICD loader at NVIDIA's
+# (the lent H200): `bash benchmarks/h200.sh sum` or `... mm`.  Install the wheels carried in .whl/, point the ICD loader at NVIDIA's
 # OpenCL library, then run.  See ../shared/reference/gpu.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,4 +9,8 @@ export PYTHONPATH=/tmp/site:$PWD
 mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
 export OCL_ICD_VENDORS=/tmp/icd DPIA_DEVICE=nvidia PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
-python3 benchmarks/sum_gpu.py "$@"
+case "${1:-sum}" in
+  sum) shift || true; python3 benchmarks/sum_gpu.py "$@" ;;
+  mm) shift; python3 benchmarks/mm_gpu.py "$@" ;;
+  *) echo "usage: bash benchmarks/h200.sh [sum|mm] [options]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,89 @@
+"""Matrix multiplication on a GPU through OpenCL: generated kernels versus cuBLAS (torch,
+TF32 off), measured in the same run, reported as a fraction of cuBLAS.
+
+    bash benchmarks/h200.sh mm
+
+Variants so far: naive (one work-item per output element, 2D global launch) and naive in
+16x16 work-groups.  Tiled (local memory) and register-blocked variants need array
+accumulators in the DPIA translation (issue 4, open).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import dpia  # noqa: E402
+import functional as fl  # noqa: E402
+from codegen_opencl.runtime import choose_device, describe  # noqa: E402
+
+
+def _dot(r, c):
+    return fl.reduce_seq(lambda a, p: a + fl.fst(p) * fl.snd(p), 0.0, fl.zip(r, c))
+
+
+def mm_naive(m, k, n):
+    return fl.fun([fl.array(m, fl.array(k, fl.f32)), fl.array(k, fl.array(n, fl.f32))],
+                  lambda a, b: fl.map_global(lambda r: fl.map_global(lambda c: _dot(r, c), fl.transpose(b)), a, dim=1))
+
+
+def mm_groups(m, k, n, t=16):
+    return fl.fun([fl.array(m, fl.array(k, fl.f32)), fl.array(k, fl.array(n, fl.f32))],
+                  lambda a, b: fl.join(fl.map_workgroup(lambda rows: fl.transpose(fl.join(fl.map_workgroup(
+                      lambda cols: fl.map_local(lambda c: fl.map_local(lambda r: _dot(r, c), rows, dim=1), cols),
+                      fl.split(t, fl.transpose(b))))), fl.split(t, a), dim=1)))
+
+
+def cublas_time(a, b, repeat):
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(repeat + 3):
+        start.record()
+        c = ta @ tb
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return float(np.median(times[3:])), c.cpu().numpy()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="4096x4096x4096,1024x1024x64,8192x64x8192", help="MxNxK list")
+    ap.add_argument("--repeat", type=int, default=10)
+    args = ap.parse_args(argv)
+    print(f"device: {describe(choose_device())}", flush=True)
+    print(f"{'size MxNxK':18s} {'variant':28s} {'ms':>9s} {'TFLOP/s':>8s} {'x cuBLAS':>9s} rel.err")
+    rng = np.random.default_rng(0)
+    for spec in args.sizes.split(","):
+        m, n, k = (int(v) for v in spec.split("x"))
+        a = rng.standard_normal((m, k), dtype=np.float32)
+        b = rng.standard_normal((k, n), dtype=np.float32)
+        flops = 2.0 * m * n * k
+        t_ref, ref = cublas_time(a, b, args.repeat)
+        print(f"{spec:18s} {'cuBLAS (torch, TF32 off)':28s} {t_ref * 1e3:9.3f} {flops / t_ref / 1e12:8.2f} {1.0:9.2f}",
+              flush=True)
+        for name, build in (("naive 2D global", mm_naive), ("naive 16x16 groups", mm_groups)):
+            try:
+                prog = build(fl.nat("M", multiple_of=16), fl.nat("K"), fl.nat("N", multiple_of=16))
+                kernel = dpia.compile(prog)
+                got = kernel(a, b)
+                err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+                t = kernel.time(a, b, repeat=args.repeat)
+                print(f"{spec:18s} {name:28s} {t * 1e3:9.3f} {flops / t / 1e12:8.2f} {t_ref / t:9.3f} {err:.1e}",
+                      flush=True)
+            except Exception as exc:  # noqa: BLE001 -- a failing variant is reported, the run goes on
+                print(f"{spec:18s} {name:28s} FAILED {type(exc).__name__}: {str(exc)[:300]}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
