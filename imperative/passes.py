@@ -5,6 +5,11 @@ pipeline is data (`PIPELINE`) so experiments can switch passes off.
     insert_barriers   a local barrier after a work-group phase that writes local memory
                       read by a later phase (never inside code that not all items reach)
     hoist_globals     global temporaries become host-allocated buffers (kernel arguments)
+    simplify_loops    a sequential loop that runs once becomes its body (index := 0), one that
+                      never runs disappears
+    unroll            loops marked for unrolling (map_seq_unroll, reduce_seq_unroll) with a
+                      constant count of at most 64 are replicated, so private arrays they
+                      index stay in registers
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import attrs
 
 from functional.types import AddressSpace
 
-from .ir import Assign, Barrier, Cmd, For, If, Level, New, ParFor, Program, Seq, Store, seq
+from .ir import Assign, Barrier, Cmd, For, If, Level, Load, NatExp, New, Op, ParFor, Program, Seq, Skip, Store, seq
 from .views import resolve
 
 
@@ -100,7 +105,83 @@ def hoist_globals(p: Program) -> Program:
     return attrs.evolve(p, body=body, temporaries=p.temporaries + tuple(found))
 
 
-PIPELINE = (resolve_views, insert_barriers, hoist_globals)
+def _substitute_index(cmd: Cmd, var, value) -> Cmd:
+    """`cmd` with the loop variable `var` replaced by the size `value` in every index."""
+    from functional.nat import Nat, substitute
+
+    def nat(n):
+        return substitute(n, {var: value}) if isinstance(n, Nat) else n
+
+    def exp(e):
+        if isinstance(e, (Load, Store)):
+            return attrs.evolve(e, index=nat(e.index))
+        if isinstance(e, NatExp):
+            return attrs.evolve(e, nat=nat(e.nat))
+        if isinstance(e, Op):
+            return attrs.evolve(e, params=tuple(nat(p) for p in e.params), args=tuple(exp(a) for a in e.args))
+        return e
+
+    def go(c):
+        if isinstance(c, Assign):
+            return Assign(exp(c.acc), exp(c.value))
+        if isinstance(c, Seq):
+            return seq(*(go(x) for x in c.cmds))
+        if isinstance(c, (For, ParFor)):
+            return attrs.evolve(c, count=nat(c.count), body=go(c.body))
+        if isinstance(c, New):
+            return attrs.evolve(c, body=go(c.body))
+        if isinstance(c, If):
+            return If(exp(c.cond), go(c.then), go(c.orelse))
+        return c
+
+    return go(cmd)
+
+
+def _map_cmds(cmd: Cmd, f) -> Cmd:
+    """Rebuild bottom-up, applying `f` to every command."""
+    if isinstance(cmd, Seq):
+        cmd = seq(*(_map_cmds(c, f) for c in cmd.cmds))
+    elif isinstance(cmd, (For, ParFor, New)):
+        cmd = attrs.evolve(cmd, body=_map_cmds(cmd.body, f))
+    elif isinstance(cmd, If):
+        cmd = attrs.evolve(cmd, then=_map_cmds(cmd.then, f), orelse=_map_cmds(cmd.orelse, f))
+    return f(cmd)
+
+
+def _simplify_loop(cmd: Cmd) -> Cmd:
+    if isinstance(cmd, For):
+        count = cmd.count.as_int()
+        if count == 0:
+            return Skip()
+        if count == 1:
+            from functional.nat import Nat
+
+            return _substitute_index(cmd.body, cmd.var, Nat.const(0))
+    return cmd
+
+
+def simplify_loops(p: Program) -> Program:
+    return attrs.evolve(p, body=_map_cmds(p.body, _simplify_loop))
+
+
+UNROLL_LIMIT = 64
+
+
+def _unroll_loop(cmd: Cmd) -> Cmd:
+    if isinstance(cmd, For) and cmd.unroll:
+        count = cmd.count.as_int()
+        if count is not None and count <= UNROLL_LIMIT:
+            from functional.nat import Nat
+
+            return seq(*(_substitute_index(cmd.body, cmd.var, Nat.const(k)) for k in range(count)))
+    return cmd
+
+
+def unroll(p: Program) -> Program:
+    return attrs.evolve(p, body=_map_cmds(p.body, _unroll_loop))
+
+
+PIPELINE = (resolve_views, simplify_loops, unroll, insert_barriers, hoist_globals)
 
 
 def run_passes(p: Program, passes=PIPELINE) -> Program:
@@ -109,4 +190,5 @@ def run_passes(p: Program, passes=PIPELINE) -> Program:
     return p
 
 
-__all__ = ["PIPELINE", "run_passes", "resolve_views", "insert_barriers", "hoist_globals", "PlacementError"]
+__all__ = ["PIPELINE", "run_passes", "resolve_views", "simplify_loops", "unroll", "insert_barriers", "hoist_globals",
+           "PlacementError"]

@@ -124,3 +124,29 @@ _V = fl.array(fl.nat("N", multiple_of=64), fl.f32)
 def test_parallelism_that_cannot_run_is_rejected(build, message):
     with pytest.raises(TranslationError, match=message):
         dpia.translate(fl.fun([_V], build))
+
+
+def test_loop_that_runs_once_becomes_its_body_and_unrolled_loops_are_replicated():
+    n = fl.nat("N", multiple_of=4)
+    prog = fl.fun([fl.array(n, fl.f32)], lambda xs: fl.join(fl.map_global(
+        lambda c: fl.map_seq_unroll(lambda x: fl.reduce_seq(fl.add, 0.0, x), fl.split(1, c)), fl.split(4, xs))))
+    from imperative.passes import PIPELINE, simplify_loops, unroll
+
+    full = str(dpia.translate(prog))
+    assert "for " not in full.replace("par_for", "")  # the unrolled loop and the 1-trip reductions are gone
+    assert full.count(":= add(") == 4
+    without = str(dpia.translate(prog, passes=tuple(p for p in PIPELINE if p not in (simplify_loops, unroll))))
+    assert "for_unrolled" in without and "for i" in without  # the ablation keeps the loops
+    kernel = dpia.compile(prog)
+    x = np.arange(16, dtype=np.float32)
+    assert np.array_equal(kernel(x), fl.interpret(prog, x))
+
+
+def test_private_vector_lanes_print_as_components():
+    n = fl.nat("N", multiple_of=8)
+    prog = fl.fun([fl.array(n, fl.f32)], lambda xs: fl.map_global(
+        lambda v: fl.let(fl.to_private(fl.map_vec(lambda e: e + 1.0, v)), lambda w: fl.reduce_seq_unroll(
+            fl.add, 0.0, fl.as_scalar(fl.generate(1, lambda i: w)))), fl.as_vector(4, xs)))
+    src = cg.emit(dpia.translate(prog))
+    x = np.arange(16, dtype=np.float32)
+    assert ".s3" in src and np.allclose(dpia.compile(prog)(x), fl.interpret(prog, x))
