@@ -103,11 +103,11 @@ def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: i
 
     if any(lp.level is Level.WORKGROUP for lp in loops):
         local = [first_count(Level.LOCAL, d, max_local) for d in range(dims)]
-        if local_size is not None:
-            local[0] = local_size
         while _product(local) > max_local:  # shrink the largest dimension to fit a group
             k = local.index(max(local))
             local[k] = max(1, local[k] // 2)
+        if local_size is not None:  # an explicit choice is kept (and checked before launch)
+            local[0] = local_size
         n_groups = [first_count(Level.WORKGROUP, d, 4096) for d in range(dims)]
         if groups is not None:
             n_groups[0] = groups
@@ -143,8 +143,25 @@ class Kernel:
             raise RuntimeError_(f"the kernel did not build on {describe(self.device)}:\n{exc}\n--- source ---\n"
                                 f"{self.source}") from None
         self.phases = phases(program)
+        self._check_local_memory()
         self._kernels = [getattr(self._cl_program, ph.name) for ph in self.phases]
         self._params = kernel_params(program)
+
+    def _check_local_memory(self) -> None:
+        """Refuse, before anything runs, a kernel whose local arrays do not fit the device."""
+        limit = int(self.device.local_mem_size)
+        for ph in self.phases:
+            used = sum(_bytes(m.type) for m in _local_mems(ph.body, []))
+            if used > limit:
+                raise RuntimeError_(f"kernel {ph.name} needs {used} bytes of local memory; "
+                                    f"{describe(self.device)} has {limit}")
+
+    def _check_launch(self, launches) -> None:
+        max_group = int(self.device.max_work_group_size)
+        for ph, (_, local) in zip(self.phases, launches):
+            if local is not None and _product(local) > max_group:
+                raise RuntimeError_(f"kernel {ph.name}: a work-group of {_product(local)} items exceeds the "
+                                    f"device's {max_group}")
 
     def _prepare(self, arrays):
         cl = _import_cl()
@@ -178,6 +195,7 @@ class Kernel:
         max_local = int(self.device.max_work_group_size)
         launches = [launch_plan(ph.body, sizes, self.local_size, self.groups, max_local) if ph.parallel
                     else ((1,), None) for ph in self.phases]
+        self._check_launch(launches)
         return args, outputs, launches
 
     def _run(self, args, launches) -> list:
@@ -209,6 +227,30 @@ class Kernel:
                 ev.wait()
             times.append((events[-1].profile.end - events[0].profile.start) * 1e-9)
         return float(np.median(times))
+
+
+def _local_mems(cmd: Cmd, out: list) -> list:
+    from imperative.ir import New
+
+    if isinstance(cmd, New) and cmd.mem.space.value == "local":
+        out.append(cmd.mem)
+    for c in getattr(cmd, "cmds", ()) or ():
+        _local_mems(c, out)
+    for attr in ("body", "then", "orelse"):
+        c = getattr(cmd, attr, None)
+        if c is not None:
+            _local_mems(c, out)
+    return out
+
+
+def _bytes(t) -> int:
+    total = 0
+    for _, dims, elem in leaves(t):
+        count = _product(int(d.as_int() or 0) for d in dims)
+        if isinstance(elem, VectorType):
+            count, elem = count * int(elem.width.as_int()), elem.elem
+        total += count * elem.dtype.itemsize
+    return total
 
 
 def _leaf_shape(t, proj, sizes):

@@ -150,3 +150,16 @@ def test_private_vector_lanes_print_as_components():
     src = cg.emit(dpia.translate(prog))
     x = np.arange(16, dtype=np.float32)
     assert ".s3" in src and np.allclose(dpia.compile(prog)(x), fl.interpret(prog, x))
+
+
+def test_device_limits_are_checked_before_launch():
+    from codegen_opencl.runtime import RuntimeError_
+
+    big = 1 << 18  # 1 MiB of f32 in local memory: over PoCL's 512 KiB
+    prog = fl.fun([fl.array(fl.nat("N", multiple_of=big), fl.f32)], lambda xs: fl.join(fl.map_workgroup(
+        lambda c: fl.map_local(lambda x: x, fl.to_local(fl.map_local(lambda x: x, c))), fl.split(big, xs))))
+    with pytest.raises(RuntimeError_, match="bytes of local memory"):
+        dpia.compile(prog)
+    small, inputs = CASES["workgroup_local_barrier"]
+    with pytest.raises(RuntimeError_, match="exceeds the device"):
+        dpia.compile(small, local_size=1 << 20)(*inputs)
