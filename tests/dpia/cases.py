@@ -122,6 +122,24 @@ CASES = {
 CASES.update(_schedule_cases())
 
 
+def _reduction_cases() -> dict:
+    """The seed's seven reduction versions (examples/reductions.py), local size 64."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+    import reductions
+
+    out = {}
+    for v in reductions.VERSIONS:
+        prog, block = reductions.program(v, 64)
+        out[f"seed_reduction_v{v}"] = (prog, (_f32(block * 3),))
+    return out
+
+
+CASES.update(_reduction_cases())
+
+
 def check_all(cases=CASES, device=None) -> list[str]:
     """Compile and run every case; return the names of those that disagree."""
     import dpia

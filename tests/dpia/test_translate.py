@@ -163,3 +163,13 @@ def test_device_limits_are_checked_before_launch():
     small, inputs = CASES["workgroup_local_barrier"]
     with pytest.raises(RuntimeError_, match="exceeds the device"):
         dpia.compile(small, local_size=1 << 20)(*inputs)
+
+
+@pytest.mark.parametrize("version", range(1, 8))
+def test_seed_reduction_versions_sum_each_block(version):
+    sys.path.insert(0, str(ROOT / "examples"))
+    import reductions
+
+    prog, block = reductions.program(version, 64)
+    x = np.random.default_rng(version).standard_normal(block * 4).astype(np.float32)
+    np.testing.assert_allclose(dpia.compile(prog)(x), x.reshape(-1, block).sum(1), rtol=1e-4, atol=1e-4)
