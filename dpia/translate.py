@@ -79,6 +79,9 @@ class Translator:
             name = head.name
             if name in _LEVELS or name in ("map_seq", "map_seq_unroll"):
                 return self._map(e, head, args, env, out)
+            if name == "map":  # writing its elements needs a loop: the program must choose which
+                self.fail(e, "map is not lowered: choose its implementation with a rule "
+                             "(e.g. map_global/map_workgroup/map_local/map_seq)")
             if name in _SPACES:
                 return self._store_into(e, head, args, env, out)
             if name in _WRITE_VIEWS:
@@ -200,6 +203,10 @@ class Translator:
         if name in _LEVELS or name in ("map_seq", "map_seq_unroll"):
             self.fail(e, f"the array computed by {name} is read here but the program does not say where it is "
                          f"stored: wrap it in to_private, to_local or to_global")
+        if name == "map":
+            view = self._map_view(args, env)
+            if view is not None:
+                return self.con(args[1], env, lambda v: k(view(v)))
         if d.level == "high":
             self.fail(e, f"{name} is not lowered: choose its implementation with a rule "
                          f"(e.g. {'map_global/map_workgroup/map_local/map_seq' if name == 'map' else 'reduce_seq'})")
@@ -250,6 +257,25 @@ class Translator:
 
         return self.con(xs, env, lambda v: step(0, v, xs.t.size))
 
+    def _map_view(self, args: list, env: dict):
+        """A high-level map read lazily: `map f xs` is `generate n (i => f xs[i])` when `f`
+        neither loops nor allocates (layout functions, scalar arithmetic); else None."""
+        f, xs = args
+        n = xs.t.size
+
+        def view(v: Exp):
+            i = self.loop_var("m", n)
+            captured: list = []
+            elem = Idx(v, Nat.atom(i), xs.t.elem)
+            cmd = self.apply(f, [elem], env, lambda call, env2: self.con(
+                call, env2, lambda r: captured.append(r) or Skip()))
+            if not isinstance(cmd, Skip) or len(captured) != 1:
+                return None
+            return View("generate", (n, i), (captured[0],), ArrayType(n, _result_type(f.t)))
+
+        return lambda v: view(v) or self.fail(args[0], "map is not lowered: its function loops or allocates, so "
+                                                        "choose map_global/map_workgroup/map_local/map_seq")
+
     def _generate(self, e: Expr, head: Prim, args: list, env: dict, k: K):
         """A view: element i is f's body at i, recomputed where it is read (f must be a
         pure expression: anything that loops or allocates needs a map instead)."""
@@ -288,6 +314,10 @@ class Translator:
                 env[name] = v
                 call = App(call, Identifier(name, t=_fun_param(call.t)), t=_fun_result(call.t))
         return then(call, env)
+
+
+def _result_type(t):
+    return t.result if isinstance(t, FunType) else t
 
 
 def _as_type(v: Exp, t) -> Exp:

@@ -173,3 +173,13 @@ def test_seed_reduction_versions_sum_each_block(version):
     prog, block = reductions.program(version, 64)
     x = np.random.default_rng(version).standard_normal(block * 4).astype(np.float32)
     np.testing.assert_allclose(dpia.compile(prog)(x), x.reshape(-1, block).sum(1), rtol=1e-4, atol=1e-4)
+
+
+def test_high_level_map_of_a_pure_function_is_read_as_a_view():
+    n = fl.nat("N", multiple_of=4)
+    prog = fl.fun([fl.array(n, fl.array(8, fl.f32))], lambda xss: fl.map_global(
+        lambda r: fl.reduce_seq(fl.add, 0.0, r), fl.map(fl.join, fl.map(fl.split(2), fl.map(fl.map(fl.neg), xss)))))
+    src = cg.emit(dpia.translate(prog))
+    assert src.count("for (") == 2  # the parallel map and the reduction: the maps are views
+    x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+    np.testing.assert_allclose(dpia.compile(prog)(x), fl.interpret(prog, x), rtol=1e-6)
