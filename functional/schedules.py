@@ -34,7 +34,7 @@ from .rules import macros  # noqa: F401 -- registers the macro rules
 from .rules.macros import (guard, let_value, named, outermost, pair_parts, parallel_reduction, push_views, r,
                            reduce_fn, register_blocking_1d, register_blocking_2d, tile_2d, tile_reduction,
                            tile_views, untile_views)
-from .strategies import Failure, Strategy, Success, argument, body, fmap, normalize, seq, top_down, try_
+from .strategies import Failure, Strategy, Success, argument, body, fmap, lchoice, normalize, seq, top_down, try_
 
 # ----------------------------------------------------------------------------- views
 
@@ -358,10 +358,31 @@ def mm_tiled(n: int = 4, m: int = 4, k: int = 4) -> Strategy:
     tile product and accumulation with map_local 1 and 0, dot products as fused reduce_seq."""
     return named(f"mm_tiled({n}, {m}, {k})", program_body(seq(
         mm_tiled_high(n, m, k),
+        fuse_tile_update(),
         parallel(_MM_LEVELS),
         lower_reductions(),
         in_view_tiles(reduce_fn(body(body(_tile_copies("local"))))),
-    )))
+    )) >> _materialise_accumulators())
+
+
+def fuse_tile_update() -> Strategy:
+    """`map (map (+)) (zip acc (tile product))` -> one map over `zip acc` computing each
+    product element where it is added (no tile product array in between)."""
+    step = lchoice(lchoice(_rule("zip_map_snd"), _rule("map_fusion")), lchoice(_rule("fst_pair"), _rule("snd_pair")))
+    return named("fuse_tile_update", normalize(step))
+
+
+def _materialise_accumulators() -> Strategy:
+    """The tile accumulator's initial value is written by loops the program states, and the
+    finished tile leaves it through the work-group's items (map_local 1 / 0)."""
+    return named("materialise_accumulators", seq(
+        normalize(_rule("materialise_reduce_init")), top_down(_rule("write_reduction_with_local_maps"))))
+
+
+def _rule(name: str) -> Strategy:
+    from .rules import RULES
+
+    return RULES[name].strategy()
 
 
 def mm_register_blocked(n: int = 8, m: int = 8, k: int = 4, l1: int = 2, l2: int = 2) -> Strategy:

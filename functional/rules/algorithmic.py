@@ -335,3 +335,18 @@ rule("vectorize", "vectorisation", "map f xs -> as_scalar (map (map_vec f) (as_v
      build=lambda m: fl.as_scalar(fl.map(fl.map_vec(m.f), fl.as_vector(m.w, m.xs))),
      example=_ex_vectorize)
 
+
+
+def _ex_zip_map_snd(rng):
+    n = inst.size(rng)
+    f = inst.pick(rng, inst.UNARY)
+    prog = fl.fun([inst.array(n, inst.f32), inst.array(n, inst.f32)],
+                  lambda xs, ys: fl.map(lambda p: fl.fst(p) - fl.snd(p), fl.zip(xs, fl.map(f, ys))))
+    return prog, (inst.data(rng, n), inst.data(rng, n)), {}
+
+
+rule("zip_map_snd", "fusion", "zip xs (map g ys) -> map (fun(p) => pair (fst p) (g (snd p))) (zip xs ys)",
+     lhs=P("zip", V("xs"), P("map", V("g"), V("ys"))),
+     build=lambda m: fl.map(lambda p: fl.pair(fl.fst(p), beta(m.g, fl.snd(p))), fl.zip(m.xs, m.ys)),
+     example=_ex_zip_map_snd,
+     doc="With map fusion, a map over a zip with a computed array becomes one loop.")

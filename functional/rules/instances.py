@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dsl as fl
 from ..nat import Nat, nat
-from ..types import array, f32
+from ..types import array, f32  # noqa: F401 -- rule examples build types with these
 
 # Unary f32 -> f32 functions, as Python functions for the DSL.
 UNARY = [

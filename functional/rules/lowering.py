@@ -85,3 +85,66 @@ for _space in ("global", "local", "private"):
          lhs=P(_LOW_MAPS, V("f"), V("xs"), bind="map"),
          build=lambda m, s=_space: App(Prim(f"to_{s}"), m.root),
          example=_ex_store)
+
+
+def _copy_seq(t, e):
+    """`e` written element by element with nested map_seq (the identity, as loops)."""
+    from ..types import ArrayType
+
+    if not isinstance(t, ArrayType):
+        return e
+    return fl.map_seq(lambda x: _copy_seq(t.elem, x), e)
+
+
+def _materialise_side(m):
+    from ..expr import spine
+    from ..types import ArrayType
+
+    if not isinstance(m.z.t, ArrayType):
+        return "the initial value is not an array"
+    head, _ = spine(m.z)
+    if isinstance(head, Prim) and head.name in MAP_LIKE - {"map"}:
+        return "the initial value is already computed by a low-level map"
+    return None
+
+
+def _ex_materialise(rng):
+    m, n = inst.size(rng), inst.size(rng)
+    prog = inst.matrix_program(m, n, lambda xss: fl.reduce_seq(
+        lambda acc, row: fl.map_seq(lambda p: fl.fst(p) + fl.snd(p), fl.zip(acc, row)),
+        fl.generate(n, lambda i: 0.0), xss))
+    return prog, (inst.data(rng, m, n),), {}
+
+
+rule("materialise_reduce_init", "lowering",
+     "reduce_seq f z xs -> reduce_seq f (map_seq (fun(x) => x) z) xs   (an array z is written by loops the "
+     "program now states, nested for nested arrays)",
+     lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs"), bind="r"), side=_materialise_side,
+     build=lambda m: App(App(App(Prim(m.r), m.f), _copy_seq(m.z.t, m.z)), m.xs),
+     example=_ex_materialise)
+
+
+def _copy_local_side(m):
+    from ..types import ArrayType
+
+    t = m.root.t
+    if not (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType)):
+        return "the reduction's result is not a 2D array"
+    return None
+
+
+def _ex_copy_local(rng):
+    m, n = inst.size(rng), inst.size(rng)
+    prog = inst.matrix_program(m, n, lambda xss: fl.reduce_seq(
+        lambda acc, row: fl.map(lambda p: fl.map(lambda q: fl.fst(q) + fl.snd(q), fl.zip(fl.fst(p), row)),
+                                fl.zip(acc, fl.generate(m, lambda i: row))),
+        fl.generate(m, lambda i: fl.generate(n, lambda j: 0.0)), xss))
+    return prog, (inst.data(rng, m, n),), {}
+
+
+rule("write_reduction_with_local_maps", "lowering",
+     "reduce_seq f z xs -> map_local 1 (fun(r) => map_local 0 (fun(x) => x) r) (reduce_seq f z xs)   "
+     "(a 2D result leaves its accumulator through the work-group's items)",
+     lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs")), side=_copy_local_side,
+     build=lambda m: fl.map_local(lambda r: fl.map_local(lambda x: x, r), m.root, dim=1),
+     example=_ex_copy_local)

@@ -55,7 +55,12 @@ def _schedule_cases() -> dict:
     total = fl.fun([fl.array(n128, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))
     dot = fl.fun([fl.array(n128, fl.f32), fl.array(n128, fl.f32)], lambda xs, ys: fl.reduce(
         fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(xs, ys))))
+    m8, k8, n8 = fl.nat("M", multiple_of=8), fl.nat("K", multiple_of=8), fl.nat("N", multiple_of=8)
+    mm = fl.fun([fl.array(m8, fl.array(k8, fl.f32)), fl.array(k8, fl.array(n8, fl.f32))],
+                lambda a, b: fl.map(lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(
+                    lambda p: fl.fst(p) * fl.snd(p), fl.zip(r, c))), fl.transpose(b)), a))
     return {
+        "schedule_mm_tiled_local_memory": (_derived(mm, sch.mm_tiled(4, 4, 4)), (_f32(16, 8), _f32(8, 8))),
         "schedule_vec_sum_two_kernels": (_derived(total, sch.vec_sum(128, 32)), (_f32(128 * 6),)),
         "schedule_dot": (_derived(dot, sch.dot(16)), (_f32(256), _f32(256) + 1)),
     }
