@@ -3,9 +3,9 @@ TF32 off), measured in the same run, reported as a fraction of cuBLAS.
 
     bash benchmarks/h200.sh mm
 
-Variants so far: naive (one work-item per output element, 2D global launch) and naive in
-16x16 work-groups.  Tiled (local memory) and register-blocked variants need array
-accumulators in the DPIA translation (issue 4, open).
+Variants: naive (one work-item per output element, 2D global launch), naive in 16x16
+work-groups, and the seed's tiling derived by rules (local-memory tiles; the tile
+accumulator is still a private array indexed by local ids, see RESULTS.md).
 """
 
 from __future__ import annotations
@@ -37,6 +37,17 @@ def mm_groups(m, k, n, t=16):
                   lambda a, b: fl.join(fl.map_workgroup(lambda rows: fl.transpose(fl.join(fl.map_workgroup(
                       lambda cols: fl.map_local(lambda c: fl.map_local(lambda r: _dot(r, c), rows, dim=1), cols),
                       fl.split(t, fl.transpose(b))))), fl.split(t, a), dim=1)))
+
+
+def mm_tiled(tn, tm, tk, m, k, n):
+    """The seed's tiling by rules (functional.schedules.mm_tiled) from the naive program."""
+    from functional import schedules
+    from functional.derivation import derive
+
+    naive = fl.fun([fl.array(m, fl.array(k, fl.f32)), fl.array(k, fl.array(n, fl.f32))],
+                   lambda a, b: fl.map(lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(
+                       lambda p: fl.fst(p) * fl.snd(p), fl.zip(r, c))), fl.transpose(b)), a))
+    return derive(naive, schedules.mm_tiled(tn, tm, tk))[0]
 
 
 def cublas_time(a, b, repeat):
@@ -71,9 +82,11 @@ def main(argv=None) -> int:
         t_ref, ref = cublas_time(a, b, args.repeat)
         print(f"{spec:18s} {'cuBLAS (torch, TF32 off)':28s} {t_ref * 1e3:9.3f} {flops / t_ref / 1e12:8.2f} {1.0:9.2f}",
               flush=True)
-        for name, build in (("naive 2D global", mm_naive), ("naive 16x16 groups", mm_groups)):
+        for name, build in (("naive 2D global", mm_naive), ("naive 16x16 groups", mm_groups),
+                            ("tiled 8x8, k 8 (local tiles)", lambda *s: mm_tiled(8, 8, 8, *s)),
+                            ("tiled 16x16, k 16 (local tiles)", lambda *s: mm_tiled(16, 16, 16, *s))):
             try:
-                prog = build(fl.nat("M", multiple_of=16), fl.nat("K"), fl.nat("N", multiple_of=16))
+                prog = build(fl.nat("M", multiple_of=16), fl.nat("K", multiple_of=16), fl.nat("N", multiple_of=16))
                 kernel = dpia.compile(prog)
                 got = kernel(a, b)
                 err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
