@@ -12,7 +12,7 @@ from __future__ import annotations
 import attrs
 
 from functional.errors import FunctionalError
-from imperative.ir import Cmd, New, ParFor, Program, Seq, seq
+from imperative.ir import Cmd, New, ParFor, Program, Seq, seq, walk
 
 
 class PlanError(FunctionalError):
@@ -27,11 +27,7 @@ class Phase:
 
 
 def _has_parallel(cmd: Cmd) -> bool:
-    if isinstance(cmd, ParFor):
-        return True
-    kids = cmd.cmds if isinstance(cmd, Seq) else tuple(
-        c for c in (getattr(cmd, "body", None), getattr(cmd, "then", None), getattr(cmd, "orelse", None)) if c)
-    return any(_has_parallel(c) for c in kids)
+    return any(isinstance(c, ParFor) for c in walk(cmd))
 
 
 def phases(p: Program) -> list[Phase]:

@@ -17,7 +17,7 @@ from functional.errors import FunctionalError
 from functional.interp import Leaf, _collect, bind_sizes, layout
 from functional.nat import Nat, evaluate
 from functional.types import ArrayType, TupleType, VectorType
-from imperative.ir import Cmd, Level, ParFor, Program, leaves
+from imperative.ir import Cmd, Level, New, ParFor, Program, leaves, walk
 
 from .opencl import emit, kernel_params
 from .plan import phases
@@ -67,16 +67,8 @@ def choose_device(device=None):
     return found[0]
 
 
-def _parallel_loops(cmd: Cmd, out: list) -> list:
-    if isinstance(cmd, ParFor):
-        out.append(cmd)
-    for c in getattr(cmd, "cmds", ()) or ():
-        _parallel_loops(c, out)
-    for attr in ("body", "then", "orelse"):
-        c = getattr(cmd, attr, None)
-        if c is not None:
-            _parallel_loops(c, out)
-    return out
+def _parallel_loops(cmd: Cmd) -> list:
+    return [c for c in walk(cmd) if isinstance(c, ParFor)]
 
 
 def _count(lp: ParFor, sizes: dict) -> int | None:
@@ -92,7 +84,7 @@ def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: i
     for any launch (parallel loops stride by the launch size); these defaults give one item
     per element of the outermost map of each dimension, within limits.  `local_size` and
     `groups` override dimension 0."""
-    loops = _parallel_loops(body, [])
+    loops = _parallel_loops(body)
     if not loops:
         return (1,), None
     dims = max(lp.dim for lp in loops) + 1
@@ -151,7 +143,7 @@ class Kernel:
         """Refuse, before anything runs, a kernel whose local arrays do not fit the device."""
         limit = int(self.device.local_mem_size)
         for ph in self.phases:
-            used = sum(_bytes(m.type) for m in _local_mems(ph.body, []))
+            used = sum(_bytes(m.type) for m in _local_mems(ph.body))
             if used > limit:
                 raise RuntimeError_(f"kernel {ph.name} needs {used} bytes of local memory; "
                                     f"{describe(self.device)} has {limit}")
@@ -229,18 +221,8 @@ class Kernel:
         return float(np.median(times))
 
 
-def _local_mems(cmd: Cmd, out: list) -> list:
-    from imperative.ir import New
-
-    if isinstance(cmd, New) and cmd.mem.space.value == "local":
-        out.append(cmd.mem)
-    for c in getattr(cmd, "cmds", ()) or ():
-        _local_mems(c, out)
-    for attr in ("body", "then", "orelse"):
-        c = getattr(cmd, attr, None)
-        if c is not None:
-            _local_mems(c, out)
-    return out
+def _local_mems(cmd: Cmd) -> list:
+    return [c.mem for c in walk(cmd) if isinstance(c, New) and c.mem.space.value == "local"]
 
 
 def _bytes(t) -> int:

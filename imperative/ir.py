@@ -266,6 +266,25 @@ class Barrier(Cmd):
     global_: bool = False
 
 
+def sub_commands(cmd: Cmd) -> tuple:
+    if isinstance(cmd, Seq):
+        return cmd.cmds
+    if isinstance(cmd, (New, For, ParFor)):
+        return (cmd.body,)
+    if isinstance(cmd, If):
+        return (cmd.then, cmd.orelse)
+    return ()
+
+
+def walk(cmd: Cmd):
+    """Every command, parents before children."""
+    stack = [cmd]
+    while stack:
+        c = stack.pop()
+        yield c
+        stack.extend(reversed(sub_commands(c)))
+
+
 def seq(*cmds: Cmd) -> Cmd:
     flat: list[Cmd] = []
     for c in cmds:

@@ -18,7 +18,9 @@ import attrs
 
 from functional.types import AddressSpace
 
-from .ir import Assign, Barrier, Cmd, For, If, Level, Load, NatExp, New, Op, ParFor, Program, Seq, Skip, Store, seq
+from .ir import (
+    Assign, Barrier, Cmd, For, If, Level, Load, NatExp, New, Op, ParFor, Program, Seq, Skip, Store, seq, walk,
+)
 from .views import resolve
 
 
@@ -27,19 +29,8 @@ def resolve_views(p: Program) -> Program:
 
 
 def _writes_local(cmd: Cmd) -> bool:
-    if isinstance(cmd, Assign):
-        return isinstance(cmd.acc, Store) and cmd.acc.space is AddressSpace.LOCAL
-    return any(_writes_local(c) for c in _children(cmd))
-
-
-def _children(cmd: Cmd) -> tuple:
-    if isinstance(cmd, Seq):
-        return cmd.cmds
-    if isinstance(cmd, (New, For, ParFor)):
-        return (cmd.body,)
-    if isinstance(cmd, If):
-        return (cmd.then, cmd.orelse)
-    return ()
+    return any(isinstance(c, Assign) and isinstance(c.acc, Store) and c.acc.space is AddressSpace.LOCAL
+               for c in walk(cmd))
 
 
 def _barriers(cmd: Cmd, in_group: bool) -> Cmd:
