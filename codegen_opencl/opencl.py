@@ -28,6 +28,7 @@ class EmitError(FunctionalError):
 
 
 _C_SCALAR = {"f32": "float", "f64": "double", "i32": "int", "u32": "uint", "bool": "bool"}
+_C_BUFFER = {**_C_SCALAR, "bool": "uchar"}  # OpenCL allows no bool in buffers; NumPy bools are bytes
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
           "eq": "==", "ne": "!=", "and": "&&", "or": "||"}
 _IDS = {Level.GLOBAL: ("get_global_id", "get_global_size"), Level.WORKGROUP: ("get_group_id", "get_num_groups"),
@@ -174,7 +175,8 @@ class _Printer:
             k = count.as_int()
             if k is None:
                 raise EmitError(f"{m.space.value} array {m.name}: size {count} must be a constant")
-            parts.append(f"{prefix}{c_type(elem, self.opencl)} {leaf_name(m.name, proj)}[{k}];")
+            ctype = _C_BUFFER[elem.name] if self.opencl else c_type(elem, self.opencl)
+            parts.append(f"{prefix}{ctype} {leaf_name(m.name, proj)}[{k}];")
         return " ".join(parts)
 
 
@@ -185,14 +187,14 @@ def kernel_params(p: Program) -> list[tuple[str, str, object]]:
     for m in p.inputs:
         if isinstance(m.type, (ArrayType, TupleType)):
             for proj, _, elem in leaves(m.type):
-                ctype = _C_SCALAR[(elem.elem if isinstance(elem, VectorType) else elem).name]
+                ctype = _C_BUFFER[(elem.elem if isinstance(elem, VectorType) else elem).name]
                 name = leaf_name(m.name, proj)
                 out.append((f"global const {ctype}* restrict {name}", name, ("input", m, proj)))
         else:
             out.append((f"const {c_type(m.type)} {m.name}", m.name, ("scalar", m, ())))
     for kind, mem in [("output", p.output)] + [("temporary", t) for t in p.temporaries]:
         for proj, _, elem in leaves(mem.type):
-            ctype = _C_SCALAR[(elem.elem if isinstance(elem, VectorType) else elem).name]
+            ctype = _C_BUFFER[(elem.elem if isinstance(elem, VectorType) else elem).name]
             name = leaf_name(mem.name, proj)
             out.append((f"global {ctype}* restrict {name}", name, (kind, mem, proj)))
     for v in p.sizes:

@@ -118,6 +118,9 @@ CASES = {
                                                              cols),
                                    fl.split(4, fl.transpose(b))))), fl.split(4, a), dim=1))),
                         (_f32(8, 6), _f32(6, 12))),
+    "bool_buffers": (fl.fun([fl.array(N, fl.boolean), vec], lambda bs, xs: fl.map_global(
+        lambda q: (fl.select(fl.fst(q), fl.snd(q), 0.0), fl.snd(q) > 0.0), fl.zip(bs, xs))),
+                     (np.array([True, False, True, True]), _f32(4))),
     "let_private": (fl.fun([fl.array(M, fl.array(N, fl.f32))], lambda m: fl.map_global(
         lambda r: fl.let(fl.reduce_seq(fl.add, 0.0, r), lambda s: fl.map_seq(lambda x: x / s, r)), m)),
                     (np.abs(_f32(3, 4)) + 1.0,)),
