@@ -41,6 +41,15 @@ def _vec_sum_groups(xs):
         fl.split(64, xs)))
 
 
+def sys_path_examples() -> None:
+    import sys
+    from pathlib import Path
+
+    path = str(Path(__file__).resolve().parents[2] / "examples")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+
 def _derived(program, strategy):
     from functional.derivation import derive
 
@@ -59,7 +68,20 @@ def _schedule_cases() -> dict:
     mm = fl.fun([fl.array(m8, fl.array(k8, fl.f32)), fl.array(k8, fl.array(n8, fl.f32))],
                 lambda a, b: fl.map(lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(
                     lambda p: fl.fst(p) * fl.snd(p), fl.zip(r, c))), fl.transpose(b)), a))
+    sys_path_examples()
+    import seed
+
+    scal = fl.fun([fl.f32, fl.array(n128, fl.f32)], seed.scal_body)
+    asum = fl.fun([fl.array(n128, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, fl.map(fl.abs, xs)))
+    m16 = fl.nat("M", multiple_of=16)
+    gemv = fl.fun([fl.array(m16, fl.array(n128, fl.f32)), fl.array(n128, fl.f32), fl.array(m16, fl.f32), fl.f32, fl.f32],
+                  seed.gemv_body)
     return {
+        "schedule_scal": (_derived(scal, sch.scal_global()), (np.float32(2.5), _f32(256))),
+        "schedule_scal_vectorized": (_derived(scal, sch.scal_vectorized(4)), (np.float32(2.5), _f32(256))),
+        "schedule_asum": (_derived(asum, sch.asum(128, 32)), (_f32(512),)),
+        "schedule_gemv": (_derived(gemv, sch.gemv_global()), (_f32(16, 128), _f32(128), _f32(16), np.float32(0.5),
+                                                             np.float32(2.0))),
         "schedule_mm_tiled_local_memory": (_derived(mm, sch.mm_tiled(4, 4, 4)), (_f32(16, 8), _f32(8, 8))),
         "schedule_vec_sum_two_kernels": (_derived(total, sch.vec_sum(128, 32)), (_f32(128 * 6),)),
         "schedule_dot": (_derived(dot, sch.dot(16)), (_f32(256), _f32(256) + 1)),
@@ -121,6 +143,15 @@ CASES = {
     "bool_buffers": (fl.fun([fl.array(N, fl.boolean), vec], lambda bs, xs: fl.map_global(
         lambda q: (fl.select(fl.fst(q), fl.snd(q), 0.0), fl.snd(q) > 0.0), fl.zip(bs, xs))),
                      (np.array([True, False, True, True]), _f32(4))),
+    "map_views_fused": (fl.fun([fl.array(fl.nat("N", multiple_of=4), fl.array(8, fl.f32))], lambda xss: fl.map_global(
+        lambda r: fl.reduce_seq(fl.add, 0.0, r), fl.map(fl.join, fl.map(fl.split(2), fl.map(fl.map(fl.neg), xss))))),
+                        (_f32(4, 8),)),
+    "unrolled_and_single_trip_loops": (fl.fun([fl.array(fl.nat("N", multiple_of=4), fl.f32)], lambda xs: fl.join(
+        fl.map_global(lambda c: fl.map_seq_unroll(lambda x: fl.reduce_seq(fl.add, 0.0, x), fl.split(1, c)),
+                      fl.split(4, xs)))), (_f32(16),)),
+    "private_vector_lanes": (fl.fun([fl.array(fl.nat("N", multiple_of=8), fl.f32)], lambda xs: fl.map_global(
+        lambda v: fl.let(fl.to_private(fl.map_vec(lambda e: e + 1.0, v)), lambda w: fl.reduce_seq_unroll(
+            fl.add, 0.0, fl.as_scalar(fl.generate(1, lambda i: w)))), fl.as_vector(4, xs))), (_f32(16),)),
     "let_private": (fl.fun([fl.array(M, fl.array(N, fl.f32))], lambda m: fl.map_global(
         lambda r: fl.let(fl.reduce_seq(fl.add, 0.0, r), lambda s: fl.map_seq(lambda x: x / s, r)), m)),
                     (np.abs(_f32(3, 4)) + 1.0,)),
@@ -132,10 +163,7 @@ CASES.update(_schedule_cases())
 
 def _reduction_cases() -> dict:
     """The seed's seven reduction versions (examples/reductions.py), local size 64."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+    sys_path_examples()
     import reductions
 
     out = {}
