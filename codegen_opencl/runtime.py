@@ -79,7 +79,7 @@ def _count(lp: ParFor, sizes: dict) -> int | None:
 
 
 def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: int | None = None,
-                max_local: int = 256):
+                max_local: int = 256, required: dict | None = None):
     """Global and local work sizes (up to 3 dimensions) for one kernel.  Kernels are correct
     for any launch (parallel loops stride by the launch size); these defaults give one item
     per element of the outermost map of each dimension, within limits.  `local_size` and
@@ -100,6 +100,12 @@ def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: i
             local[k] = max(1, local[k] // 2)
         if local_size is not None:  # an explicit choice is kept (and checked before launch)
             local[0] = local_size
+        for d, size in (required or {}).items():  # the program's contract (passes.privatise)
+            if local_size is not None and d == 0 and local_size != size:
+                raise RuntimeError_(f"this program needs a local size of {size} in dimension 0 "
+                                    f"(each map_local runs once per item); {local_size} was asked for")
+            if d < dims:
+                local[d] = size
         n_groups = [first_count(Level.WORKGROUP, d, 4096) for d in range(dims)]
         if groups is not None:
             n_groups[0] = groups
@@ -185,7 +191,8 @@ class Kernel:
             else:
                 args.append(np.int32(sizes[obj.name]))
         max_local = int(self.device.max_work_group_size)
-        launches = [launch_plan(ph.body, sizes, self.local_size, self.groups, max_local) if ph.parallel
+        required = dict(self.program.local_size)
+        launches = [launch_plan(ph.body, sizes, self.local_size, self.groups, max_local, required) if ph.parallel
                     else ((1,), None) for ph in self.phases]
         self._check_launch(launches)
         return args, outputs, launches

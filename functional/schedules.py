@@ -376,7 +376,7 @@ def _materialise_accumulators() -> Strategy:
     """The tile accumulator's initial value is written by loops the program states, and the
     finished tile leaves it through the work-group's items (map_local 1 / 0)."""
     return named("materialise_accumulators", seq(
-        normalize(_rule("materialise_reduce_init")), top_down(_rule("write_reduction_with_local_maps"))))
+        normalize(_rule("materialise_reduce_init_local")), top_down(_rule("write_reduction_with_local_maps"))))
 
 
 def _rule(name: str) -> Strategy:

@@ -308,6 +308,7 @@ class Program:
     sizes: tuple  # tuple[NatVar, ...]
     body: Cmd
     temporaries: tuple = ()  # global temporaries, allocated by the host (see passes.hoist_globals)
+    local_size: tuple = ()  # ((dim, size), ...) the launch must use: passes.privatise relies on it
 
     def __str__(self) -> str:
         from .printer import pseudo_code

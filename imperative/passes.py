@@ -10,6 +10,9 @@ pipeline is data (`PIPELINE`) so experiments can switch passes off.
     unroll            loops marked for unrolling (map_seq_unroll, reduce_seq_unroll) with a
                       constant count of at most 64 are replicated, so private arrays they
                       index stay in registers
+    privatise         a private array that every access indexes by local ids alone (the same
+                      way each time) holds one element per item: it becomes a scalar, and the
+                      program records the local size that makes each map_local run once
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import attrs
 from functional.types import AddressSpace
 
 from .ir import (
-    Assign, Barrier, Cmd, For, If, Level, Load, NatExp, New, Op, ParFor, Program, Seq, Skip, Store, seq, walk,
+    Assign, Barrier, Cmd, For, If, Level, Load, NatExp, New, Op, ParFor, Program, Seq, Skip, Store, seq,
+    sub_commands, walk,
 )
 from .views import resolve
 
@@ -172,7 +176,107 @@ def unroll(p: Program) -> Program:
     return attrs.evolve(p, body=_map_cmds(p.body, _unroll_loop))
 
 
-PIPELINE = (resolve_views, simplify_loops, unroll, insert_barriers, hoist_globals)
+def _local_index_map(index, lids: dict):
+    """{dim: coefficient} when `index` is a sum of enclosing local-loop variables with
+    integer coefficients (nothing else), else None."""
+    coefs = {}
+    for mono, c in index.terms:
+        if len(mono) != 1 or mono[0][1] != 1 or c.denominator != 1 or mono[0][0] not in lids:
+            return None
+        dim, _ = lids[mono[0][0]]
+        if dim in coefs:
+            return None
+        coefs[dim] = int(c)
+    return coefs
+
+
+def _accesses(cmd: Cmd, leaf: str, lids: dict, out: list) -> None:
+    """(index, enclosing local loops) of every Load/Store of `leaf` below `cmd`."""
+    def exp(e):
+        if isinstance(e, (Load, Store)) and e.leaf == leaf:
+            out.append((e.index, dict(lids)))
+        for a in getattr(e, "args", ()):
+            exp(a)
+
+    if isinstance(cmd, Assign):
+        exp(cmd.acc)
+        exp(cmd.value)
+    elif isinstance(cmd, If):
+        exp(cmd.cond)
+    if isinstance(cmd, ParFor) and cmd.level is Level.LOCAL:
+        lids = {**lids, cmd.var: (cmd.dim, cmd.count)}
+    for c in sub_commands(cmd):
+        _accesses(c, leaf, lids, out)
+
+
+def _replace_leaf(cmd: Cmd, leaf: str, scalar) -> Cmd:
+    from .ir import Mem, MemAcc
+
+    def exp(e):
+        if isinstance(e, Load) and e.leaf == leaf:
+            return scalar
+        if isinstance(e, Op):
+            return attrs.evolve(e, args=tuple(exp(a) for a in e.args))
+        return e
+
+    def go(c):
+        if isinstance(c, Assign):
+            acc = MemAcc(scalar) if isinstance(c.acc, Store) and c.acc.leaf == leaf else c.acc
+            return Assign(acc, exp(c.value))
+        if isinstance(c, If):
+            return If(exp(c.cond), go(c.then), go(c.orelse))
+        if isinstance(c, Seq):
+            return seq(*(go(x) for x in c.cmds))
+        if isinstance(c, (New, For, ParFor)):
+            return attrs.evolve(c, body=go(c.body))
+        return c
+
+    assert isinstance(scalar, Mem)
+    return go(cmd)
+
+
+def _privatise(cmd: Cmd, contract: dict) -> Cmd:
+    from functional.types import ArrayType
+
+    from .ir import Mem
+
+    if isinstance(cmd, New) and cmd.mem.space is AddressSpace.PRIVATE and isinstance(cmd.mem.type, ArrayType):
+        leaf_type = cmd.mem.type
+        while isinstance(leaf_type, ArrayType):
+            leaf_type = leaf_type.elem
+        found: list = []
+        _accesses(cmd.body, cmd.mem.name, {}, found)
+        maps = [(_local_index_map(i, lids), lids) for i, lids in found]
+        sizes = {}
+        ok = bool(found) and all(m is not None and m for m, _ in maps) and len({tuple(sorted(m.items()))
+                                                                               for m, _ in maps}) == 1
+        if ok:
+            for m, lids in maps:
+                for var, (dim, count) in lids.items():
+                    if dim in m:
+                        c = count.as_int()
+                        if c is None or sizes.setdefault(dim, c) != c or contract.get(dim, c) != c:
+                            ok = False
+        if ok and not isinstance(leaf_type, ArrayType):
+            contract.update(sizes)
+            scalar = Mem(cmd.mem.name, leaf_type, AddressSpace.PRIVATE)
+            return New(scalar, _privatise(_replace_leaf(cmd.body, cmd.mem.name, scalar), contract))
+    if isinstance(cmd, Seq):
+        return seq(*(_privatise(c, contract) for c in cmd.cmds))
+    if isinstance(cmd, (New, For, ParFor)):
+        return attrs.evolve(cmd, body=_privatise(cmd.body, contract))
+    if isinstance(cmd, If):
+        return attrs.evolve(cmd, then=_privatise(cmd.then, contract), orelse=_privatise(cmd.orelse, contract))
+    return cmd
+
+
+def privatise(p: Program) -> Program:
+    contract = dict(p.local_size)
+    body = _privatise(p.body, contract)
+    return attrs.evolve(p, body=body, local_size=tuple(sorted(contract.items())))
+
+
+PIPELINE = (resolve_views, simplify_loops, unroll, privatise, insert_barriers, hoist_globals)
 
 
 def run_passes(p: Program, passes=PIPELINE) -> Program:
@@ -181,5 +285,5 @@ def run_passes(p: Program, passes=PIPELINE) -> Program:
     return p
 
 
-__all__ = ["PIPELINE", "run_passes", "resolve_views", "simplify_loops", "unroll", "insert_barriers", "hoist_globals",
-           "PlacementError"]
+__all__ = ["PIPELINE", "run_passes", "resolve_views", "simplify_loops", "unroll", "privatise", "insert_barriers",
+           "hoist_globals", "PlacementError"]

@@ -148,3 +148,40 @@ rule("write_reduction_with_local_maps", "lowering",
      lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs")), side=_copy_local_side,
      build=lambda m: fl.map_local(lambda r: fl.map_local(lambda x: x, r), m.root, dim=1),
      example=_ex_copy_local)
+
+
+def _copy_local(t, e, dims=(1, 0)):
+    """`e` written by the work-group's items: map_local over its (at most two) dimensions."""
+    from ..types import ArrayType
+
+    if not isinstance(t, ArrayType) or not dims:
+        return _copy_seq(t, e)
+    return fl.map_local(lambda x: _copy_local(t.elem, x, dims[1:]), e, dim=dims[0] if len(_array_dims(t)) > 1 else 0)
+
+
+def _array_dims(t) -> list:
+    from ..types import ArrayType
+
+    out = []
+    while isinstance(t, ArrayType):
+        out.append(t.size)
+        t = t.elem
+    return out
+
+
+def _ex_materialise_local(rng):
+    m, n = inst.size(rng), inst.size(rng)
+    prog = inst.matrix_program(m, n, lambda xss: fl.map_workgroup(lambda tile: fl.reduce_seq(
+        lambda acc, row: fl.map_local(lambda p: fl.map_local(lambda q: fl.fst(q) + fl.snd(q), fl.zip(fl.fst(p), row)),
+                                      fl.zip(acc, fl.generate(m, lambda i: row)), dim=1),
+        fl.generate(m, lambda i: fl.generate(n, lambda j: 0.0)), tile), fl.split(m, fl.join(fl.map(
+            lambda r: fl.generate(1, lambda i: r), xss)))))
+    return prog, (inst.data(rng, m, n),), {}
+
+
+rule("materialise_reduce_init_local", "lowering",
+     "reduce_seq f z xs -> reduce_seq f (map_local 1 (fun(r) => map_local 0 (fun(x) => x) r) z) xs   "
+     "(a 2D z written by the work-group's items, each its own element)",
+     lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs"), bind="r"), side=_materialise_side,
+     build=lambda m: App(App(App(Prim(m.r), m.f), _copy_local(m.z.t, m.z)), m.xs),
+     example=_ex_materialise_local)

@@ -183,3 +183,15 @@ def test_high_level_map_of_a_pure_function_is_read_as_a_view():
     assert src.count("for (") == 2  # the parallel map and the reduction: the maps are views
     x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
     np.testing.assert_allclose(dpia.compile(prog)(x), fl.interpret(prog, x), rtol=1e-6)
+
+
+def test_privatise_turns_the_tile_accumulator_into_a_scalar_with_a_launch_contract():
+    prog, inputs = CASES["schedule_mm_tiled_local_memory"]
+    translated = dpia.translate(prog)
+    assert translated.local_size == ((0, 4), (1, 4))
+    src = cg.emit(translated)
+    assert re.search(r"float acc\d+;", src) and not re.search(r"float acc\d+\[", src)
+    from codegen_opencl.runtime import RuntimeError_
+
+    with pytest.raises(RuntimeError_, match="needs a local size of 4"):
+        dpia.compile(prog, local_size=2)(*inputs)
