@@ -34,7 +34,7 @@ from .rules import macros  # noqa: F401 -- registers the macro rules
 from .rules.macros import (guard, let_value, named, outermost, pair_parts, parallel_reduction, push_views, r,
                            reduce_fn, register_blocking_1d, register_blocking_2d, tile_2d, tile_reduction,
                            tile_views, untile_views)
-from .strategies import Failure, Strategy, Success, argument, body, fmap, lchoice, normalize, seq, top_down, try_
+from .strategies import Failure, Strategy, Success, argument, body, fmap, function, lchoice, normalize, seq, top_down, try_
 
 # ----------------------------------------------------------------------------- views
 
@@ -362,7 +362,14 @@ def mm_tiled(n: int = 4, m: int = 4, k: int = 4) -> Strategy:
         parallel(_MM_LEVELS),
         lower_reductions(),
         in_view_tiles(reduce_fn(body(body(_tile_copies("local"))))),
+        in_view_tiles(reduce_fn(body(body(_coalesced_a_copy())))),
     )) >> _materialise_accumulators())
+
+
+def _coalesced_a_copy() -> Strategy:
+    """The copy of A's tile (the first of the let's pair) walks A's rows with local id 0,
+    so consecutive items read consecutive addresses."""
+    return let_value(function(argument(argument(r("swap_local_dims")))))
 
 
 def fuse_tile_update() -> Strategy:

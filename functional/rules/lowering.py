@@ -10,10 +10,10 @@ They apply to saturated (`map f xs`) and partial (`map f`) uses alike.
 from __future__ import annotations
 
 from .. import dsl as fl
-from ..expr import App, Prim
+from ..expr import App, Identifier, Prim
 from ..strategies import MAP_LIKE
 from . import instances as inst
-from .core import OneOf, P, V, rule
+from .core import L, OneOf, P, V, rule
 
 
 def _rebuild(name: str, params: tuple, m, arg_names: tuple[str, ...]):
@@ -185,3 +185,20 @@ rule("materialise_reduce_init_local", "lowering",
      lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs"), bind="r"), side=_materialise_side,
      build=lambda m: App(App(App(Prim(m.r), m.f), _copy_local(m.z.t, m.z)), m.xs),
      example=_ex_materialise_local)
+
+
+def _ex_swap_local(rng):
+    m, n = inst.size(rng), inst.size(rng)
+    prog = inst.matrix_program(m, n, lambda xss: fl.map_local(lambda r: fl.map_local(lambda x: x * 2.0, r), xss, dim=1))
+    return prog, (inst.data(rng, m, n),), {}
+
+
+rule("swap_local_dims", "lowering",
+     "map_local 1 (fun(r) => map_local 0 f r) xss -> map_local 0 (fun(r) => map_local 1 f r) xss   "
+     "(which local id walks which dimension: e.g. consecutive ids along contiguous memory)",
+     lhs=P("map_local", L("r", P("map_local", V("f"), V("r_use"), params=("inner",))), V("xss"), params=("outer",)),
+     side=lambda m: None if (m.outer == 1 and m.inner == 0 and isinstance(m.r_use, Identifier)
+                             and m.r_use.name == m.r.name)
+     else "not map_local 1 over map_local 0 of the row",
+     build=lambda m: fl.map_local(lambda r: fl.map_local(m.f, r, dim=1), m.xss, dim=0),
+     example=_ex_swap_local)

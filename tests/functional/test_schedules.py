@@ -166,7 +166,9 @@ def test_mm_tiled_copies_tiles_to_local_memory_once_per_step():
     # the untile as whole-array views around the work-group maps
     assert "join (map_workgroup 1" in text and "transpose (join (map_workgroup 0" in text
     # both k-wide tiles of a step copied by the work-group (map_local 1 / 0) into local memory
-    assert text.count("to_local (map_local 1 (fun(r1) => map_local 0 (fun(r) => r) r1)") == 2
+    # B's tile: rows by local id 1; A's tile (transposed view): local id 0 walks A's rows (coalesced)
+    assert text.count("to_local (map_local 1 (fun(r1) => map_local 0 (fun(r) => r) r1)") == 1
+    assert text.count("to_local (map_local 0 (fun(r1) => map_local 1 (fun(r) => r) r1)") == 1
     assert "generate 4 (fun(i1) => generate 8 (fun(i) => 0.0))" in text  # the n x m tile accumulator
     assert "(zip (split 4 (transpose x)) (split 4 (transpose " in text  # pairs of k-wide tiles
     rules = {s.rule for s in derivation.steps}
