@@ -252,7 +252,7 @@ def _privatise(cmd: Cmd, contract: dict) -> Cmd:
                                                                                for m, _ in maps}) == 1
         if ok:
             for m, lids in maps:
-                for var, (dim, count) in lids.items():
+                for _var, (dim, count) in lids.items():
                     if dim in m:
                         c = count.as_int()
                         if c is None or sizes.setdefault(dim, c) != c or contract.get(dim, c) != c:
