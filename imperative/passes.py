@@ -2,8 +2,10 @@
 pipeline is data (`PIPELINE`) so experiments can switch passes off.
 
     resolve_views     every read/write through views becomes a Load/Store at a flat index
-    insert_barriers   a local barrier after a work-group phase that writes local memory
-                      read by a later phase (never inside code that not all items reach)
+    insert_barriers   a local barrier before a work-group phase that reads local memory
+                      another phase wrote, or overwrites local memory another phase used,
+                      since the last barrier (loop-carried too); never inside code that not
+                      all items of the group reach
     hoist_globals     global temporaries become host-allocated buffers (kernel arguments)
     simplify_loops    a sequential loop that runs once becomes its body (index := 0), one that
                       never runs disappears
@@ -37,39 +39,81 @@ def _writes_local(cmd: Cmd) -> bool:
                for c in walk(cmd))
 
 
-def _barriers(cmd: Cmd, in_group: bool) -> Cmd:
-    """`in_group`: inside a work-group loop but outside any per-item (local) loop, where
-    every item of the group executes the same commands, so a barrier is allowed."""
-    if isinstance(cmd, ParFor):
-        inner_group = cmd.level is Level.WORKGROUP
-        body = _barriers(cmd.body, inner_group)
-        if inner_group and _writes_local(body):
-            body = seq(body, Barrier(local=True))  # the next group iteration overwrites local memory
-        return attrs.evolve(cmd, body=body)
+_EMPTY = (frozenset(), frozenset())
+
+
+def _local_sets(cmd: Cmd) -> tuple[frozenset, frozenset]:
+    """The local-memory leaves `cmd` reads and writes."""
+    reads, writes = set(), set()
+
+    def loads(e):
+        if isinstance(e, Load) and e.space is AddressSpace.LOCAL:
+            reads.add(e.leaf)
+        for a in getattr(e, "args", ()):
+            loads(a)
+
+    for c in walk(cmd):
+        if isinstance(c, Assign):
+            if isinstance(c.acc, Store) and c.acc.space is AddressSpace.LOCAL:
+                writes.add(c.acc.leaf)
+            loads(c.value)
+        elif isinstance(c, If):
+            loads(c.cond)
+    return frozenset(reads), frozenset(writes)
+
+
+def _conflict(sets, pending) -> bool:
+    """A phase must wait when it reads what another item wrote, or overwrites what another
+    item wrote or read, since the last barrier."""
+    (r, w), (pr, pw) = sets, pending
+    return bool(r & pw or w & pw or w & pr)
+
+
+def _place(cmd: Cmd, pending):
+    """Group-level code (every item of the group runs it): barriers go between phases, and
+    only where local memory is communicated; `pending` is what was read and written since
+    the last barrier.  Returns the command and what is pending after it."""
     if isinstance(cmd, Seq):
-        parts = [_barriers(c, in_group) for c in cmd.cmds]
-        if not in_group:
-            return Seq(tuple(parts))
-        out: list[Cmd] = []
-        for k, c in enumerate(parts):
+        out = []
+        for c in cmd.cmds:
+            c, pending = _place(c, pending)
             out.append(c)
-            if k < len(parts) - 1 and _writes_local(c) and not isinstance(parts[k + 1], Barrier):
-                out.append(Barrier(local=True))
-        return seq(*out)
+        return seq(*out), pending
     if isinstance(cmd, New):
-        return attrs.evolve(cmd, body=_barriers(cmd.body, in_group))
-    if isinstance(cmd, For):
-        body = _barriers(cmd.body, in_group)
-        if in_group and _writes_local(body):
+        body, pending = _place(cmd.body, pending)
+        return attrs.evolve(cmd, body=body), pending
+    if isinstance(cmd, For) or (isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP):
+        # a loop that every item of the group runs (sequential, or over further groups)
+        body, end = _place(cmd.body, pending)
+        if _conflict(_local_sets(cmd.body), end):  # one iteration's leftovers meet the next iteration
+            body, end = seq(body, Barrier(local=True)), _EMPTY
+        return attrs.evolve(cmd, body=body), (pending[0] | end[0], pending[1] | end[1])
+    if isinstance(cmd, Barrier):
+        return cmd, _EMPTY
+    sets = _local_sets(cmd)  # a phase: a per-item loop, an assignment, a conditional
+    if _conflict(sets, pending):
+        return seq(Barrier(local=True), cmd), sets
+    return cmd, (pending[0] | sets[0], pending[1] | sets[1])
+
+
+def _barriers(cmd: Cmd) -> Cmd:
+    """Find the work-group loops; their bodies are group-level code (see _place)."""
+    if isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP:
+        body, end = _place(cmd.body, _EMPTY)
+        if _conflict(_local_sets(cmd.body), end):  # the group's next iteration reuses local memory
             body = seq(body, Barrier(local=True))
         return attrs.evolve(cmd, body=body)
+    if isinstance(cmd, Seq):
+        return Seq(tuple(_barriers(c) for c in cmd.cmds))
+    if isinstance(cmd, (New, For, ParFor)):
+        return attrs.evolve(cmd, body=_barriers(cmd.body))
     if isinstance(cmd, If):
-        return attrs.evolve(cmd, then=_barriers(cmd.then, False), orelse=_barriers(cmd.orelse, False))
+        return attrs.evolve(cmd, then=_barriers(cmd.then), orelse=_barriers(cmd.orelse))
     return cmd
 
 
 def insert_barriers(p: Program) -> Program:
-    return attrs.evolve(p, body=_barriers(p.body, False))
+    return attrs.evolve(p, body=_barriers(p.body))
 
 
 class PlacementError(Exception):

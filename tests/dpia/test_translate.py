@@ -195,3 +195,14 @@ def test_privatise_turns_the_tile_accumulator_into_a_scalar_with_a_launch_contra
 
     with pytest.raises(RuntimeError_, match="needs a local size of 4"):
         dpia.compile(prog, local_size=2)(*inputs)
+
+
+def test_barriers_only_where_local_memory_is_communicated():
+    prog, _ = CASES["schedule_mm_tiled_local_memory"]
+    src = cg.emit(dpia.translate(prog))
+    # per tile step: one barrier after both tile copies (the product reads them), one before
+    # the next step overwrites the tiles; none between the two copies
+    assert src.count("barrier(") == 2
+    body = src[src.index("for (int i"):]
+    copy_b = body.index("= b[")
+    assert "barrier(" not in body[:copy_b]
