@@ -143,7 +143,7 @@ class Translator:
         return self.con(xs, env, loop)
 
     def _check_nesting(self, e: Expr, level: Level, dim: int) -> None:
-        if any(d == dim for _, d in self.levels if _ is level) or (level, dim) in self.levels:
+        if (level, dim) in self.levels:
             self.fail(e, f"nested maps on dimension {dim}: {_NAMES[level]} {dim} inside another {_NAMES[level]} {dim}")
         if level is Level.LOCAL and (Level.WORKGROUP, dim) not in self.levels:
             self.fail(e, f"map_local {dim} outside map_workgroup {dim}: local ids only exist within a work-group")
@@ -204,9 +204,7 @@ class Translator:
             self.fail(e, f"the array computed by {name} is read here but the program does not say where it is "
                          f"stored: wrap it in to_private, to_local or to_global")
         if name == "map":
-            view = self._map_view(args, env)
-            if view is not None:
-                return self.con(args[1], env, lambda v: k(view(v)))
+            return self.con(args[1], env, lambda v: k(self._map_view(e, args, env, v)))
         if d.level == "high":
             self.fail(e, f"{name} is not lowered: choose its implementation with a rule "
                          f"(e.g. {'map_global/map_workgroup/map_local/map_seq' if name == 'map' else 'reduce_seq'})")
@@ -257,36 +255,35 @@ class Translator:
 
         return self.con(xs, env, lambda v: step(0, v, xs.t.size))
 
-    def _map_view(self, args: list, env: dict):
+    def _capture(self, f: Expr, value: Exp, env: dict) -> Exp | None:
+        """`f value` as a readable expression when computing it neither loops nor
+        allocates (then it can be recomputed wherever it is read), else None."""
+        captured: list = []
+        cmd = self.apply(f, [value], env, lambda call, env2: self.con(
+            call, env2, lambda r: captured.append(r) or Skip()))
+        return captured[0] if isinstance(cmd, Skip) and len(captured) == 1 else None
+
+    def _map_view(self, e: Expr, args: list, env: dict, v: Exp) -> Exp:
         """A high-level map read lazily: `map f xs` is `generate n (i => f xs[i])` when `f`
-        neither loops nor allocates (layout functions, scalar arithmetic); else None."""
+        neither loops nor allocates (layout functions, scalar arithmetic)."""
         f, xs = args
         n = xs.t.size
-
-        def view(v: Exp):
-            i = self.loop_var("m", n)
-            captured: list = []
-            elem = Idx(v, Nat.atom(i), xs.t.elem)
-            cmd = self.apply(f, [elem], env, lambda call, env2: self.con(
-                call, env2, lambda r: captured.append(r) or Skip()))
-            if not isinstance(cmd, Skip) or len(captured) != 1:
-                return None
-            return View("generate", (n, i), (captured[0],), ArrayType(n, _result_type(f.t)))
-
-        return lambda v: view(v) or self.fail(args[0], "map is not lowered: its function loops or allocates, so "
-                                                        "choose map_global/map_workgroup/map_local/map_seq")
+        i = self.loop_var("m", n)
+        body = self._capture(f, Idx(v, Nat.atom(i), xs.t.elem), env)
+        if body is None:
+            self.fail(e, "map is not lowered: its function loops or allocates, so choose "
+                         "map_global/map_workgroup/map_local/map_seq")
+        return View("generate", (n, i), (body,), e.t)
 
     def _generate(self, e: Expr, head: Prim, args: list, env: dict, k: K):
         """A view: element i is f's body at i, recomputed where it is read (f must be a
         pure expression: anything that loops or allocates needs a map instead)."""
         (n,) = head.params
         i = self.loop_var("g", n)
-        captured: list = []
-        cmd = self.apply(args[0], [NatExp(Nat.atom(i), i32)], env, lambda call, env2: self.con(
-            call, env2, lambda v: captured.append(v) or Skip()))
-        if not isinstance(cmd, Skip) or len(captured) != 1:
+        body = self._capture(args[0], NatExp(Nat.atom(i), i32), env)
+        if body is None:
             self.fail(e, "generate's function loops or allocates: build the array with a map instead")
-        return k(View("generate", (n, i), (captured[0],), e.t))
+        return k(View("generate", (n, i), (body,), e.t))
 
     def _instantiate(self, f: Expr, ftype: NatFunType, n: Nat) -> Expr:
         """`f [n]` for a size function, typed again at that size."""
@@ -314,10 +311,6 @@ class Translator:
                 env[name] = v
                 call = App(call, Identifier(name, t=_fun_param(call.t)), t=_fun_result(call.t))
         return then(call, env)
-
-
-def _result_type(t):
-    return t.result if isinstance(t, FunType) else t
 
 
 def _as_type(v: Exp, t) -> Exp:
