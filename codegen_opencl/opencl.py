@@ -43,6 +43,10 @@ def c_type(t, opencl: bool = True) -> str:
     raise EmitError(f"no C type for {t}")
 
 
+def _is_float(t) -> bool:
+    return (t.elem if isinstance(t, VectorType) else t).is_float
+
+
 def _lit(v: Lit) -> str:
     x = v.value
     if isinstance(x, bool):
@@ -91,11 +95,9 @@ class _Printer:
         if name == "cast":
             return f"(({c_type(e.params[0], self.opencl)}){a[0]})"
         if name == "abs":
-            floaty = (e.type.elem if isinstance(e.type, VectorType) else e.type).is_float
-            return f"{'fabs' if floaty else 'abs'}({a[0]})"
+            return f"{'fabs' if _is_float(e.type) else 'abs'}({a[0]})"
         if name in ("min", "max"):
-            floaty = (e.type.elem if isinstance(e.type, VectorType) else e.type).is_float
-            return f"{'f' + name if floaty else name}({a[0]}, {a[1]})"
+            return f"{'f' + name if _is_float(e.type) else name}({a[0]}, {a[1]})"
         if name in ("sqrt", "exp", "log", "sin", "cos", "fma"):
             return f"{name}({', '.join(a)})"
         if name == "lane":

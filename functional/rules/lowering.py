@@ -116,12 +116,18 @@ def _ex_materialise(rng):
     return prog, (inst.data(rng, m, n),), {}
 
 
-rule("materialise_reduce_init", "lowering",
-     "reduce_seq f z xs -> reduce_seq f (map_seq (fun(x) => x) z) xs   (an array z is written by loops the "
-     "program now states, nested for nested arrays)",
-     lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs"), bind="r"), side=_materialise_side,
-     build=lambda m: App(App(App(Prim(m.r), m.f), _copy_seq(m.z.t, m.z)), m.xs),
-     example=_ex_materialise)
+def _materialise_rule(name: str, equation: str, copy, example) -> None:
+    """`reduce_seq f z xs -> reduce_seq f (copy z) xs`: the loops that write an array initial
+    value are stated by the program (`copy` builds them)."""
+    rule(name, "lowering", equation,
+         lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs"), bind="r"), side=_materialise_side,
+         build=lambda m: App(App(App(Prim(m.r), m.f), copy(m.z.t, m.z)), m.xs),
+         example=example)
+
+
+_materialise_rule("materialise_reduce_init",
+                  "reduce_seq f z xs -> reduce_seq f (map_seq (fun(x) => x) z) xs   (an array z is written by loops "
+                  "the program now states, nested for nested arrays)", _copy_seq, _ex_materialise)
 
 
 def _copy_local_side(m):
@@ -179,12 +185,10 @@ def _ex_materialise_local(rng):
     return prog, (inst.data(rng, m, n),), {}
 
 
-rule("materialise_reduce_init_local", "lowering",
-     "reduce_seq f z xs -> reduce_seq f (map_local 1 (fun(r) => map_local 0 (fun(x) => x) r) z) xs   "
-     "(a 2D z written by the work-group's items, each its own element)",
-     lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs"), bind="r"), side=_materialise_side,
-     build=lambda m: App(App(App(Prim(m.r), m.f), _copy_local(m.z.t, m.z)), m.xs),
-     example=_ex_materialise_local)
+_materialise_rule("materialise_reduce_init_local",
+                  "reduce_seq f z xs -> reduce_seq f (map_local 1 (fun(r) => map_local 0 (fun(x) => x) r) z) xs   "
+                  "(a 2D z written by the work-group's items, each its own element)", _copy_local,
+                  _ex_materialise_local)
 
 
 def _ex_swap_local(rng):
