@@ -3,13 +3,17 @@
 Device choice: an explicit `device` argument (a pyopencl Device, or a substring of
 "platform: device"), else the environment variable DPIA_DEVICE, else the PoCL device
 from pip when present, else the first device.  Sizes are bound from the NumPy inputs'
-shapes exactly as the reference interpreter binds them; kernels are built once per
-Kernel object (pyopencl also caches binaries on disk).
+shapes exactly as the reference interpreter binds them.
+
+Compilation is shared: one `Session` per device holds the context, the profiling queue
+and every program built so far, keyed by (source, build options), so Kernel objects with
+identical sources build once (pyopencl also caches binaries on disk).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -36,11 +40,18 @@ def _import_cl():
 
 
 def devices() -> list:
+    """Every device of every platform; none (not an error) when no OpenCL driver is installed."""
     cl = _import_cl()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:  # no ICD loader platforms: PLATFORM_NOT_FOUND_KHR
+        return []
     out = []
-    for p in cl.get_platforms():
-        for d in p.get_devices():
-            out.append(d)
+    for p in platforms:
+        try:
+            out.extend(p.get_devices())
+        except cl.Error:  # a platform without devices: DEVICE_NOT_FOUND
+            continue
     return out
 
 
@@ -65,6 +76,102 @@ def choose_device(device=None):
         if "portable computing language" in d.platform.name.lower():
             return d
     return found[0]
+
+
+def _device_type_name(device) -> str:
+    """"CPU", "GPU", "ACCELERATOR", ... ("A|B" when several bits are set, "ALL" for all)."""
+    cl = _import_cl()
+    value = int(device.type)
+    if value == int(cl.device_type.ALL):
+        return "ALL"
+    names = [n for n in ("CPU", "GPU", "ACCELERATOR", "CUSTOM") if value & int(getattr(cl.device_type, n))]
+    return "|".join(names) or "DEFAULT"
+
+
+def device_identity(device) -> dict:
+    """What distinguishes a device for tuning and reports: the names and versions that
+    key tuned results, and the limits that decide which launches are possible."""
+    return {
+        "platform": device.platform.name.strip(),
+        "platform_version": device.platform.version.strip(),
+        "device": device.name.strip(),
+        "driver_version": device.driver_version.strip(),
+        "device_type": _device_type_name(device),
+        "max_work_group_size": int(device.max_work_group_size),
+        "local_mem_bytes": int(device.local_mem_size),
+        "compute_units": int(device.max_compute_units),
+        "global_mem_bytes": int(device.global_mem_size),
+    }
+
+
+def device_key(device) -> str:
+    """A short stable string naming a device and its driver: "platform | device | driver"."""
+    ident = device_identity(device)
+    return f"{ident['platform']} | {ident['device']} | {ident['driver_version']}"
+
+
+def _options_key(options) -> tuple[str, ...]:
+    if options is None:
+        return ()
+    return (options,) if isinstance(options, str) else tuple(options)
+
+
+class Session:
+    """One device's OpenCL state, shared by every Kernel on it: a context, an in-order
+    profiling queue, and the programs built so far keyed by (source, build options).
+    `builds` counts real compilations (a memo hit does not count)."""
+
+    def __init__(self, device):
+        cl = _import_cl()
+        self.device = device
+        self.context = cl.Context([device])
+        self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self.builds = 0
+        self._programs: dict = {}
+        self._lock = threading.Lock()  # one build per key even when kernels are compiled from threads
+
+    def build(self, source: str, options=None):
+        """The built cl.Program for `source`, compiled on first request only.  A failed
+        build raises RuntimeError_ with the log and the source, and is not remembered."""
+        key = (source, _options_key(options))
+        with self._lock:
+            if key not in self._programs:
+                self._programs[key] = self._compile(source, key[1])
+            return self._programs[key]
+
+    def _compile(self, source: str, options: tuple[str, ...]):
+        cl = _import_cl()
+        try:
+            built = cl.Program(self.context, source).build(options=list(options))
+        except cl.RuntimeError as exc:
+            raise RuntimeError_(f"the kernel did not build on {describe(self.device)}:\n{exc}\n--- source ---\n"
+                                f"{source}") from None
+        self.builds += 1
+        return built
+
+    def cached(self) -> int:
+        """How many distinct (source, options) programs are held."""
+        return len(self._programs)
+
+    def clear(self) -> None:
+        """Drop the built programs (kernels already made keep theirs); the context stays."""
+        with self._lock:
+            self._programs.clear()
+
+
+# The one process-wide cache: a Session per device, keyed by the device's OpenCL handle.
+# Pure memoisation -- a session is created on first use and never changed from outside.
+_SESSIONS: dict[int, Session] = {}
+_SESSIONS_LOCK = threading.Lock()
+
+
+def session_for(device) -> Session:
+    """The shared session of a pyopencl Device (created on first use)."""
+    with _SESSIONS_LOCK:
+        key = int(device.int_ptr)
+        if key not in _SESSIONS:
+            _SESSIONS[key] = Session(device)
+        return _SESSIONS[key]
 
 
 def _parallel_loops(cmd: Cmd) -> list:
@@ -127,22 +234,19 @@ def _product(xs) -> int:
 class Kernel:
     """A compiled program: `kernel(*arrays)` returns NumPy results like `interpret`."""
 
-    def __init__(self, program: Program, device=None, local_size: int | None = None, groups: int | None = None):
+    def __init__(self, program: Program, device=None, session: Session | None = None,
+                 local_size: int | None = None, groups: int | None = None, options=None):
         cl = _import_cl()
         self.program = program
-        self.device = choose_device(device)
-        self.context = cl.Context([self.device])
-        self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self.session = session or session_for(choose_device(device))
+        self.device, self.context, self.queue = self.session.device, self.session.context, self.session.queue
         self.source = emit(program, "opencl")
         self.local_size, self.groups = local_size, groups
-        try:
-            self._cl_program = cl.Program(self.context, self.source).build()
-        except cl.RuntimeError as exc:
-            raise RuntimeError_(f"the kernel did not build on {describe(self.device)}:\n{exc}\n--- source ---\n"
-                                f"{self.source}") from None
+        self._cl_program = self.session.build(self.source, options)
         self.phases = phases(program)
         self._check_local_memory()
-        self._kernels = [getattr(self._cl_program, ph.name) for ph in self.phases]
+        # Own cl.Kernel objects per Kernel: the program is shared, the argument bindings are not.
+        self._kernels = [cl.Kernel(self._cl_program, ph.name) for ph in self.phases]
         self._params = kernel_params(program)
 
     def _check_local_memory(self) -> None:
@@ -265,9 +369,23 @@ def _assemble(t, results: dict):
     return build(lay, ())
 
 
-def compile_program(program: Program, device=None, **launch) -> Kernel:
-    return Kernel(program, device=device, **launch)
+def compile_program(program: Program, device=None, session: Session | None = None, **launch) -> Kernel:
+    return Kernel(program, device=device, session=session, **launch)
 
 
-__all__ = ["Kernel", "compile_program", "choose_device", "devices", "describe", "launch_plan", "Leaf", "Nat",
-           "ArrayType", "TupleType"]
+__all__ = [
+    "ArrayType",
+    "Kernel",
+    "Leaf",
+    "Nat",
+    "Session",
+    "TupleType",
+    "choose_device",
+    "compile_program",
+    "describe",
+    "device_identity",
+    "device_key",
+    "devices",
+    "launch_plan",
+    "session_for",
+]

@@ -2,8 +2,9 @@
 
     dpia rules [--family F] [--json]                    the rule catalogue
     dpia rules --check [--instances K] [--seed S]       ... each rule checked on K random instances
+    dpia devices [--json]                               every OpenCL device; * marks the default
 
-Exit codes: 0 success, 1 a check failed, 2 bad usage (message on stderr).  To add a
+Exit codes: 0 success, 1 a check failed (or no device), 2 bad usage (message on stderr).  To add a
 subcommand, write `_NAME_args(parser)` and `_NAME(args) -> int` and list them in COMMANDS.
 """
 
@@ -94,10 +95,57 @@ def _print_table(rows: list[dict], checked: bool) -> None:
     print(summary)
 
 
+# ---------------------------------------------------------------------------- devices
+
+
+_DEVICE_COLUMNS = (("platform", "PLATFORM"), ("device", "DEVICE"), ("device_type", "TYPE"),
+                   ("driver_version", "DRIVER"), ("compute_units", "CUS"), ("max_work_group_size", "MAX WG"),
+                   ("local_mem_bytes", "LOCAL B"), ("global_mem_bytes", "GLOBAL B"),
+                   ("platform_version", "PLATFORM VERSION"))
+
+
+def _devices_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print a JSON list of device identities")
+
+
+def _devices(args: argparse.Namespace) -> int:
+    # The driver layer: the CLI may import codegen_opencl, lazily like the dpia.compile facade.
+    from codegen_opencl.runtime import RuntimeError_, choose_device, device_identity, device_key, devices
+
+    found = devices()
+    if not found:
+        print("dpia devices: no OpenCL device found (install pocl-binary-distribution for a CPU device)",
+              file=sys.stderr)
+        return 1
+    try:
+        default = choose_device()
+    except RuntimeError_ as exc:  # e.g. DPIA_DEVICE names no device: list them anyway, none marked
+        print(f"dpia devices: warning: {exc}", file=sys.stderr)
+        default = None
+    # Devices compare by OpenCL handle, so two identical cards are not both marked.
+    rows = [{**device_identity(d), "key": device_key(d), "default": d == default} for d in found]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        _print_device_table(rows)
+    return 0
+
+
+def _print_device_table(rows: list[dict]) -> None:
+    table = [tuple(title for _, title in _DEVICE_COLUMNS)]
+    table += [tuple(str(r[field]) for field, _ in _DEVICE_COLUMNS) for r in rows]
+    widths = [max(len(row[k]) for row in table) for k in range(len(_DEVICE_COLUMNS))]
+    for row, mark in zip(table, [" "] + ["*" if r["default"] else " " for r in rows]):
+        print(mark + " " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    print(f"{len(rows)} device(s); * the default (set DPIA_DEVICE to choose another)")
+
+
 # ------------------------------------------------------------------------ the table
 
 COMMANDS: list[Command] = [
     Command("rules", "list the rewrite rules; --check runs each against the interpreter", _rules_args, _rules),
+    Command("devices", "list the OpenCL devices and their identities; * marks the default", _devices_args,
+            _devices),
 ]
 
 

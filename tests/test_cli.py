@@ -147,3 +147,59 @@ def test_python_dash_m_dpia():
     rows = json.loads(proc.stdout)
     assert sorted(r["name"] for r in rows) == sorted(RULES)
     assert all(r["checked"] for r in rows)
+
+
+# ---------------------------------------------------------------------------- devices
+
+_IDENTITY_FIELDS = {"platform", "platform_version", "device", "driver_version", "device_type", "max_work_group_size",
+                    "local_mem_bytes", "compute_units", "global_mem_bytes"}
+
+
+def test_devices_table_lists_pocl_and_marks_the_default(capsys, monkeypatch):
+    monkeypatch.delenv("DPIA_DEVICE", raising=False)
+    code, out, err = run(capsys, "devices")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["PLATFORM", "DEVICE", "TYPE"]
+    marked = [ln for ln in lines[1:-1] if ln.startswith("*")]
+    assert len(marked) == 1 and "Portable Computing Language" in marked[0]
+    assert lines[-1].startswith(f"{len(lines) - 2} device(s)")
+
+
+def test_devices_json_parses_with_every_identity_field(capsys, monkeypatch):
+    monkeypatch.delenv("DPIA_DEVICE", raising=False)
+    code, out, err = run(capsys, "devices", "--json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert rows and all(_IDENTITY_FIELDS | {"key", "default"} <= set(r) for r in rows)
+    [default] = [r for r in rows if r["default"]]
+    assert default["platform"] == "Portable Computing Language" and default["device_type"] == "CPU"
+    assert default["key"] == f"{default['platform']} | {default['device']} | {default['driver_version']}"
+
+
+def test_devices_follows_dpia_device(capsys, monkeypatch):
+    monkeypatch.setenv("DPIA_DEVICE", "oclgrind")
+    code, out, _ = run(capsys, "devices", "--json")
+    rows = json.loads(out)
+    if not any(r["platform"] == "Oclgrind" for r in rows):
+        pytest.skip("Oclgrind is not installed")
+    assert code == 0 and [r["platform"] for r in rows if r["default"]] == ["Oclgrind"]
+
+
+def test_no_device_exits_1_with_a_message(capsys, monkeypatch):
+    import codegen_opencl.runtime as rt
+
+    monkeypatch.setattr(rt, "devices", list)  # no device at all
+    code, out, err = run(capsys, "devices")
+    assert code == 1 and out == ""
+    assert "no OpenCL device found" in err
+
+
+def test_python_dash_m_dpia_devices():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    env.pop("DPIA_DEVICE", None)
+    proc = subprocess.run([sys.executable, "-m", "dpia", "devices", "--json"], check=False, cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert any(r["platform"] == "Portable Computing Language" and r["default"] for r in rows)
