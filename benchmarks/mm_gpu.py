@@ -11,6 +11,7 @@ accumulator is still a private array indexed by local ids, see RESULTS.md).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -50,6 +51,15 @@ def mm_tiled(tn, tm, tk, m, k, n):
     return derive(naive, schedules.mm_tiled(tn, tm, tk))[0]
 
 
+def mm_register_blocked(cfg, m, k, n):
+    """The register-blocked low-level program of examples/mm_register_blocked.py (tile n x m,
+    k-tile kt, l1 x l2 results per work-item)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    from mm_register_blocked import mm_register_blocked as build
+
+    return build(*cfg, M=m, K=k, N=n)
+
+
 def cublas_time(a, b, repeat):
     import torch
 
@@ -70,9 +80,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="4096x4096x4096,1024x1024x64,8192x64x8192", help="MxNxK list")
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--only", default="", help="run only variants whose name contains one of these (comma list)")
+    ap.add_argument("--rb", default="64x64x8x4x4,64x64x8x8x8,128x128x8x8x8,128x64x16x8x4",
+                    help="register-blocked configurations n x m x kt x l1 x l2 (comma list)")
     args = ap.parse_args(argv)
     print(f"device: {describe(choose_device())}", flush=True)
-    print(f"{'size MxNxK':18s} {'variant':28s} {'ms':>9s} {'TFLOP/s':>8s} {'x cuBLAS':>9s} rel.err")
+    print(f"{'size MxNxK':18s} {'variant':32s} {'ms':>9s} {'TFLOP/s':>8s} {'x cuBLAS':>9s} rel.err")
     rng = np.random.default_rng(0)
     for spec in args.sizes.split(","):
         m, n, k = (int(v) for v in spec.split("x"))
@@ -80,21 +93,29 @@ def main(argv=None) -> int:
         b = rng.standard_normal((k, n), dtype=np.float32)
         flops = 2.0 * m * n * k
         t_ref, ref = cublas_time(a, b, args.repeat)
-        print(f"{spec:18s} {'cuBLAS (torch, TF32 off)':28s} {t_ref * 1e3:9.3f} {flops / t_ref / 1e12:8.2f} {1.0:9.2f}",
+        print(f"{spec:18s} {'cuBLAS (torch, TF32 off)':32s} {t_ref * 1e3:9.3f} {flops / t_ref / 1e12:8.2f} {1.0:9.2f}",
               flush=True)
-        for name, build in (("naive 2D global", mm_naive), ("naive 16x16 groups", mm_groups),
-                            ("tiled 8x8, k 8 (local tiles)", lambda *s: mm_tiled(8, 8, 8, *s)),
-                            ("tiled 16x16, k 16 (local tiles)", lambda *s: mm_tiled(16, 16, 16, *s))):
+        variants = [("naive 2D global", mm_naive), ("naive 16x16 groups", mm_groups),
+                    ("tiled 8x8, k 8 (local tiles)", lambda *s: mm_tiled(8, 8, 8, *s)),
+                    ("tiled 16x16, k 16 (local tiles)", lambda *s: mm_tiled(16, 16, 16, *s))]
+        for spec_rb in filter(None, args.rb.split(",")):
+            cfg = tuple(int(v) for v in spec_rb.split("x"))
+            variants.append((f"reg.blocked {spec_rb}", lambda *s, cfg=cfg: mm_register_blocked(cfg, *s)))
+        wanted = [w for w in args.only.split(",") if w]
+        for name, build in variants:
+            if wanted and not any(w in name for w in wanted):
+                continue
             try:
-                prog = build(fl.nat("M", multiple_of=16), fl.nat("K", multiple_of=16), fl.nat("N", multiple_of=16))
+                prog = build(fl.nat("M", multiple_of=math.gcd(m, 128)), fl.nat("K", multiple_of=math.gcd(k, 64)),
+                             fl.nat("N", multiple_of=math.gcd(n, 128)))
                 kernel = dpia.compile(prog)
                 got = kernel(a, b)
                 err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
                 t = kernel.time(a, b, repeat=args.repeat)
-                print(f"{spec:18s} {name:28s} {t * 1e3:9.3f} {flops / t / 1e12:8.2f} {t_ref / t:9.3f} {err:.1e}",
+                print(f"{spec:18s} {name:32s} {t * 1e3:9.3f} {flops / t / 1e12:8.2f} {t_ref / t:9.3f} {err:.1e}",
                       flush=True)
             except Exception as exc:  # noqa: BLE001 -- a failing variant is reported, the run goes on
-                print(f"{spec:18s} {name:28s} FAILED {type(exc).__name__}: {str(exc)[:300]}", flush=True)
+                print(f"{spec:18s} {name:32s} FAILED {type(exc).__name__}: {str(exc)[:300]}", flush=True)
     return 0
 
 

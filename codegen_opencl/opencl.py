@@ -140,7 +140,11 @@ class _Printer:
                 return self.cmd(c.body, depth, hoisted)
             if c.mem.space is AddressSpace.GLOBAL:
                 raise EmitError(f"global temporary {c.mem.name}: not supported by this printer yet")
-            return [pad + "{", pad + "  " + decl] + self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
+            decls, body = [decl], c.body
+            while isinstance(body, New) and body.mem.space is AddressSpace.PRIVATE:  # one block for a run of them
+                decls.append(self.declare(body.mem))
+                body = body.body
+            return [pad + "{"] + [pad + "  " + d for d in decls] + self.cmd(body, depth + 1, hoisted) + [pad + "}"]
         if isinstance(c, For):
             v, n = c.var.name, c.count.to_c()
             head = f"for (int {v} = 0; {v} < {n}; {v} += 1) {{"

@@ -79,9 +79,12 @@ class Translator:
             name = head.name
             if name in _LEVELS or name in ("map_seq", "map_seq_unroll"):
                 return self._map(e, head, args, env, out)
-            if name == "map":  # writing its elements needs a loop: the program must choose which
-                self.fail(e, "map is not lowered: choose its implementation with a rule "
-                             "(e.g. map_global/map_workgroup/map_local/map_seq)")
+            if name == "map":  # a map of layout views is a write view; any other needs a chosen loop
+                chain = _write_chain(args[0])
+                if chain is None:
+                    self.fail(e, "map is not lowered: choose its implementation with a rule "
+                                 "(e.g. map_global/map_workgroup/map_local/map_seq)")
+                return self.acc(args[1], env, ViewAcc("map_acc", (chain,), out, args[1].t))
             if name in _SPACES:
                 return self._store_into(e, head, args, env, out)
             if name in _WRITE_VIEWS:
@@ -347,6 +350,40 @@ def _write_params(head: Prim, args: list) -> tuple:
     if head.name == "as_vector":
         return head.params
     return ()
+
+
+def _write_chain(f: Expr) -> tuple | None:
+    """The write views of a layout function, outermost first: `join` -> (("join_acc", (n,)),),
+    `fun(x) => join (transpose x)` -> (join_acc, transpose_acc), `map join` -> (("map_acc",
+    (chain,)),); None when `f` is not made of write views only."""
+    if isinstance(f, Lambda):
+        chain, body = [], f.body
+        while not (isinstance(body, Identifier) and body.name == f.param.name):
+            head, args = spine(body)
+            link = _write_link(head, args[:-1]) if isinstance(head, Prim) and args else None
+            if link is None:
+                return None
+            chain.append(link)
+            body = args[-1]
+        return tuple(chain) if chain else None
+    head, args = spine(f)
+    link = _write_link(head, args) if isinstance(head, Prim) else None
+    return None if link is None else (link,)
+
+
+def _write_link(head: Prim, fargs: list):
+    """One write view: a layout primitive given all but its array argument."""
+    if head.name == "map" and len(fargs) == 1:
+        inner = _write_chain(fargs[0])
+        return None if inner is None else ("map_acc", (inner,))
+    if head.name not in _WRITE_VIEWS or fargs:
+        return None
+    t = head.t.param if head.t is not None else None  # the array the view is applied to
+    if head.name == "join":
+        return None if t is None else ("join_acc", (t.elem.size,))
+    if head.name == "as_scalar":
+        return None if t is None else ("as_scalar_acc", (t.elem.width,))
+    return (_WRITE_VIEWS[head.name], tuple(head.params))
 
 
 def _space_of(a: Acc) -> AddressSpace | None:

@@ -422,4 +422,238 @@ __all__ = ["LAYOUT", "is_view_fn", "high_level_left", "program_body", "map_data"
            "parallel", "lower_reductions", "store_in_memory", "in_view_tiles", "tile", "vectorize", "parallel_reduction",
            "parallel_reduce", "vec_sum", "global_reduce", "asum", "dot", "scal_global", "scal_vectorized",
            "scal_workgroup", "gemv_global", "gemv_workgroup", "split_among", "mm_tiled_high", "mm_tiled", "mm_register_blocked",
-           "mm_register_blocked_1d"]
+           "mm_register_blocked_1d", "unroll_lane_reductions", "chunked_sum"]
+
+
+# ------------------------------------------------------- vectorised reductions (CPU devices)
+
+
+def _is_lane_reduction(e: Expr) -> bool:
+    """`reduce f z (as_scalar (generate 1 (fun(i) => v)))`: the lanes of one vector, reduced
+    (what reduce_vectorize leaves after its vector reduction)."""
+    head, args = spine(e)
+    if not (isinstance(head, Prim) and head.name == "reduce" and len(args) == 3):
+        return False
+    lanes, inner = spine(args[2])
+    return (isinstance(lanes, Prim) and lanes.name == "as_scalar" and len(inner) == 1
+            and _applies("generate", 1)(inner[0]))
+
+
+def unroll_lane_reductions() -> Strategy:
+    """Reductions over a vector's lanes become reduce_seq_unroll: each lane is then read
+    with a constant index (`v.s0 .. v.s7`), no dynamic lane access."""
+    return named("unroll_lane_reductions", try_(normalize(seq(
+        guard("a reduction of a vector's lanes", _is_lane_reduction), r("lower_reduce_seq_unroll")))))
+
+
+def chunked_sum(chunk: int = 8192, width: int = 8) -> Strategy:
+    """`reduce f z xs` (f add, mul, max or min; z its neutral element) -> the CPU-shaped sum:
+    each work-item reduces `chunk` consecutive vectors of `width` lanes into one private vector
+    accumulator and then its lanes; the per-item results are reduced sequentially:
+
+        reduce_seq f z (to_global (map_global 0 (fun(c) =>
+            let (reduce_seq f (cast vec[s, width] z) (as_vector width c))
+                (fun(v) => reduce_seq_unroll f z (as_scalar (generate 1 (fun(i) => v)))))
+          (split (chunk*width) xs)))
+
+    Steps: reduce_split (chunk*width); eta_expand_map; reduce_vectorize (width) in each chunk;
+    map_global; the lanes' reduction unrolled; the rest reduce_seq; partial results to_global."""
+    return named(f"chunked_sum({chunk}, {width})", program_body(seq(
+        r("reduce_split", n=chunk * width),
+        argument(r("eta_expand_map")),
+        argument(fmap(r("reduce_vectorize", w=width))),
+        parallel([("map_global", 0)]),
+        unroll_lane_reductions(),
+        lower_reductions(),
+        store_in_memory("global", _applies("map_global")),
+    )))
+
+
+# --------------------------------------------------------------- the default lowering
+
+
+SMALL_REDUCTION = 1024  # a reduction of a constant length below this runs sequentially (one item)
+MAX_CHUNK = 64  # per-item chunk of a top-level reduction over a symbolic length (from its divisibility facts)
+
+
+def _function_body(f: Expr) -> Expr:
+    return f.body if isinstance(f, Lambda) else f
+
+
+def _has_computation(e: Expr) -> bool:
+    """`e` computes (a map, reduce or low-level loop), rather than only rearranging data."""
+    return any(isinstance(x, App) and isinstance(x.fun, Prim) and x.fun.name in ("map", "reduce", "iterate")
+               and (x.fun.name != "map" or not is_view_fn(x.arg)) for x in walk(e))
+
+
+def _perfectly_nested(e: Expr) -> bool:
+    """`map (fun(a) => map g E) xs` (or `map (map g) xs`) with E only a view: both maps run
+    over independent elements (mm's rows and columns), so one 2D launch covers them."""
+    if not _compute_map(e) or len(spine(e)[1]) != 2:
+        return False
+    inner = _function_body(spine(e)[1][0])
+    head, args = spine(inner)
+    if not (isinstance(head, Prim) and head.name == "map" and args and not is_view_fn(args[0])):
+        return False
+    return len(args) == 1 or not _has_computation(args[1])
+
+
+def fuse_maps() -> Strategy:
+    """Producer maps into their consumers, so no intermediate array is left between them:
+    `map f (map g xs)`, `zip (map f xs) (map g ys)` and `zip xs (map g ys)` fuse; the pairs
+    this builds are taken apart again (beta, fst_pair, snd_pair)."""
+    fusion = r("map_fusion") | r("zip_map") | r("zip_map_snd")
+    cleanup = r("beta") | r("fst_pair") | r("snd_pair")
+    return named("fuse_maps", seq(try_(normalize(fusion)), try_(normalize(cleanup))))
+
+
+def _reduction_chunk(length) -> int | None:
+    """Elements per work-item of a two-stage reduction over `length`, or None (sequential):
+    a constant length gets its largest divisor up to sqrt(length) (both stages balanced);
+    a symbolic one the largest power of two up to MAX_CHUNK that its facts say divides it."""
+    from .nat import divides
+
+    n = length.as_int()
+    if n is not None:
+        if n < SMALL_REDUCTION:
+            return None
+        best = max(d for d in range(1, int(n ** 0.5) + 1) if n % d == 0)
+        return best if best > 1 else None
+    chunk = MAX_CHUNK
+    while chunk > 1 and not divides(chunk, length):
+        chunk //= 2
+    return chunk if chunk > 1 else None
+
+
+def _scalar_reduction(e: Expr) -> bool:
+    from .types import ScalarType
+
+    return _applies("reduce", 3)(e) and isinstance(e.t, ScalarType)
+
+
+def two_stage_reduction() -> Strategy:
+    """At a scalar `reduce f z E` over a large array: `reduce_split` into per-item chunks
+    (see _reduction_chunk) with E's maps pushed into the chunks, so a later map_global
+    reduces the chunks in parallel and a reduce_seq combines the partial results."""
+
+    def run(e: Expr):
+        if not _scalar_reduction(e):
+            return Failure("two_stage_reduction: not a scalar reduce f z xs")
+        chunk = _reduction_chunk(spine(e)[1][2].t.size)
+        if chunk is None:
+            return Failure("two_stage_reduction: too short, or no provable chunk divides its length")
+        return seq(r("reduce_split", n=chunk), try_(argument(push_views())))(e)
+
+    return Strategy("two_stage_reduction", run)
+
+
+def outside_functions(s: Strategy) -> Strategy:
+    """`s` at every outermost place where it applies, looking only outside functions
+    (lambdas): the program-level computations, not those done per element.  Never fails."""
+    from .strategies import all_
+
+    def run(e: Expr):
+        if isinstance(e, (Lambda, NatLambda)):
+            return Success(e)
+        here = s(e)
+        return here if here.ok else all_(self)(e)
+
+    self = Strategy(f"outside_functions({s})", run)
+    return self
+
+
+def _parallel_map() -> Strategy:
+    """At an outermost computing map: a perfectly nested pair of maps -> map_global 1 and
+    map_global 0 (a 2D launch, dimension 0 along the inner, contiguous index); any other
+    map -> map_global 0.  Maps inside become map_seq; maps producing its data are placed the
+    same way."""
+    two_d = seq(guard("a perfectly nested map of maps", _perfectly_nested),
+                parallel([("map_global", 1), ("map_global", 0)]))
+    return lchoice(two_d, parallel([("map_global", 0)]))
+
+
+def _is_to(e: Expr) -> bool:
+    head, args = spine(e)
+    return isinstance(head, Prim) and head.name in ("to_global", "to_local", "to_private") and len(args) == 1
+
+
+def _store_parallel_results() -> Strategy:
+    """Every program-level map_global's result (outside functions) goes to global memory
+    (`to_global`), unless the program already says where it lives: the translation needs a
+    place for each array a parallel loop writes and something else reads.  A map_global
+    inside a function (mm's columns) writes straight into its caller's output."""
+    from .strategies import all_
+
+    wrap = r("store_global")
+
+    def run(e: Expr):
+        if isinstance(e, (Lambda, NatLambda)):
+            return Success(e)
+        if _is_to(e):
+            return argument(all_(self))(e)  # stored already: look inside the stored computation
+        if _applies("map_global", 2)(e):
+            return seq(all_(self), wrap)(e)
+        return all_(self)(e)
+
+    self = Strategy("store_parallel_results", run)
+    return self
+
+
+def _first_not_lowered(e: Expr, path: tuple = ()) -> tuple[tuple, Expr] | None:
+    """The path and node of the first computing high-level map or reduce (pre-order)."""
+    head, args = spine(e)
+    if isinstance(head, Prim) and args and (head.name == "reduce" or (head.name == "map" and not is_view_fn(args[0]))):
+        return path, e
+    for k, c in enumerate(e.children()):
+        found = _first_not_lowered(c, path + (k,))
+        if found is not None:
+            return found
+    return None
+
+
+def fully_lowered() -> Strategy:
+    """Succeeds (no step) on a program without computing high-level maps or reductions;
+    else fails naming the first one and its path."""
+
+    def run(e: Expr):
+        found = _first_not_lowered(e)
+        if found is None:
+            return Success(e)
+        path, node = found
+        where = ".".join(map(str, path)) or "root"
+        return Failure(f"default_schedule cannot lower `{spine(node)[0]}` at {where}: {_short(node, 90)}")
+
+    return Strategy("fully_lowered", run)
+
+
+def default_schedule(program: Expr | None = None) -> Strategy:
+    """The documented default lowering of any high-level program, what `dpia.compile` uses
+    when no tuned variant is known.  In order, on the program's body:
+
+    1. fuse_maps: producer maps into consumers (no intermediate arrays between maps);
+    2. every scalar reduction outside functions (a program-level reduction) of a large array
+       becomes two-stage: chunks reduced by work-items, then their partial results
+       (_reduction_chunk: sqrt-balanced for constant lengths, up to 64 from a symbolic length's
+       multiple_of facts; short or indivisible reductions stay one sequential reduction);
+    3. the outermost computing maps -> map_global 0 (map_global 1 and 0 for a perfectly nested
+       map of maps, like mm's rows and columns), the maps inside -> map_seq;
+    4. every reduce -> reduce_seq, fused with the map_seq it consumes;
+    5. every map_global's result -> to_global (the translation needs a place for it);
+    6. a check that nothing computing is left high level: else a Failure naming the primitive
+       and its path (derive raises it as a StrategyError).
+
+    Fixing the sizes first (`dpia.programs.fix_sizes`) lets step 2 split reductions over
+    lengths without divisibility facts.  `program` is accepted for symmetry with the named
+    schedules; the strategy itself reads each node's type."""
+    del program  # the strategy decides from the nodes' types where it runs
+    return named("default_schedule", program_body(seq(
+        fuse_maps(),
+        outside_functions(two_stage_reduction()),
+        try_(outermost(seq(guard("a computing map", _compute_map), _parallel_map()))),
+        lower_reductions(),
+        _store_parallel_results(),
+        fully_lowered(),
+    )))
+
+
+__all__ += ["default_schedule", "fully_lowered", "fuse_maps", "outside_functions", "two_stage_reduction"]

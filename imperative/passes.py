@@ -221,17 +221,35 @@ def unroll(p: Program) -> Program:
 
 
 def _local_index_map(index, lids: dict):
-    """{dim: coefficient} when `index` is a sum of enclosing local-loop variables with
-    integer coefficients (nothing else), else None."""
-    coefs = {}
+    """({dim: coefficient}, constant) when `index` is a sum of enclosing local-loop variables
+    with integer coefficients plus an integer constant (nothing else), else None."""
+    coefs, const = {}, 0
     for mono, c in index.terms:
-        if len(mono) != 1 or mono[0][1] != 1 or c.denominator != 1 or mono[0][0] not in lids:
+        if c.denominator != 1:
+            return None
+        if not mono:
+            const = int(c)
+            continue
+        if len(mono) != 1 or mono[0][1] != 1 or mono[0][0] not in lids:
             return None
         dim, _ = lids[mono[0][0]]
         if dim in coefs:
             return None
         coefs[dim] = int(c)
-    return coefs
+    return coefs, const
+
+
+def _owned_parts(coefs: dict, counts: dict, consts: set) -> bool:
+    """Each item's part {sum c_d * lid_d + r : r in consts} is disjoint from every other
+    item's: the coefficients form a mixed radix above the constants."""
+    if min(consts) < 0:
+        return False
+    reach = max(consts) + 1
+    for dim in sorted(coefs, key=coefs.get):
+        if coefs[dim] < reach:
+            return False
+        reach = coefs[dim] * counts[dim]
+    return True
 
 
 def _accesses(cmd: Cmd, leaf: str, lids: dict, out: list) -> None:
@@ -253,19 +271,25 @@ def _accesses(cmd: Cmd, leaf: str, lids: dict, out: list) -> None:
         _accesses(c, leaf, lids, out)
 
 
-def _replace_leaf(cmd: Cmd, leaf: str, scalar) -> Cmd:
-    from .ir import Mem, MemAcc
+def _replace_leaf(cmd: Cmd, leaf: str, scalars: dict) -> Cmd:
+    """Every access of `leaf` at constant offset r (beyond the item's own part) -> scalars[r]."""
+    from .ir import MemAcc
+
+    def offset(index) -> int:
+        return int(dict(index.terms).get((), 0))
 
     def exp(e):
         if isinstance(e, Load) and e.leaf == leaf:
-            return scalar
+            return scalars[offset(e.index)]
         if isinstance(e, Op):
             return attrs.evolve(e, args=tuple(exp(a) for a in e.args))
         return e
 
     def go(c):
         if isinstance(c, Assign):
-            acc = MemAcc(scalar) if isinstance(c.acc, Store) and c.acc.leaf == leaf else c.acc
+            acc = c.acc
+            if isinstance(acc, Store) and acc.leaf == leaf:
+                acc = MemAcc(scalars[offset(acc.index)])
             return Assign(acc, exp(c.value))
         if isinstance(c, If):
             return If(exp(c.cond), go(c.then), go(c.orelse))
@@ -275,36 +299,24 @@ def _replace_leaf(cmd: Cmd, leaf: str, scalar) -> Cmd:
             return attrs.evolve(c, body=go(c.body))
         return c
 
-    assert isinstance(scalar, Mem)
     return go(cmd)
 
 
 def _privatise(cmd: Cmd, contract: dict) -> Cmd:
+    """A private array that each work-item touches only in its own part (indices
+    `sum c_d * local_id_d + r` with constant r, parts disjoint) becomes one scalar per r:
+    registers, with the local sizes it assumed added to the launch contract."""
     from functional.types import ArrayType
 
     from .ir import Mem
 
     if isinstance(cmd, New) and cmd.mem.space is AddressSpace.PRIVATE and isinstance(cmd.mem.type, ArrayType):
-        leaf_type = cmd.mem.type
-        while isinstance(leaf_type, ArrayType):
-            leaf_type = leaf_type.elem
-        found: list = []
-        _accesses(cmd.body, cmd.mem.name, {}, found)
-        maps = [(_local_index_map(i, lids), lids) for i, lids in found]
-        sizes = {}
-        ok = bool(found) and all(m is not None and m for m, _ in maps) and len({tuple(sorted(m.items()))
-                                                                               for m, _ in maps}) == 1
-        if ok:
-            for m, lids in maps:
-                for _var, (dim, count) in lids.items():
-                    if dim in m:
-                        c = count.as_int()
-                        if c is None or sizes.setdefault(dim, c) != c or contract.get(dim, c) != c:
-                            ok = False
-        if ok and not isinstance(leaf_type, ArrayType):
-            contract.update(sizes)
-            scalar = Mem(cmd.mem.name, leaf_type, AddressSpace.PRIVATE)
-            return New(scalar, _privatise(_replace_leaf(cmd.body, cmd.mem.name, scalar), contract))
+        scalars = _private_scalars(cmd, contract)
+        if scalars is not None:
+            body = _privatise(_replace_leaf(cmd.body, cmd.mem.name, scalars), contract)
+            for r in sorted(scalars, reverse=True):
+                body = New(scalars[r], body)
+            return body
     if isinstance(cmd, Seq):
         return seq(*(_privatise(c, contract) for c in cmd.cmds))
     if isinstance(cmd, (New, For, ParFor)):
@@ -312,6 +324,42 @@ def _privatise(cmd: Cmd, contract: dict) -> Cmd:
     if isinstance(cmd, If):
         return attrs.evolve(cmd, then=_privatise(cmd.then, contract), orelse=_privatise(cmd.orelse, contract))
     return cmd
+
+
+def _private_scalars(cmd: New, contract: dict) -> dict | None:
+    """{offset: scalar Mem} when `cmd`'s array can be privatised (see _privatise), updating
+    the contract; else None."""
+    from functional.types import ArrayType
+
+    from .ir import Mem
+
+    leaf_type = cmd.mem.type
+    while isinstance(leaf_type, ArrayType):
+        leaf_type = leaf_type.elem
+    if isinstance(leaf_type, ArrayType):
+        return None
+    found: list = []
+    _accesses(cmd.body, cmd.mem.name, {}, found)
+    maps = [(_local_index_map(i, lids), lids) for i, lids in found]
+    if not found or any(m is None for m, _ in maps):
+        return None
+    if len({tuple(sorted(m[0].items())) for m, _ in maps}) != 1:
+        return None
+    coefs, sizes = maps[0][0][0], {}
+    for _m, lids in maps:
+        for _var, (dim, count) in lids.items():
+            if dim in coefs:
+                c = count.as_int()
+                if c is None or sizes.setdefault(dim, c) != c or contract.get(dim, c) != c:
+                    return None
+    consts = {m[1] for m, _ in maps}
+    if set(sizes) != set(coefs) or not _owned_parts(coefs, sizes, consts):
+        return None
+    contract.update(sizes)
+    name = cmd.mem.name
+    if consts == {0}:
+        return {0: Mem(name, leaf_type, AddressSpace.PRIVATE)}
+    return {r: Mem(f"{name}_{r}", leaf_type, AddressSpace.PRIVATE) for r in sorted(consts)}
 
 
 def privatise(p: Program) -> Program:

@@ -258,6 +258,12 @@ def _write_view(v: ViewAcc, path: tuple) -> Acc:
     if kind == "as_vector_acc":  # the value is (m*w) scalars, the target m.vec[w]
         (w,) = ps
         return write(target, (floordiv(head, w), Lane(mod(head, w))) + rest)
+    if kind == "map_acc":  # element `head` goes through the write views `chain` into target[head]
+        (chain,) = ps
+        elem: Acc = IdxAcc(target, head, v.type.elem)
+        for link_kind, link_params in chain:
+            elem = ViewAcc(link_kind, link_params, elem, v.type.elem)
+        return write(elem, rest)
     raise ViewError(f"no write rule for view {kind}")
 
 

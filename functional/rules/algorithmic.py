@@ -4,8 +4,10 @@ cancellation and vectorisation.  Each states its equation; the builders are that
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dsl as fl
-from ..expr import App, Identifier, Lambda, free_identifiers
+from ..expr import App, Identifier, Lambda, Literal, Prim, free_identifiers, spine
 from ..nat import Nat, divides, power
 from ..types import ArrayType, ScalarType, VectorType
 from . import instances as inst
@@ -350,3 +352,82 @@ rule("zip_map_snd", "fusion", "zip xs (map g ys) -> map (fun(p) => pair (fst p) 
      build=lambda m: fl.map(lambda p: fl.pair(fl.fst(p), beta(m.g, fl.snd(p))), fl.zip(m.xs, m.ys)),
      example=_ex_zip_map_snd,
      doc="With map fusion, a map over a zip with a computed array becomes one loop.")
+
+# ------------------------------------------------------------ vectorised reductions
+
+# Operators with a lane-wise vector form (the same primitive at type vec[s, w]):
+# associative and commutative, with their neutral elements (for f32; ints below).
+_VECTOR_MONOIDS = {"add": 0.0, "mul": 1.0, "max": float("-inf"), "min": float("inf")}
+
+
+def _operator(f):
+    """The primitive name of `f` when it is `op` or `fun(a, b) => op a b` (either order:
+    the operators are commutative); else None."""
+    if isinstance(f, Prim) and not f.params:
+        return f.name
+    if not (isinstance(f, Lambda) and isinstance(f.body, Lambda)):
+        return None
+    head, args = spine(f.body.body)
+    names = {f.param.name, f.body.param.name}
+    if (isinstance(head, Prim) and len(args) == 2 and len(names) == 2
+            and all(isinstance(a, Identifier) for a in args) and {a.name for a in args} == names):
+        return head.name
+    return None
+
+
+def _neutral(op: str, t: ScalarType):
+    if t.name in ("i32", "u32") and op in ("max", "min"):
+        info = np.iinfo(t.dtype)
+        return info.min if op == "max" else info.max
+    return _VECTOR_MONOIDS[op]
+
+
+def _reduce_vectorize_side(m):
+    op = _operator(m.f)
+    if op not in _VECTOR_MONOIDS:
+        return "the operator has no lane-wise vector form (add, mul, max, min)"
+    t = m.xs.t
+    if not (isinstance(t, ArrayType) and isinstance(t.elem, ScalarType) and t.elem.name != "bool"):
+        return "only reductions of numeric scalars are vectorised"
+    # z occurs once per lane and once more: the equation needs it to be f's neutral element
+    if not (isinstance(m.z, Literal) and float(m.z.value) == float(_neutral(op, t.elem))):
+        return f"the initial value {m.z} is not the neutral element of {op}"
+    return None if divides(m.w, t.size) else f"{m.w} does not divide the length {t.size}"
+
+
+def _reduce_vectorize_build(m):
+    vector_op = Prim(_operator(m.f))  # the same primitive, inferred at the vector type
+    splat = fl.cast(VectorType(m.xs.t.elem, m.w), m.z)
+    lanes = fl.reduce(vector_op, splat, fl.as_vector(m.w, m.xs))
+    return fl.let(lanes, lambda v: fl.reduce(m.f, m.z, fl.as_scalar(fl.generate(1, lambda i: v))))
+
+
+_OPERATOR_FORMS = {  # the monoid's operator as a primitive or as a lambda (both match)
+    "prim": lambda op: op,
+    "lambda": lambda op: fl.lam(lambda a, b: op(a, b)),
+}
+
+
+def _ex_reduce_vectorize(rng):
+    w = int(rng.choice([2, 4, 8]))
+    op, z = inst.pick(rng, inst.MONOIDS)
+    f = _OPERATOR_FORMS[str(rng.choice(list(_OPERATOR_FORMS)))](op)
+    if rng.random() < 0.5:  # the whole array
+        total = inst.size(rng, w)
+        prog = inst.vector_program(inst.length(rng, total, w), lambda xs: fl.reduce(f, z, xs))
+        return prog, (inst.data(rng, total, monoid=(op, z)),), {"w": w}
+    rows, n = inst.size(rng), inst.size(rng, w)  # inside a map: reduce_split's partial reductions
+    prog = inst.vector_program(rows * n, lambda xs: fl.map(lambda c: fl.reduce(f, z, c), fl.split(n, xs)))
+    return prog, (inst.data(rng, rows * n, monoid=(op, z)),), {"w": w}
+
+
+rule("reduce_vectorize", "vectorisation",
+     "reduce f z xs -> let (reduce f (cast vec[s, w] z) (as_vector w xs)) "
+     "(fun(v) => reduce f z (as_scalar (generate 1 (fun(i) => v))))   "
+     "(f in add, mul, max, min; z its neutral element; w divides the length)",
+     lhs=P("reduce", V("f"), V("z"), V("xs")), params=("w",), side=_reduce_vectorize_side,
+     build=_reduce_vectorize_build, exact=False, example=_ex_reduce_vectorize,
+     doc="Proof: lane k of the vector reduction is z f x_k f x_(k+w) f ... (f lane-wise, splat z neutral in "
+         "every lane); reducing the w lanes from z gives z f (every x_i once), which equals reduce f z xs "
+         "because f is associative and commutative.  The let computes the vector once (a private "
+         "accumulator); `as_scalar (generate 1 (fun(i) => v))` is v's lanes as an array.")

@@ -50,6 +50,14 @@ def sys_path_examples() -> None:
         sys.path.insert(0, path)
 
 
+def _register_blocked(*config):
+    """examples/mm_register_blocked.py: l1 x l2 results per work-item in registers."""
+    sys_path_examples()
+    from mm_register_blocked import mm_register_blocked
+
+    return mm_register_blocked(*config)
+
+
 def _derived(program, strategy):
     from functional.derivation import derive
 
@@ -83,8 +91,13 @@ def _schedule_cases() -> dict:
         "schedule_gemv": (_derived(gemv, sch.gemv_global()), (_f32(16, 128), _f32(128), _f32(16), np.float32(0.5),
                                                              np.float32(2.0))),
         "schedule_mm_tiled_local_memory": (_derived(mm, sch.mm_tiled(4, 4, 4)), (_f32(16, 8), _f32(8, 8))),
+        "mm_register_blocked_2x2": (_register_blocked(8, 8, 4, 2, 2), (_f32(16, 12), _f32(12, 24))),
+        "mm_register_blocked_4x2_rectangular": (_register_blocked(16, 8, 4, 4, 2), (_f32(32, 8), _f32(8, 16))),
         "schedule_vec_sum_two_kernels": (_derived(total, sch.vec_sum(128, 32)), (_f32(128 * 6),)),
         "schedule_dot": (_derived(dot, sch.dot(16)), (_f32(256), _f32(256) + 1)),
+        "schedule_chunked_sum_float8": (_derived(total, sch.chunked_sum(16, 8)), (_f32(128 * 6),)),
+        "schedule_chunked_max_float4": (_derived(fl.fun([fl.array(n128, fl.f32)], lambda xs: fl.reduce(
+            fl.max, -np.inf, xs)), sch.chunked_sum(8, 4)), (_f32(128 * 3),)),
     }
 
 

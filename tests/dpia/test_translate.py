@@ -197,6 +197,43 @@ def test_privatise_turns_the_tile_accumulator_into_a_scalar_with_a_launch_contra
         dpia.compile(prog, local_size=2)(*inputs)
 
 
+def test_register_blocks_become_scalars_owned_by_each_item():
+    """The 4x2 block accumulator of each work-item (indices 8*lid1 + 2*lid0 + r with r < 8)
+    becomes eight registers; the block copies of A and B too; the output leaves through the
+    write view `map join`."""
+    prog, _ = CASES["mm_register_blocked_4x2_rectangular"]
+    translated = dpia.translate(prog)
+    assert translated.local_size == ((0, 4), (1, 4))
+    src = cg.emit(translated)
+    assert not re.search(r"(?<!local )float \w+\[", src), "a private array is left"
+    assert len(set(re.findall(r"float (acc\d+_\d+);", src))) == 16  # the tile's block and the k loop's copy
+
+
+def test_private_array_shared_between_items_is_not_privatised():
+    """Items 0 and 1 of `map_local` both touch element 1 (indices lid and lid + 1): not owned."""
+    from imperative.passes import privatise, resolve_views
+
+    prog = fl.fun([fl.array(fl.nat("N", multiple_of=4), fl.f32)], lambda xs: fl.join(fl.map_workgroup(
+        lambda c: fl.map_local(lambda p: fl.fst(p) + fl.snd(p), fl.zip(
+            fl.take(4, fl.to_private(fl.map_local(lambda x: x, fl.pad_const(0, 1, 0.0, c)))),
+            fl.drop(1, fl.to_private(fl.map_local(lambda x: x, fl.pad_const(0, 1, 0.0, c)))))), fl.split(4, xs))))
+    before = resolve_views(dpia.translate(prog, passes=()))
+    assert privatise(before).body == before.body
+
+
+@pytest.mark.parametrize("coefs, counts, offsets, owned", [
+    ({0: 1}, {0: 4}, {0, 1}, False),             # item i touches i and i + 1: overlaps item i + 1
+    ({0: 2}, {0: 4}, {0, 1}, True),              # blocks of two
+    ({0: 2, 1: 8}, {0: 4, 1: 4}, {0, 1}, True),  # a mixed radix
+    ({0: 2, 1: 6}, {0: 4, 1: 4}, {0, 1}, False), # rows overlap: item (0, 1) = item (3, 0)
+    ({}, {}, {0, 3}, True),                      # constant indices: every item its own copy
+])
+def test_privatise_requires_disjoint_parts(coefs, counts, offsets, owned):
+    from imperative.passes import _owned_parts
+
+    assert _owned_parts(coefs, counts, offsets) is owned
+
+
 def test_barriers_only_where_local_memory_is_communicated():
     prog, _ = CASES["schedule_mm_tiled_local_memory"]
     src = cg.emit(dpia.translate(prog))

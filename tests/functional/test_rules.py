@@ -125,6 +125,11 @@ def test_rule_fails_cleanly_where_it_does_not_match(name):
                                    lambda xs, ys: fl.map(lambda p: fl.fst(p) + fl.snd(p), fl.zip(xs, ys))), {}),
     ("drop_slide", lambda: fl.fun([array(2 * fl.nat("N"), f32)], lambda xs: fl.drop(1, fl.slide(2, 2, xs))), {}),
     ("take_concat", lambda: fl.fun([array(3, f32), array(4, f32)], lambda xs, ys: fl.take(2, fl.concat(xs, ys))), {}),
+    # reduce_vectorize: z not neutral, an operator without a vector form, a length w does not divide
+    ("reduce_vectorize", lambda: fl.fun([array(8, f32)], lambda xs: fl.reduce(fl.add, 1.0, xs)), {"w": 4}),
+    ("reduce_vectorize", lambda: fl.fun([array(8, f32)], lambda xs: fl.reduce(fl.sub, 0.0, xs)), {"w": 4}),
+    ("reduce_vectorize", lambda: fl.fun([array(fl.nat("N", multiple_of=4), f32)],
+                                        lambda xs: fl.reduce(fl.add, 0.0, xs)), {"w": 8}),
 ])
 def test_side_condition_failure_names_the_rule(name, program, params):
     result = top_down(RULES[name].strategy(**params))(fl.infer(program()))

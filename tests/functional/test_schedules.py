@@ -72,6 +72,7 @@ SCHEDULES = {
     "vec_sum": ("sum", lambda: S.vec_sum(128, 32),
                 {"map_workgroup", "map_local", "reorder_stride", "iterate", "to_local", "reduce_seq", "split"}),
     "asum": ("asum", lambda: S.asum(128, 32), {"map_workgroup", "map_local", "iterate", "to_local", "reduce_seq"}),
+    "chunked_sum": ("sum", lambda: S.chunked_sum(16, 8), {"map_global", "as_vector", "reduce_seq_unroll", "let"}),
     "asum_global": ("asum", lambda: S.global_reduce(16), {"map_global", "reduce_seq"}),
     "dot": ("dot", lambda: S.dot(16), {"map_global", "reduce_seq"}),
     "dot_workgroup": ("dot", lambda: S.parallel_reduce(128, 32), {"map_workgroup", "map_local", "iterate"}),
