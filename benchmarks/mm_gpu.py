@@ -51,13 +51,81 @@ def mm_tiled(tn, tm, tk, m, k, n):
     return derive(naive, schedules.mm_tiled(tn, tm, tk))[0]
 
 
-def mm_register_blocked(cfg, m, k, n):
+def mm_register_blocked(cfg, m, k, n, **layout):
     """The register-blocked low-level program of examples/mm_register_blocked.py (tile n x m,
     k-tile kt, l1 x l2 results per work-item)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
     from mm_register_blocked import mm_register_blocked as build
 
-    return build(*cfg, M=m, K=k, N=n)
+    return build(*cfg, M=m, K=k, N=n, **layout)
+
+
+HAND = """
+#define TSM 128
+#define TSN 128
+#define TSK 16
+#define WPT 8
+#define RTS 16
+__attribute__((reqd_work_group_size(RTS, RTS, 1)))
+kernel void mm_hand(const int M, const int N, const int K, global const float* restrict A,
+                    global const float* restrict B, global float* restrict C) {
+  /* 128 x 128 tile per group, 8 x 8 results per item, interleaved (item (r, c) owns rows
+     r + 16 i and columns c + 16 j); A's tile stored k-major with one float of padding. */
+  const int c = get_local_id(0), r = get_local_id(1), tid = r * RTS + c;
+  const int row0 = TSM * get_group_id(1), col0 = TSN * get_group_id(0);
+  local float As[TSK][TSM + 1];
+  local float Bs[TSK][TSN];
+  float acc[WPT][WPT];
+  for (int i = 0; i < WPT; i++)
+    for (int j = 0; j < WPT; j++) acc[i][j] = 0.0f;
+  for (int t = 0; t < K / TSK; t++) {
+    for (int l = 0; l < (TSK * TSM) / (RTS * RTS); l++) {
+      const int id = l * RTS * RTS + tid;
+      As[id % TSK][id / TSK] = A[(row0 + id / TSK) * K + t * TSK + id % TSK];
+      Bs[id / TSN][id % TSN] = B[(t * TSK + id / TSN) * N + col0 + id % TSN];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < TSK; k++) {
+      float bv[WPT];
+      for (int j = 0; j < WPT; j++) bv[j] = Bs[k][c + RTS * j];
+      for (int i = 0; i < WPT; i++) {
+        const float av = As[k][r + RTS * i];
+        for (int j = 0; j < WPT; j++) acc[i][j] += av * bv[j];
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  for (int i = 0; i < WPT; i++)
+    for (int j = 0; j < WPT; j++) C[(row0 + r + RTS * i) * N + col0 + c + RTS * j] = acc[i][j];
+}
+"""
+
+
+def hand_time(a, b, repeat):
+    """The hand-written OpenCL kernel above (needs M, N multiples of 128, K of 16)."""
+    import pyopencl as cl
+
+    from codegen_opencl.runtime import session_for
+
+    m, k = a.shape
+    n = b.shape[1]
+    if m % 128 or n % 128 or k % 16:
+        return None, None
+    sess = session_for(choose_device())
+    kern = cl.Kernel(sess.build(HAND), "mm_hand")
+    mf = cl.mem_flags
+    ab = cl.Buffer(sess.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+    bb = cl.Buffer(sess.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
+    cb = cl.Buffer(sess.context, mf.READ_WRITE, m * n * 4)
+    kern.set_args(np.int32(m), np.int32(n), np.int32(k), ab, bb, cb)
+    times = []
+    for _ in range(repeat + 2):
+        ev = cl.enqueue_nd_range_kernel(sess.queue, kern, (n // 8, m // 8), (16, 16))
+        ev.wait()
+        times.append((ev.profile.end - ev.profile.start) * 1e-9)
+    c = np.empty((m, n), np.float32)
+    cl.enqueue_copy(sess.queue, c, cb)
+    return float(np.median(times[2:])), c
 
 
 def cublas_time(a, b, repeat):
@@ -95,12 +163,20 @@ def main(argv=None) -> int:
         t_ref, ref = cublas_time(a, b, args.repeat)
         print(f"{spec:18s} {'cuBLAS (torch, TF32 off)':32s} {t_ref * 1e3:9.3f} {flops / t_ref / 1e12:8.2f} {1.0:9.2f}",
               flush=True)
+        t_hand, c_hand = hand_time(a, b, args.repeat)
+        if t_hand is not None:
+            err = float(np.linalg.norm(c_hand - ref) / np.linalg.norm(ref))
+            print(f"{spec:18s} {'hand-written OpenCL 128x128, 8x8':32s} {t_hand * 1e3:9.3f} "
+                  f"{flops / t_hand / 1e12:8.2f} {t_ref / t_hand:9.3f} {err:.1e}", flush=True)
         variants = [("naive 2D global", mm_naive), ("naive 16x16 groups", mm_groups),
                     ("tiled 8x8, k 8 (local tiles)", lambda *s: mm_tiled(8, 8, 8, *s)),
                     ("tiled 16x16, k 16 (local tiles)", lambda *s: mm_tiled(16, 16, 16, *s))]
         for spec_rb in filter(None, args.rb.split(",")):
             cfg = tuple(int(v) for v in spec_rb.split("x"))
-            variants.append((f"reg.blocked {spec_rb}", lambda *s, cfg=cfg: mm_register_blocked(cfg, *s)))
+            for tag, layout in (("", {}), (" pad1", {"pad": 1}), (" pad4", {"pad": 4}),
+                                (" il,pad1", {"interleaved": True, "pad": 1})):
+                variants.append((f"reg.blocked {spec_rb}{tag}",
+                                 lambda *s, cfg=cfg, layout=layout: mm_register_blocked(cfg, *s, **layout)))
         wanted = [w for w in args.only.split(",") if w]
         for name, build in variants:
             if wanted and not any(w in name for w in wanted):

@@ -62,8 +62,9 @@ def _lit(v: Lit) -> str:
 
 
 class _Printer:
-    def __init__(self, opencl: bool):
+    def __init__(self, opencl: bool, local_size: dict | None = None):
         self.opencl = opencl
+        self.local_size = local_size or {}  # the program's launch contract: {dim: items}
         self.user_funs: dict[str, str] = {}
 
     def exp(self, e: Exp) -> str:
@@ -155,6 +156,10 @@ class _Printer:
                 raise EmitError("parallel loops need the OpenCL printer")
             get_id, get_size = _IDS[c.level]
             v, n = c.var.name, c.count.to_c()
+            if c.level is Level.LOCAL and self.local_size.get(c.dim) == c.count.as_int():
+                # the launch has exactly `count` items in this dimension: one iteration each
+                return [pad + "{", pad + f"  const int {v} = {get_id}({c.dim});"] + \
+                    self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
             head = f"for (int {v} = {get_id}({c.dim}); {v} < {n}; {v} += {get_size}({c.dim})) {{"
             return [pad + head] + self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
         if isinstance(c, If):
@@ -208,6 +213,18 @@ def kernel_params(p: Program) -> list[tuple[str, str, object]]:
     return out
 
 
+def _required_size(body: Cmd, contract: dict) -> str:
+    """`reqd_work_group_size` when the launch contract fixes every local dimension the kernel
+    uses: the compiler may then rely on the group's shape."""
+    from imperative.ir import walk
+
+    dims = {c.dim for c in walk(body) if isinstance(c, ParFor) and c.level is Level.LOCAL}
+    if not dims or not dims <= set(contract):
+        return ""
+    sizes = [contract.get(d, 1) for d in range(3)]
+    return f"__attribute__((reqd_work_group_size({sizes[0]}, {sizes[1]}, {sizes[2]})))\n"
+
+
 def emit(p: Program, target: str = "opencl") -> str:
     """Source text of a resolved program (`imperative.passes.run_passes`): one kernel per
     phase of the host plan (`codegen_opencl.plan`)."""
@@ -216,7 +233,7 @@ def emit(p: Program, target: str = "opencl") -> str:
     if target not in ("opencl", "c"):
         raise EmitError(f"unknown target {target!r}: 'opencl' or 'c'")
     opencl = target == "opencl"
-    pr = _Printer(opencl)
+    pr = _Printer(opencl, dict(p.local_size))
     params = kernel_params(p)
     kernels = []
     for ph in phases(p):
@@ -224,7 +241,7 @@ def emit(p: Program, target: str = "opencl") -> str:
         body = pr.cmd(ph.body, 1, hoisted)
         if opencl:
             sig = ",\n    ".join(decl for decl, _, _ in params)
-            head = f"kernel void {ph.name}(\n    {sig}) {{"
+            head = f"{_required_size(ph.body, dict(p.local_size))}kernel void {ph.name}(\n    {sig}) {{"
         else:
             sig = ", ".join(decl.replace("global ", "").replace("restrict", "") for decl, _, _ in params)
             head = f"void {ph.name}({sig}) {{"

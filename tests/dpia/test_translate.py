@@ -207,6 +207,10 @@ def test_register_blocks_become_scalars_owned_by_each_item():
     src = cg.emit(translated)
     assert not re.search(r"(?<!local )float \w+\[", src), "a private array is left"
     assert len(set(re.findall(r"float (acc\d+_\d+);", src))) == 16  # the tile's block and the k loop's copy
+    # the launch contract fixes the group's shape: the compiler is told, and loops over
+    # exactly one group's items become one iteration per item
+    assert src.startswith("__attribute__((reqd_work_group_size(4, 4, 1)))")
+    assert "const int lid" in src and "get_local_size" in src  # the copies of 4x16 tiles still stride
 
 
 def test_private_array_shared_between_items_is_not_privatised():
