@@ -4,8 +4,9 @@ TF32 off), measured in the same run, reported as a fraction of cuBLAS.
     bash benchmarks/h200.sh mm
 
 Variants: naive (one work-item per output element, 2D global launch), naive in 16x16
-work-groups, and the seed's tiling derived by rules (local-memory tiles; the tile
-accumulator is still a private array indexed by local ids, see RESULTS.md).
+work-groups, the seed's tiling derived by rules (local-memory tiles) and its register
+blocking derived by rules (l1 x l2 results per work-item in registers), the same register
+blocking written as a low-level program, and a hand-written OpenCL kernel.
 """
 
 from __future__ import annotations
@@ -40,20 +41,31 @@ def mm_groups(m, k, n, t=16):
                       fl.split(t, fl.transpose(b))))), fl.split(t, a), dim=1)))
 
 
+def _naive_high(m, k, n):
+    return fl.fun([fl.array(m, fl.array(k, fl.f32)), fl.array(k, fl.array(n, fl.f32))],
+                  lambda a, b: fl.map(lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(
+                      lambda p: fl.fst(p) * fl.snd(p), fl.zip(r, c))), fl.transpose(b)), a))
+
+
 def mm_tiled(tn, tm, tk, m, k, n):
     """The seed's tiling by rules (functional.schedules.mm_tiled) from the naive program."""
     from functional import schedules
     from functional.derivation import derive
 
-    naive = fl.fun([fl.array(m, fl.array(k, fl.f32)), fl.array(k, fl.array(n, fl.f32))],
-                   lambda a, b: fl.map(lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(
-                       lambda p: fl.fst(p) * fl.snd(p), fl.zip(r, c))), fl.transpose(b)), a))
-    return derive(naive, schedules.mm_tiled(tn, tm, tk))[0]
+    return derive(_naive_high(m, k, n), schedules.mm_tiled(tn, tm, tk))[0]
 
 
 def mm_register_blocked(cfg, m, k, n, **layout):
-    """The register-blocked low-level program of examples/mm_register_blocked.py (tile n x m,
-    k-tile kt, l1 x l2 results per work-item)."""
+    """The seed's register blocking derived by rules (functional.schedules.mm_register_blocked:
+    tile n x m, k-tile kt, l1 x l2 results per work-item; layout options coalesce_a, pad)."""
+    from functional import schedules
+    from functional.derivation import derive
+
+    return derive(_naive_high(m, k, n), schedules.mm_register_blocked(*cfg, **layout))[0]
+
+
+def mm_written(cfg, m, k, n, **layout):
+    """The same structure written directly as a low-level program (examples/mm_register_blocked.py)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
     from mm_register_blocked import mm_register_blocked as build
 
@@ -173,10 +185,12 @@ def main(argv=None) -> int:
                     ("tiled 16x16, k 16 (local tiles)", lambda *s: mm_tiled(16, 16, 16, *s))]
         for spec_rb in filter(None, args.rb.split(",")):
             cfg = tuple(int(v) for v in spec_rb.split("x"))
-            for tag, layout in (("", {}), (" pad1", {"pad": 1}), (" pad4", {"pad": 4}),
-                                (" il,pad1", {"interleaved": True, "pad": 1})):
+            for tag, layout in (("", {}), (" ca", {"coalesce_a": True}), (" ca,pad1", {"coalesce_a": True, "pad": 1}),
+                                (" ca,pad4", {"coalesce_a": True, "pad": 4})):
                 variants.append((f"reg.blocked {spec_rb}{tag}",
                                  lambda *s, cfg=cfg, layout=layout: mm_register_blocked(cfg, *s, **layout)))
+            variants.append((f"written reg.blocked {spec_rb} pad1",
+                             lambda *s, cfg=cfg: mm_written(cfg, *s, pad=1)))
         wanted = [w for w in args.only.split(",") if w]
         for name, build in variants:
             if wanted and not any(w in name for w in wanted):

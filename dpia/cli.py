@@ -3,6 +3,17 @@
     dpia rules [--family F] [--json]                    the rule catalogue
     dpia rules --check [--instances K] [--seed S]       ... each rule checked on K random instances
     dpia devices [--json]                               every OpenCL device; * marks the default
+    dpia run FILE[:NAME] --size N=1048576 [--json]      run the best known variant (or the default) on
+                                                        random inputs, check it, print time and GB/s
+    dpia explore FILE[:NAME] --size ... --budget 10m    search lowerings, store them in the tuning DB
+        [--candidates N] [--strategy random|evolutionary] [--plots [PREFIX]]   (PREFIX default:
+        dpia-NAME-SIZES in the current directory)
+    dpia show FILE[:NAME] [--size ...]                  the chosen variant's derivation, imperative
+                                                        program and OpenCL source
+
+FILE is a .py file (its module-level programs; NAME picks one) or a .dpia/.txt file holding one
+program in the text syntax.  --db PATH chooses the tuning database (else $DPIA_TUNING_DB, else the
+per-user cache); --device a device by a substring of "platform: device" (else $DPIA_DEVICE).
 
 Exit codes: 0 success, 1 a check failed (or no device), 2 bad usage (message on stderr).  To add a
 subcommand, write `_NAME_args(parser)` and `_NAME(args) -> int` and list them in COMMANDS.
@@ -11,14 +22,23 @@ subcommand, write `_NAME_args(parser)` and `_NAME(args) -> int` and list them in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import re
 import sys
+import time
+import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
 
 class UsageError(Exception):
     """Bad input on the command line: reported on stderr, exit code 2."""
+
+
+class CommandFailure(Exception):
+    """The command could not do its work (no device, a kernel that does not build): reported
+    on stderr, exit code 1."""
 
 
 class Command(NamedTuple):
@@ -140,12 +160,383 @@ def _print_device_table(rows: list[dict]) -> None:
     print(f"{len(rows)} device(s); * the default (set DPIA_DEVICE to choose another)")
 
 
+# --------------------------------------------------------------------- programs: shared
+
+
+class _Loaded(NamedTuple):
+    name: str
+    file: str
+    program: object  # a typed functional.Expr
+    sizes: dict
+
+
+def _program_args(p: argparse.ArgumentParser, sizes_help: str) -> None:
+    p.add_argument("program", metavar="FILE[:NAME]",
+                   help="a .py file's module-level program (NAME picks one) or a .dpia/.txt file with one program")
+    p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE", help=sizes_help)
+    p.add_argument("--device", metavar="D", help="a substring of 'platform: device' (default: $DPIA_DEVICE, else PoCL)")
+    p.add_argument("--db", metavar="PATH",
+                   help="the tuning database (default: $DPIA_TUNING_DB, else tuning.sqlite in the per-user cache)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def _load_program(args: argparse.Namespace, complete: bool) -> _Loaded:
+    from .programs import ProgramLoadError, SizeSpecError, load, parse_sizes, split_spec
+
+    try:
+        name, program = load(args.program)
+        sizes = parse_sizes(args.size, program, complete=complete)
+    except (ProgramLoadError, SizeSpecError) as exc:
+        raise UsageError(str(exc)) from None
+    return _Loaded(name, str(split_spec(args.program)[0]), program, sizes)
+
+
+def _open_device(which: str | None):
+    from codegen_opencl.runtime import RuntimeError_, choose_device, devices
+
+    if not devices():
+        raise CommandFailure("no OpenCL device found (install pocl-binary-distribution for a CPU device)")
+    try:
+        return choose_device(which)
+    except RuntimeError_ as exc:  # no device matches --device (or $DPIA_DEVICE)
+        raise UsageError(str(exc)) from None
+
+
+@contextlib.contextmanager
+def _warnings_to_stderr(command: str):
+    """Our warnings (an unusable tuning database, a stale variant) as `dpia CMD: warning: ...`;
+    others (e.g. pyopencl's compiler output) as Python shows them."""
+    from .variants import TuningWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TuningWarning)
+        yield
+    for w in caught:
+        if issubclass(w.category, TuningWarning):
+            print(f"dpia {command}: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def _sizes_text(sizes: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in sizes.items()) or "-"
+
+
+def _measure(loaded: _Loaded, device, db, seed: int, repeat: int, check: bool, lowered=None) -> dict:
+    """Compile (best known variant or default; `lowered`: this (low program, Variant)), run
+    on random inputs, check against the interpreter, time."""
+    import dpia
+    from codegen_opencl.runtime import device_key
+    from functional.errors import FunctionalError
+    from functional.interp import interpret
+
+    from .programs import TOLERANCE, bytes_moved, known_flops, random_inputs, relative_error
+
+    inputs = random_inputs(loaded.program, loaded.sizes, seed)
+    try:
+        kernel = dpia.compile(loaded.program if lowered is None else lowered[0], device=device, db=db,
+                              name=loaded.name)
+        got = kernel(*inputs)
+        time_s = kernel.time(*inputs, repeat=repeat)
+    except FunctionalError as exc:  # a program the translation refuses, a kernel that does not build
+        raise CommandFailure(str(exc)) from None
+    # The variant is chosen at the first call (per sizes); None: a low-level program, as written.
+    variant = lowered[1] if lowered is not None else getattr(kernel, "variant", None)
+    error = relative_error(got, interpret(loaded.program, *inputs)) if check else None
+    moved, flops = bytes_moved(inputs, got), known_flops(loaded.program, loaded.sizes)
+    report = {
+        "program": loaded.name, "file": loaded.file, "device": device_key(device), "sizes": loaded.sizes,
+        "variant": variant.kind if variant else "as written", "note": variant.note if variant else "",
+        "correct": None if error is None else bool(error <= TOLERANCE), "max_rel_error": error,
+        "tolerance": TOLERANCE, "time_s": time_s, "bytes": moved, "gbps": moved / time_s / 1e9,
+        "derivation": variant.derivation if variant else None,
+    }
+    if flops is not None:
+        report.update(flops=flops, gflops=flops / time_s / 1e9)
+    return report
+
+
+def _stored_counts(db, loaded: _Loaded, device) -> dict | None:
+    """How many candidates the database holds for this program, sizes and device."""
+    if db is None:
+        return None
+    from codegen_opencl.runtime import device_key
+
+    from .programs import canonical
+
+    stored = db.candidates(canonical(loaded.program), loaded.sizes, device_key(device))
+    return {"tried": len(stored), "failed": sum(c.status != "ok" for c in stored)}
+
+
+def _print_measurement(r: dict, repeat: int) -> None:
+    print(f"{r['program']} on {r['device']}")
+    print(f"sizes     {_sizes_text(r['sizes'])}")
+    print(f"variant   {r['variant']}" + (f" ({r['note']})" if r["note"] else ""))
+    if r["correct"] is None:
+        print("correct   not checked")
+    else:
+        verdict = "yes" if r["correct"] else "NO"
+        print(f"correct   {verdict} (largest relative error {r['max_rel_error']:.1e}, tolerance {r['tolerance']:.0e})")
+    print(f"time      {r['time_s']:.4g} s (median of {repeat})")
+    if "gflops" in r:
+        print(f"          {r['gflops']:.4g} GFLOP/s ({r['flops']:.4g} floating-point operations)")
+    else:
+        print(f"          {r['gbps']:.4g} GB/s ({r['bytes']} bytes of inputs and output)")
+
+
+# ------------------------------------------------------------------------------- run
+
+
+def _run_args(p: argparse.ArgumentParser) -> None:
+    _program_args(p, "a size of the program, e.g. N=1048576 or N=2^20 (repeatable; every size is needed)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--repeat", type=_positive_int, default=10, help="timed runs; the median is reported (default 10)")
+    p.add_argument("--no-check", dest="check", action="store_false",
+                   help="skip the comparison with the interpreter (slow for large matrix products)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .variants import open_database
+
+    loaded = _load_program(args, complete=True)
+    device = _open_device(args.device)
+    with _warnings_to_stderr("run"), open_database(args.db) as db:
+        report = _measure(loaded, device, db if db is not None else False, args.seed, args.repeat, args.check)
+        report["candidates"] = _stored_counts(db, loaded, device)
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        _print_measurement(report, args.repeat)
+        if report["candidates"] is not None:
+            c = report["candidates"]
+            print(f"tuning    {c['tried']} candidate(s) stored for these sizes and device, {c['failed']} failed")
+    return 1 if report["correct"] is False else 0
+
+
+# --------------------------------------------------------------------------- explore
+
+
+_BUDGET_PART = re.compile(r"(\d+(?:\.\d+)?)([smh]?)")
+_UNIT_SECONDS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_budget(text: str) -> float:
+    """Seconds from "90s", "10m", "1h", "1h30m" or a plain number of seconds; positive."""
+    compact = text.strip().lower().replace(" ", "")
+    parts = _BUDGET_PART.findall(compact)
+    if not compact or "".join(number + unit for number, unit in parts) != compact:
+        raise argparse.ArgumentTypeError(f"expected a duration like 90s, 10m or 1h, got {text!r}")
+    seconds = sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"the budget must be positive, got {text!r}")
+    return seconds
+
+
+def _explore_args(p: argparse.ArgumentParser) -> None:
+    _program_args(p, "a size of the program, e.g. N=1048576 or N=2^20 (repeatable; every size is needed)")
+    p.add_argument("--budget", type=parse_budget, metavar="TIME",
+                   help="time to search: 90s, 10m, 1h (default 10m unless --candidates is given)")
+    p.add_argument("--candidates", type=_positive_int, metavar="N", help="stop after N candidates")
+    p.add_argument("--strategy", choices=("random", "evolutionary"), default="random",
+                   help="how to choose the next candidates (default random)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the search and of the inputs (default 0)")
+    p.add_argument("--workers", type=_positive_int, metavar="W", help="candidates prepared in parallel processes")
+    p.add_argument("--plots", nargs="?", const="", metavar="PREFIX",
+                   help="write PREFIX_space.png and PREFIX_progress.png (default PREFIX: "
+                        "dpia-NAME-SIZES in the current directory)")
+
+
+DEFAULT_BUDGET_S = 600.0  # when neither --budget nor --candidates bounds the search
+
+
+class _ProgressBar:
+    """The exploration's progress on stderr: candidates done, failures, best time so far.
+    Redrawn in place on a terminal, one line per candidate otherwise (logs)."""
+
+    FAILED = ("failed", "wrong", "timeout")
+    WIDTH = 24
+
+    def __init__(self, stream, budget_s: float | None, max_candidates: int | None):
+        self.stream, self.budget_s, self.max_candidates = stream, budget_s, max_candidates
+        self.started = time.monotonic()
+        self.done = self.failed = 0
+        self.best_s: float | None = None
+
+    def __call__(self, candidate) -> None:
+        self.done += 1
+        self.failed += candidate.status in self.FAILED
+        if candidate.status == "ok" and (self.best_s is None or candidate.time_s < self.best_s):
+            self.best_s = candidate.time_s
+        line = self.line()
+        if self.stream.isatty():
+            self.stream.write("\r" + line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def line(self) -> str:
+        elapsed = time.monotonic() - self.started
+        fractions = [self.done / self.max_candidates] if self.max_candidates else []
+        if self.budget_s:
+            fractions.append(elapsed / self.budget_s)
+        filled = int(self.WIDTH * min(1.0, max(fractions, default=0.0)))
+        best = f"{self.best_s * 1e3:.4g} ms" if self.best_s is not None else "none yet"
+        return (f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {self.done} candidates, {self.failed} failed, "
+                f"best {best}, {elapsed:.0f} s")
+
+    def close(self) -> None:
+        if self.done and self.stream.isatty():
+            self.stream.write("\n")
+
+
+def _explore(args: argparse.Namespace) -> int:
+    from functional.errors import FunctionalError
+
+    from .explore import explore
+    from .tuning import TuningDB, TuningError
+
+    loaded = _load_program(args, complete=True)
+    device = _open_device(args.device)
+    budget = args.budget if args.budget is not None or args.candidates else DEFAULT_BUDGET_S
+    try:
+        db = TuningDB(args.db)
+    except (TuningError, OSError) as exc:  # exploring needs somewhere to store its candidates
+        raise UsageError(f"cannot use the tuning database: {exc}") from None
+    progress = _ProgressBar(sys.stderr, budget, args.candidates)
+    try:
+        with db, _warnings_to_stderr("explore"):
+            result = explore(loaded.program, loaded.sizes, device=device, db=db, budget_s=budget,
+                             max_candidates=args.candidates, search=args.strategy, seed=args.seed,
+                             workers=args.workers, progress=progress)
+            report = _explored_report(loaded, device, result, args.seed)
+    except FunctionalError as exc:
+        raise CommandFailure(str(exc)) from None
+    finally:
+        progress.close()
+    plots_failed = _write_plots(args, loaded, result, report)
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        print(result.report())
+        _print_measurement(report, 10)
+        print("== the best derivation\n" + (report["derivation"] or "none"))
+    return 1 if report["correct"] is False or plots_failed else 0
+
+
+def _explored_report(loaded: _Loaded, device, result, seed: int) -> dict:
+    """The exploration's summary and its best variant run again here: checked and timed."""
+    from .variants import default_variant, tuned_variant
+
+    lowered = tuned_variant(result.best) if result.best is not None else default_variant(loaded.program, loaded.sizes)
+    report = _measure(loaded, device, False, seed, 10, True, lowered=lowered)
+    report.update(
+        run_id=result.run_id, search=result.search, elapsed_s=result.elapsed_s,
+        candidates={"tried": result.tried, "failed": result.failed, "duplicates": result.duplicates,
+                    "reused": result.reused, "abandoned": result.abandoned},
+        by_stage=dict(result.by_stage), by_rule=dict(result.by_rule),
+        best_time_s=result.best.time_s if result.best else None,
+        default_time_s=result.default.time_s if result.default and result.default.status == "ok" else None,
+        speedup=result.speedup)
+    return report
+
+
+def _write_plots(args: argparse.Namespace, loaded: _Loaded, result, report: dict) -> bool:
+    """Write the plots when --plots asks; True when they could not be written."""
+    if args.plots is None:
+        return False
+    from .plots import PlotError, write_plots
+
+    prefix = args.plots or "dpia-{}-{}".format(loaded.name, "-".join(f"{k}{v}" for k, v in loaded.sizes.items()))
+    unit, work = ("GFLOP/s", report["flops"] / 1e9) if "flops" in report else ("GB/s", report["bytes"] / 1e9)
+    try:
+        paths = write_plots(result.candidates, prefix, unit=unit, work=work)
+    except (PlotError, OSError) as exc:
+        print(f"dpia explore: error: cannot write the plots: {exc}", file=sys.stderr)
+        return True
+    report["plots"] = [str(p) for p in paths]
+    print(f"dpia explore: plots: {', '.join(report['plots'])}", file=sys.stderr)
+    return False
+
+
+# ------------------------------------------------------------------------------ show
+
+
+def _show_args(p: argparse.ArgumentParser) -> None:
+    _program_args(p, "a size of the program (repeatable); with every size, the best variant stored for them "
+                     "is shown, else the default strategy")
+
+
+def _show(args: argparse.Namespace) -> int:
+    import codegen_opencl.opencl as cg
+    import dpia
+    from functional.derivation import Derivation
+    from functional.errors import FunctionalError
+
+    from .programs import size_vars
+    from .variants import is_high_level
+
+    loaded = _load_program(args, complete=False)
+    device = _open_device(args.device) if args.device else None
+    complete = all(v.name in loaded.sizes for v in size_vars(loaded.program))
+    if complete and device is None:
+        device = _open_device(None)
+    with _warnings_to_stderr("show"):
+        low, variant = _shown_variant(loaded, device, args.db, complete, is_high_level(loaded.program))
+    try:
+        imperative = dpia.translate(low, loaded.name)
+        source = cg.emit(imperative)
+    except FunctionalError as exc:
+        raise CommandFailure(str(exc)) from None
+    derivation = str(Derivation.from_text(variant["derivation"])) if variant["derivation"] else None
+    if args.json:
+        print(json.dumps({"program": loaded.name, "sizes": loaded.sizes, **variant, "derivation": variant["derivation"],
+                          "imperative": str(imperative), "opencl": source}, indent=1))
+        return 0
+    print(f"== {loaded.name}: {loaded.program}")
+    print(f"== variant: {variant['variant']}" + (f" ({variant['note']})" if variant["note"] else ""))
+    if derivation:
+        print("== derivation\n" + derivation)
+    print("== imperative program\n" + str(imperative))
+    print("== OpenCL\n" + source)
+    return 0
+
+
+def _shown_variant(loaded: _Loaded, device, db_path, complete: bool, high_level: bool):
+    """(lowered program, description) of what `run` would execute."""
+    from codegen_opencl.runtime import device_key
+    from functional.errors import FunctionalError
+
+    from .variants import choose_variant, default_variant, open_database
+
+    if not high_level:
+        return loaded.program, {"variant": "as written", "note": "already low level", "derivation": None,
+                                "device": device_key(device) if device else None}
+    try:
+        if complete:
+            with open_database(db_path) as db:
+                low, v = choose_variant(loaded.program, loaded.sizes, device_key(device),
+                                        db if db is not None else False)
+        else:
+            low, v = default_variant(loaded.program, loaded.sizes or None,
+                                     "not every size given, so no tuned variant was looked up")
+    except FunctionalError as exc:
+        raise CommandFailure(str(exc)) from None
+    kind = "tuned (from the tuning database)" if v.kind == "tuned" else "default (functional.schedules.default_schedule)"
+    return low, {"variant": kind, "note": v.note, "derivation": v.derivation, "time_s": v.time_s,
+                 "device": device_key(device) if device else None}
+
+
 # ------------------------------------------------------------------------ the table
 
 COMMANDS: list[Command] = [
     Command("rules", "list the rewrite rules; --check runs each against the interpreter", _rules_args, _rules),
     Command("devices", "list the OpenCL devices and their identities; * marks the default", _devices_args,
             _devices),
+    Command("run", "run a program's best known variant (or the default) on random inputs; check and time it",
+            _run_args, _run),
+    Command("explore", "search a program's lowerings for the fastest on a device; store them in the tuning DB",
+            _explore_args, _explore),
+    Command("show", "print the variant a program runs: derivation, imperative program, OpenCL", _show_args, _show),
 ]
 
 
@@ -170,6 +561,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"dpia {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except CommandFailure as exc:
+        print(f"dpia {args.command}: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

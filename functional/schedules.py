@@ -15,6 +15,8 @@ the derivation prints, stores as text and replays.
     mm_register_blocked(...)     mm_tiled, and l1 x l2 results per work-item accumulated from private copies
     mm_register_blocked_1d(...)  mm_tiled with the seed's 1D register blocking macro rule
     scal_global / scal_vectorized(w) / scal_workgroup(chunk), gemv_global / gemv_workgroup(local)
+    default_schedule(program)    any high-level program -> map_global outside, map_seq / reduce_seq inside,
+                                 large top-level reductions two-stage (what dpia.compile uses untuned)
 
 Vocabulary (ELEVATE, ICFP 2020): `tile(x, y)`, `vectorize(w)`, `parallel(levels)`,
 `lower_reductions()`, `store_in_memory(space, where)`, `program_body(s)`, `split_among(p)`.
@@ -392,19 +394,39 @@ def _rule(name: str) -> Strategy:
     return RULES[name].strategy()
 
 
-def mm_register_blocked(n: int = 8, m: int = 8, k: int = 4, l1: int = 2, l2: int = 2) -> Strategy:
-    """mm_tiled, and inside each tile l1 x l2 results per work-item (the seed's "Register
-    Blocking"): the tile product becomes map_local 1 / map_local 0 over blocks, each a
-    reduce_seq of outer products (a column of l1 values of tileA times a row of l2 values of
-    tileB, copied to private memory) into an l1 x l2 accumulator."""
+def mm_register_blocked(n: int = 8, m: int = 8, k: int = 4, l1: int = 2, l2: int = 2, coalesce_a: bool = False,
+                        pad: int = 0) -> Strategy:
+    """mm_tiled, and inside each tile l1 x l2 results per work-item in registers (the seed's
+    "Register Blocking"): the tile product becomes blocks of outer products (a column of l1
+    values of tileA times a row of l2 values of tileB, copied to private memory); the tile
+    accumulator is blocked the same way (`block_accumulator`), each block's reduction starts
+    from the accumulator's block (`reduce_init_fusion`); map_local 1 / 0 over the blocks,
+    unrolled loops inside a block.  `coalesce_a`: A's tile is copied with local id 0 along
+    k (coalesced global reads; `swap_local_dims`); `pad`: its rows in local memory get `pad`
+    unused values (`pad_local_rows`: no bank conflicts when local id 0 walks a column)."""
     blocking = seq(register_blocking_2d(l1, l2), in_tiles(_sequential_tiles()), untile_views())
-    return named(f"mm_register_blocked({n}, {m}, {k}, {l1}, {l2})", program_body(seq(
+    layout = [top_down(_coalesced_a_copy())] if coalesce_a else []
+    if pad:
+        layout.append(top_down(let_value(function(argument(r("pad_local_rows", p=pad))))))
+    options = (", coalesce_a=True" if coalesce_a else "") + (f", pad={pad}" if pad else "")
+    return named(f"mm_register_blocked({n}, {m}, {k}, {l1}, {l2}{options})", program_body(seq(
         mm_tiled_high(n, m, k, blocking),
-        parallel(_MM_LEVELS),
+        in_view_tiles(seq(_rule("block_accumulator"), top_down(_rule("reduce_init_fusion")), fuse_tile_update())),
+        parallel(_MM_LEVELS + [("map_seq_unroll",), ("map_seq_unroll",)]),
         lower_reductions(),
-        in_view_tiles(reduce_fn(body(body(_tile_copies("local"))))),
-        in_view_tiles(_tile_product(in_view_tiles(reduce_fn(body(body(_tile_copies("private"))))))),
-    )))
+        top_down(let_value(pair_parts(r("store_local")))),
+        top_down(let_value(pair_parts(r("store_private")))),
+        top_down(seq(guard("map_local 0 over block reductions", _maps_reductions), fmap(
+            _rule("write_reduction_unrolled")))),
+        *layout,
+    )) >> _materialise_accumulators())
+
+
+def _maps_reductions(e: Expr) -> bool:
+    """`map_local d (fun(x) => reduce_seq ...) xs`."""
+    head, args = spine(e)
+    return (isinstance(head, Prim) and head.name == "map_local" and len(args) == 2 and isinstance(args[0], Lambda)
+            and _applies("reduce_seq", 3)(args[0].body))
 
 
 def mm_register_blocked_1d(n: int = 8, m: int = 8, k: int = 4, l: int = 2) -> Strategy:
@@ -646,14 +668,23 @@ def default_schedule(program: Expr | None = None) -> Strategy:
     lengths without divisibility facts.  `program` is accepted for symmetry with the named
     schedules; the strategy itself reads each node's type."""
     del program  # the strategy decides from the nodes' types where it runs
-    return named("default_schedule", program_body(seq(
+    steps = program_body(seq(
         fuse_maps(),
         outside_functions(two_stage_reduction()),
         try_(outermost(seq(guard("a computing map", _compute_map), _parallel_map()))),
         lower_reductions(),
         _store_parallel_results(),
-        fully_lowered(),
-    )))
+    ))
+    check = fully_lowered()
+
+    def run(e: Expr):
+        lowered = steps(e)
+        if not lowered.ok:
+            return Failure(f"default_schedule: {lowered.reason}")
+        complete = check(lowered.expr)  # on the whole program: the path of what is left is from its root
+        return lowered if complete.ok else complete
+
+    return Strategy("default_schedule", run)
 
 
 __all__ += ["default_schedule", "fully_lowered", "fuse_maps", "outside_functions", "two_stage_reduction"]

@@ -203,3 +203,181 @@ def test_python_dash_m_dpia_devices():
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     assert any(r["platform"] == "Portable Computing Language" and r["default"] for r in rows)
+
+
+# ------------------------------------------------------------------ run / show / explore
+
+SEED = ROOT / "examples" / "seed.py"
+FACTS_PROGRAM = """
+import functional as fl
+N = fl.nat("N", multiple_of=64)
+total = fl.fun([fl.array(N, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))
+"""
+
+
+@pytest.fixture(autouse=True)
+def private_tuning_db(tmp_path, monkeypatch):
+    """No test reads or writes the user's tuning database."""
+    path = tmp_path / "tuning.sqlite"
+    monkeypatch.setenv("DPIA_TUNING_DB", str(path))
+    monkeypatch.delenv("DPIA_DEVICE", raising=False)
+    return path
+
+
+@pytest.fixture
+def facts_file(tmp_path) -> Path:
+    path = tmp_path / "facts.py"
+    path.write_text(FACTS_PROGRAM)
+    return path
+
+
+def test_run_json_on_a_small_sum(capsys, private_tuning_db):
+    code, out, err = run(capsys, "run", f"{SEED}:total", "--size", "N=4096", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["program"] == "total" and r["sizes"] == {"N": 4096} and r["file"] == str(SEED)
+    assert r["device"].startswith("Portable Computing Language | ")
+    assert r["correct"] is True and r["max_rel_error"] <= r["tolerance"]
+    assert r["time_s"] > 0 and r["gbps"] == pytest.approx((4096 * 4 + 4) / r["time_s"] / 1e9)
+    assert "gflops" not in r and r["variant"] == "default"
+    assert r["derivation"].startswith("program: fun(xs: 4096.f32) => reduce (+) 0.0 xs\nstep: reduce_split")
+    assert r["candidates"] == {"tried": 0, "failed": 0}
+    assert private_tuning_db.exists()  # the database of the test, not the user's
+
+
+def test_run_text_reports_gflops_for_mm(capsys):
+    code, out, err = run(capsys, "run", f"{SEED}:mm", "--size", "M=16", "--size", "K=8", "--size", "N=32",
+                         "--repeat", "2")
+    assert code == 0, err
+    assert "correct   yes" in out and "GFLOP/s (8192 floating-point operations)" in out
+    assert "median of 2" in out and "variant   default" in out
+
+
+def test_run_uses_the_tuned_variant_of_the_database(capsys, tmp_path):
+    from codegen_opencl.runtime import choose_device, device_key
+    from dpia.programs import canonical, fix_sizes, load
+    from dpia.tuning import Candidate, TuningDB
+    from functional import schedules
+    from functional.derivation import derive
+    from functional.infer import infer
+
+    _, total = load(f"{SEED}:total")
+    _, derivation = derive(infer(fix_sizes(total, {"N": 4096})), schedules.global_reduce(256))
+    db_path = tmp_path / "explicit.sqlite"
+    with TuningDB(db_path) as db:
+        db.add(Candidate(canonical(total), {"N": 4096}, device_key(choose_device()), derivation.to_text(), "ok",
+                         time_s=1e-6))
+        db.add(Candidate(canonical(total), {"N": 4096}, device_key(choose_device()), "program: x\n", "failed",
+                         stage="derive", error="no"))
+    code, out, err = run(capsys, "run", f"{SEED}:total", "--size", "N=4096", "--db", str(db_path), "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["variant"] == "tuned" and r["derivation"] == derivation.to_text() and r["correct"] is True
+    assert r["candidates"] == {"tried": 2, "failed": 1}
+
+
+def test_run_exits_1_when_the_result_is_wrong(capsys, monkeypatch):
+    import dpia.programs
+
+    monkeypatch.setattr(dpia.programs, "relative_error", lambda got, want: 0.5)
+    code, out, _ = run(capsys, "run", f"{SEED}:scal", "--size", "N=64")
+    assert code == 1 and "correct   NO (largest relative error 5.0e-01" in out
+
+
+def test_run_with_an_unusable_database_warns_and_runs(capsys, tmp_path):
+    code, out, err = run(capsys, "run", f"{SEED}:scal", "--size", "N=64", "--db", str(tmp_path))
+    assert code == 0 and "correct   yes" in out
+    assert "dpia run: warning: tuning database not used" in err and "is a directory" in err
+
+
+def test_show_the_default_without_sizes(capsys):
+    code, out, err = run(capsys, "show", f"{SEED}:dot")
+    assert code == 0, err
+    assert "== variant: default (functional.schedules.default_schedule)" in out
+    assert "no tuned variant was looked up" in out
+    for section in ("== derivation", "== imperative program", "== OpenCL", "kernel void", "lower_map_global"):
+        assert section in out
+
+
+def test_show_with_sizes_json(capsys):
+    code, out, err = run(capsys, "show", f"{SEED}:total", "--size", "N=4096", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["variant"].startswith("default") and "step: reduce_split" in r["derivation"]
+    assert "kernel void" in r["opencl"] and "par_for" in r["imperative"]
+    assert r["device"].startswith("Portable Computing Language")
+
+
+def test_show_a_low_level_program_as_written(capsys, tmp_path):
+    path = tmp_path / "low.dpia"
+    path.write_text("fun(N: nat, xs: N.f32) => map_global 0 (fun(x) => x * 2.0) xs\n")
+    code, out, err = run(capsys, "show", str(path))
+    assert code == 0, err
+    assert "== variant: as written (already low level)" in out and "== derivation" not in out
+
+
+def test_explore_with_a_tiny_budget(capsys, private_tuning_db, tmp_path):
+    prefix = tmp_path / "plots" / "sum"
+    code, out, err = run(capsys, "explore", f"{SEED}:total", "--size", "N=8192", "--candidates", "2",
+                         "--workers", "1", "--budget", "5m", "--json", "--plots", str(prefix))
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["program"] == "total" and r["sizes"] == {"N": 8192} and r["correct"] is True
+    assert r["candidates"]["tried"] >= 1 and r["candidates"]["failed"] >= 0 and r["time_s"] > 0
+    assert r["derivation"].startswith("program: ") and r["run_id"]
+    assert r["plots"] == [str(prefix) + "_space.png", str(prefix) + "_progress.png"]
+    assert all(Path(p).exists() for p in r["plots"])
+    assert "candidates, " in err and "failed, best" in err  # the progress bar
+    from dpia.tuning import TuningDB
+
+    with TuningDB(private_tuning_db) as db:
+        assert len(db.candidates(run_id=r["run_id"])) == r["candidates"]["tried"]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["run", "nothing.py", "--size", "N=8"], "no such file: nothing.py"),
+    (["run", f"{SEED}:gemm", "--size", "N=8"], "no program 'gemm'; the programs: asum, dot, gemv"),
+    (["run", str(SEED), "--size", "N=8"], "defines 7 programs; choose one"),
+    (["run", f"{SEED}:total", "--size", "N"], "expected NAME=VALUE"),
+    (["run", f"{SEED}:total", "--size", "M=8"], "the program has no size M; its sizes: N"),
+    (["run", f"{SEED}:total"], "missing size N"),
+    (["run", f"{SEED}:total", "--size", "N=0"], "must be at least 1"),
+    (["run", f"{SEED}:total", "--size", "N=8", "--device", "no-such-device"], "no OpenCL device matches"),
+    (["show", f"{SEED}:total", "--device", "no-such-device"], "no OpenCL device matches"),
+    (["show", f"{SEED}:gemm"], "no program 'gemm'"),
+    (["explore", f"{SEED}:total", "--size", "N=8", "--budget", "0"], "the budget must be positive"),
+    (["explore", f"{SEED}:total", "--size", "N=8", "--budget", "0s"], "the budget must be positive"),
+    (["explore", f"{SEED}:total", "--size", "N=8", "--budget", "soon"], "expected a duration like 90s"),
+    (["explore", f"{SEED}:total", "--size", "N=8", "--candidates", "0"], "expected a positive integer"),
+    (["explore", f"{SEED}:total", "--size", "N=8", "--strategy", "greedy"], "invalid choice: 'greedy'"),
+    (["explore", f"{SEED}:total"], "missing size N"),
+])
+def test_bad_program_inputs_exit_2_with_a_message(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2, err
+    assert needle in err and out == ""
+
+
+def test_sizes_contradicting_the_program_exit_2(capsys, facts_file):
+    code, out, err = run(capsys, "run", str(facts_file), "--size", "N=100")
+    assert code == 2 and out == ""
+    assert "dpia run: error: size N = 100: the program says it is a multiple of 64" in err
+
+
+def test_explore_with_an_unusable_database_exits_2(capsys, tmp_path):
+    code, _, err = run(capsys, "explore", f"{SEED}:total", "--size", "N=64", "--budget", "1s", "--db", str(tmp_path))
+    assert code == 2 and "cannot use the tuning database" in err
+
+
+def test_no_device_exits_1(capsys, monkeypatch):
+    import codegen_opencl.runtime as rt
+
+    monkeypatch.setattr(rt, "devices", list)
+    code, _, err = run(capsys, "run", f"{SEED}:total", "--size", "N=8")
+    assert code == 1 and "no OpenCL device found" in err
+
+
+def test_parse_budget():
+    from dpia.cli import parse_budget
+
+    assert [parse_budget(t) for t in ("90s", "10m", "1h", "1h30m", "2.5", " 3 m ")] == [90, 600, 3600, 5400, 2.5, 180]

@@ -150,10 +150,10 @@ def _ex_copy_local(rng):
 
 rule("write_reduction_with_local_maps", "lowering",
      "reduce_seq f z xs -> map_local 1 (fun(r) => map_local 0 (fun(x) => x) r) (reduce_seq f z xs)   "
-     "(a 2D result leaves its accumulator through the work-group's items)",
+     "(a 2D result leaves its accumulator through the work-group's items; deeper levels, e.g. each item's "
+     "register block, by unrolled loops)",
      lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs")), side=_copy_local_side,
-     build=lambda m: fl.map_local(lambda r: fl.map_local(lambda x: x, r), m.root, dim=1),
-     example=_ex_copy_local)
+     build=lambda m: _copy_local(m.root.t, m.root), example=_ex_copy_local)
 
 
 def _copy_local(t, e, dims=(1, 0)):
@@ -161,8 +161,18 @@ def _copy_local(t, e, dims=(1, 0)):
     from ..types import ArrayType
 
     if not isinstance(t, ArrayType) or not dims:
-        return _copy_seq(t, e)
+        return _copy_inner(t, e)
     return fl.map_local(lambda x: _copy_local(t.elem, x, dims[1:]), e, dim=dims[0] if len(_array_dims(t)) > 1 else 0)
+
+
+def _copy_inner(t, e):
+    """What one item copies: unrolled loops when every dimension is a constant (the item's
+    block stays in registers), else map_seq loops."""
+    from .blocking import unrolled_copy
+
+    if all(d.as_int() is not None for d in _array_dims(t)):
+        return unrolled_copy(t, e)
+    return _copy_seq(t, e)
 
 
 def _array_dims(t) -> list:

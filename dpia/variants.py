@@ -1,0 +1,233 @@
+"""Compiling a high-level program: which lowering (variant) runs for which input sizes.
+
+    kernel = dpia.compile(program)          # program still has map/reduce: a VariantKernel
+    kernel(x)                               # sizes from x's shape; per sizes, once:
+                                            #   the tuning database's best variant for (program, sizes,
+                                            #   device), replayed from its derivation text, else
+                                            #   functional.schedules.default_schedule on the program
+                                            #   with the sizes fixed (dpia.programs.fix_sizes)
+    kernel.variant.kind, kernel.variant.derivation, kernel.source, kernel.time(x)
+
+The database is `db` (a TuningDB, a path, or None for TuningDB()'s default location; False:
+never consult one).  A database that cannot be opened, or a stored derivation that no longer
+replays or compiles, gives a TuningWarning and the default variant: running never depends
+on the cache.  Derivations are parsed and replayed, never evaluated or unpickled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+
+import attrs
+
+from functional.derivation import Derivation, derive
+from functional.errors import FunctionalError, InterpretError
+from functional.expr import Expr
+from functional.infer import infer
+from functional.interp import _collect, bind_sizes, layout
+from functional.schedules import default_schedule
+
+from .programs import canonical, fix_sizes, signature, size_vars
+
+KINDS = ("tuned", "default")
+
+
+class TuningWarning(UserWarning):
+    """The tuning database could not be used (so the default variant runs)."""
+
+
+@attrs.frozen
+class Variant:
+    """One lowering of a program: `kind` "tuned" (from the database) or "default"; its
+    derivation as text (Derivation.to_text); the time the database recorded for it; why
+    the default was used when a tuned variant could not be (empty otherwise)."""
+
+    kind: str = attrs.field(validator=attrs.validators.in_(KINDS))
+    derivation: str
+    time_s: float | None = None
+    run_id: str = ""
+    note: str = ""
+
+
+def is_high_level(program: Expr) -> bool:
+    """A program for the variant machinery: computing maps or reductions are left
+    (functional.schedules.high_level_left) and nothing is lowered yet.  A program with any
+    low-level primitive was lowered by hand (perhaps in part): it is compiled as written."""
+    from functional.expr import Prim, walk
+    from functional.primitives import PRIMITIVES
+    from functional.schedules import high_level_left
+
+    lowered = any(isinstance(x, Prim) and x.name in PRIMITIVES and PRIMITIVES[x.name].level == "low"
+                  for x in walk(program))
+    return not lowered and bool(high_level_left(program))
+
+
+# ---------------------------------------------------------------------------- the database
+
+
+@contextlib.contextmanager
+def open_database(db) -> Iterator[object | None]:
+    """The tuning database `db` names (TuningDB, path, None: the default one, False: none),
+    or None with a TuningWarning when it cannot be opened.  Closed afterwards if opened here."""
+    if db is False:
+        yield None
+        return
+    from .tuning import TuningDB, TuningError
+
+    if isinstance(db, TuningDB):
+        yield db
+        return
+    try:
+        opened = TuningDB(db)
+    except (TuningError, OSError) as exc:
+        warnings.warn(f"tuning database not used: {exc}", TuningWarning, stacklevel=3)
+        yield None
+        return
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def best_stored(db, program_key: str, sizes: dict, device_key: str):
+    """The fastest successful candidate the database holds for this key, or None."""
+    from .tuning import TuningError
+
+    try:
+        return db.best(program_key, sizes, device_key)
+    except TuningError as exc:
+        warnings.warn(f"tuning database not used: {exc}", TuningWarning, stacklevel=3)
+        return None
+
+
+# ----------------------------------------------------------------------------- variants
+
+
+def tuned_variant(candidate) -> tuple[Expr, Variant]:
+    """Replay a stored candidate's derivation (raises FunctionalError if it no longer does)."""
+    low = Derivation.from_text(candidate.derivation).replay()
+    return low, Variant("tuned", candidate.derivation, candidate.time_s, candidate.run_id)
+
+
+def default_variant(program: Expr, sizes: dict | None = None, note: str = "") -> tuple[Expr, Variant]:
+    """default_schedule on the program, with `sizes` fixed when given (so reductions can be
+    split by divisors of the actual lengths)."""
+    target = fix_sizes(program, sizes) if sizes else program
+    target = infer(target)
+    low, derivation = derive(target, default_schedule(target))
+    return low, Variant("default", derivation.to_text(), note=note)
+
+
+def choose_variant(program: Expr, sizes: dict | None = None, device_key: str | None = None,
+                   db=None) -> tuple[Expr, Variant]:
+    """The lowered program to run: the database's best for (program, sizes, device_key) if
+    it replays, else the default.  Without sizes or device key the database is not asked."""
+    note = ""
+    if sizes is not None and device_key is not None:
+        with open_database(db) as opened:
+            stored = best_stored(opened, canonical(program), sizes, device_key) if opened is not None else None
+        if stored is not None:
+            try:
+                return tuned_variant(stored)
+            except FunctionalError as exc:
+                note = f"the stored variant does not replay: {exc}"
+                warnings.warn(f"{note}; using the default", TuningWarning, stacklevel=2)
+        else:
+            note = "no tuned variant stored for these sizes and this device"
+    return default_variant(program, sizes, note)
+
+
+# ------------------------------------------------------------------------------- the kernel
+
+
+class VariantKernel:
+    """A high-level program compiled per input sizes (see the module's docstring).  Call it
+    like `interpret`; `.variant`, `.source` and `.kernel` describe the last variant used."""
+
+    def __init__(self, program: Expr, device=None, db=None, name: str = "program", **launch):
+        from codegen_opencl.runtime import choose_device, device_key
+
+        self.program = program if program.t is not None else infer(program)
+        self.device = choose_device(device)
+        self.device_key = device_key(self.device)
+        self.name = name
+        self._db = db
+        self._launch = launch
+        self._params = signature(self.program)[0]
+        self._by_sizes: dict[tuple, tuple] = {}  # sorted sizes -> (runtime Kernel, Variant)
+        self._last: tuple | None = None
+
+    # -- what ran last -------------------------------------------------------------------
+
+    @property
+    def variant(self) -> Variant | None:
+        """The variant of the last call (None before the first)."""
+        return self._last[1] if self._last else None
+
+    @property
+    def kernel(self):
+        """The runtime Kernel of the last call (None before the first)."""
+        return self._last[0] if self._last else None
+
+    @property
+    def source(self) -> str | None:
+        """The OpenCL source of the last variant compiled (None before the first call)."""
+        return self._last[0].source if self._last else None
+
+    # -- running -------------------------------------------------------------------------
+
+    def __call__(self, *arrays):
+        return self._select(arrays)(*arrays)
+
+    def time(self, *arrays, repeat: int = 10, warmup: int = 2) -> float:
+        """Median seconds of the variant for these inputs' sizes (see runtime.Kernel.time)."""
+        return self._select(arrays).time(*arrays, repeat=repeat, warmup=warmup)
+
+    def sizes_of(self, arrays) -> dict[str, int]:
+        """The program's sizes, read from the inputs' shapes as the interpreter reads them."""
+        if len(arrays) != len(self._params):
+            names = ", ".join(n for n, _ in self._params)
+            raise InterpretError(f"the program takes {len(self._params)} input(s) ({names}), given {len(arrays)}")
+        pairs: list = []
+        for (name, t), value in zip(self._params, arrays):
+            _collect(name, layout(t), value, pairs)
+        return bind_sizes(pairs, size_vars(self.program))
+
+    def for_sizes(self, sizes: dict):
+        """The runtime Kernel for these sizes (chosen and compiled on first request)."""
+        key = tuple(sorted(sizes.items()))
+        if key not in self._by_sizes:
+            self._by_sizes[key] = self._compile(dict(sizes))
+        self._last = self._by_sizes[key]
+        return self._last[0]
+
+    def _select(self, arrays):
+        return self.for_sizes(self.sizes_of(arrays))
+
+    def _compile(self, sizes: dict) -> tuple:
+        low, variant = choose_variant(self.program, sizes, self.device_key, self._db)
+        if variant.kind == "default":
+            return self._build(low), variant
+        try:
+            return self._build(low), variant
+        except FunctionalError as exc:  # a stored variant this version cannot translate or build
+            note = f"the stored variant does not compile: {exc}"
+            warnings.warn(f"{note}; using the default", TuningWarning, stacklevel=3)
+            low, variant = default_variant(self.program, sizes, note)
+            return self._build(low), variant
+
+    def _build(self, low: Expr):
+        from codegen_opencl.runtime import compile_program
+
+        from . import translate
+
+        return compile_program(translate(low, self.name), device=self.device, **self._launch)
+
+    def __repr__(self) -> str:
+        return f"<VariantKernel {self.name} on {self.device_key}: {len(self._by_sizes)} size(s) compiled>"
+
+
+__all__ = ["KINDS", "TuningWarning", "Variant", "VariantKernel", "choose_variant", "default_variant",
+           "is_high_level", "open_database", "tuned_variant"]

@@ -1,0 +1,377 @@
+"""Register blocking of a tile accumulator: the rules that give each work-item its own block
+of a reduction's array accumulator, so that the block can live in registers.
+
+    block_accumulator        reduce_seq (fun(a, x) => map2² f a (untile B)) z xs
+                             -> untile (reduce_seq (fun(a, x) => map2² f (blocks of a) B) (tile z) xs)
+    reduce_init_fusion       map2ᵈ f A (reduce_seq (fun(c, q) => map2ᵈ f c (H q)) Z ys)
+                             -> reduce_seq (fun(c, q) => map2ᵈ f c (H q)) (map2ᵈ f A Z) ys   (f associative)
+    write_reduction_unrolled reduce_seq g z xs -> (unrolled copy loops) (reduce_seq g z xs)
+
+with `map2ᵈ f` the element-wise application of a binary f to d-dimensional arrays
+(`map (fun(p) => f (fst p) (snd p)) (zip a b)` for d = 1, one `map` more per dimension),
+`untile C = join (map (fun(r) => transpose (join (map transpose r))) C)` the layout that
+puts an (n/l1).(m/l2).l1.l2 array of blocks back into n.m, and `tile` its inverse,
+`tile Z = map (fun(r) => map transpose (split l2 (transpose r))) (split l1 Z)`.
+
+Why `block_accumulator` holds: tile and untile are inverse permutations and map2² f works
+element by element, so `map2² f a (untile B) = untile (map2² f (tile a) B)` (per block);
+the accumulator of the new reduction is then `tile` of the old one after every step.
+`reduce_init_fusion` folds A into the initial value: f(A, f(f(Z, h1), h2)) =
+f(f(f(A, Z), h1), h2) by associativity (floating point: re-associated, so inexact).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .. import dsl as fl
+from ..expr import App, Expr, Identifier, Lambda, Prim, free_identifiers, spine, substitute
+from ..types import ArrayType, array, f32
+from . import instances as inst
+from .core import NotApplicable, P, V, rule
+
+ASSOCIATIVE = {"add", "mul", "max", "min"}
+
+
+# ------------------------------------------------------------------ shapes of terms
+
+
+def _prim_app(e: Expr, name: str, nargs: int):
+    head, args = spine(e)
+    if isinstance(head, Prim) and head.name == name and len(args) == nargs:
+        return head, args
+    return None
+
+
+def _projection(e: Expr, which: str, of: str) -> bool:
+    """`e` is `fst of` / `snd of`."""
+    app = _prim_app(e, which, 1)
+    return app is not None and isinstance(app[1][0], Identifier) and app[1][0].name == of
+
+
+def elementwise_op(f: Expr) -> tuple[str | None, int] | None:
+    """(binary operator, depth) when `f` is `map2ᵈ op` as a function of a pair: depth 0
+    `fun(p) => op (fst p) (snd p)`, depth d `fun(p) => map F (zip (fst p) (snd p))` with F
+    of depth d - 1.  The operator is None when the depth-0 body is any other function of
+    the pair's components (still element-wise)."""
+    if not isinstance(f, Lambda):
+        return None
+    p = f.param.name
+    mapped = _prim_app(f.body, "map", 2)
+    if mapped is not None:
+        inner, data = mapped[1]
+        zipped = _prim_app(data, "zip", 2)
+        if zipped is None or not (_projection(zipped[1][0], "fst", p) and _projection(zipped[1][1], "snd", p)):
+            return None
+        below = elementwise_op(inner)
+        return None if below is None else (below[0], below[1] + 1)
+    head, args = spine(f.body)
+    if isinstance(head, Prim) and len(args) == 2 and _projection(args[0], "fst", p) and _projection(args[1], "snd", p):
+        return head.name, 0
+    if not isinstance(f.body, Lambda) and not _has_array_use(f.body, p):
+        return None, 0
+    return None
+
+
+def _has_array_use(e: Expr, p: str) -> bool:
+    """`p` is used other than through `fst p` / `snd p` (then the function is not element-wise)."""
+    if isinstance(e, Identifier):
+        return e.name == p
+    if _projection(e, "fst", p) or _projection(e, "snd", p):
+        return False
+    if isinstance(e, Lambda) and e.param.name == p:
+        return False
+    return any(_has_array_use(c, p) for c in e.children())
+
+
+@attrs.frozen
+class Lets:
+    """The `let v (fun(y) => ...)` bindings around a reduction step's result."""
+
+    binds: tuple  # ((value, Lambda), ...), outermost first
+    result: Expr
+
+    @staticmethod
+    def peel(e: Expr) -> "Lets":
+        binds = []
+        while (app := _prim_app(e, "let", 2)) is not None and isinstance(app[1][1], Lambda):
+            binds.append((app[1][0], app[1][1]))
+            e = app[1][1].body
+        return Lets(tuple(binds), e)
+
+    def wrap(self, result: Expr) -> Expr:
+        for value, f in reversed(self.binds):
+            result = App(App(Prim("let"), value), attrs.evolve(f, body=result))
+        return result
+
+    def mentions(self, name: str) -> bool:
+        return any(name in free_identifiers(v) for v, _ in self.binds)
+
+
+def _step(f: Expr):
+    """(accumulator name, element lambda, Lets) of a reduction's `fun(a, x) => ...`."""
+    if not (isinstance(f, Lambda) and isinstance(f.body, Lambda)):
+        raise NotApplicable("the reduction's function is not fun(a, x) => ...")
+    return f.param.name, f.body, Lets.peel(f.body.body)
+
+
+# ------------------------------------------------------------------ block_accumulator
+
+
+def _untiled_blocks(e: Expr):
+    """(u, XS, v, YS, BLOCK) of `join (map (fun(u) => transpose (join (map (fun(v) =>
+    transpose BLOCK) YS))) XS)`."""
+    outer = _prim_app(e, "join", 1)
+    rows = outer and _prim_app(outer[1][0], "map", 2)
+    if not rows or not isinstance(rows[1][0], Lambda):
+        return None
+    row_fn, xs = rows[1]
+    t1 = _prim_app(row_fn.body, "transpose", 1)
+    inner = t1 and _prim_app(t1[1][0], "join", 1)
+    cols = inner and _prim_app(inner[1][0], "map", 2)
+    if not cols or not isinstance(cols[1][0], Lambda):
+        return None
+    col_fn, ys = cols[1]
+    t2 = _prim_app(col_fn.body, "transpose", 1)
+    if not t2:
+        return None
+    return row_fn.param.name, xs, col_fn.param.name, ys, t2[1][0]
+
+
+def _block_parts(m):
+    a, x_fn, lets = _step(m.f)
+    mapped = _prim_app(lets.result, "map", 2)
+    if mapped is None:
+        raise NotApplicable("the step's result is not map F (zip a ...)")
+    f2, data = mapped[1]
+    op = elementwise_op(f2)
+    if op is None or op[1] != 1:
+        raise NotApplicable("the update is not element-wise on a 2D accumulator")
+    zipped = _prim_app(data, "zip", 2)
+    if zipped is None or not (isinstance(zipped[1][0], Identifier) and zipped[1][0].name == a):
+        raise NotApplicable("the update does not zip the accumulator with the new values")
+    parts = _untiled_blocks(zipped[1][1])
+    if parts is None:
+        raise NotApplicable("the new values are not untiled blocks")
+    if lets.mentions(a) or a in free_identifiers(zipped[1][1]) or a in free_identifiers(f2):
+        raise NotApplicable("the accumulator is used elsewhere in the step")
+    return x_fn, lets, f2, parts
+
+
+def _block_side(m):
+    try:
+        _block_parts(m)
+    except NotApplicable as exc:
+        return str(exc)
+    return None
+
+
+def untile(c):
+    """(n/l1).(m/l2).l1.l2 blocks -> n.m."""
+    return fl.join(fl.map(lambda r: fl.transpose(fl.join(fl.map(fl.transpose, r))), c))
+
+
+def tile(z, l1, l2):
+    """n.m -> (n/l1).(m/l2).l1.l2 blocks (the inverse of `untile`)."""
+    return fl.map(lambda r: fl.map(fl.transpose, fl.split(l2, fl.transpose(r))), fl.split(l1, z))
+
+
+def _block_build(m):
+    x_fn, lets, f2, (u, xs, v, ys, block) = _block_parts(m)
+    if not isinstance(block.t, ArrayType) or not isinstance(block.t.elem, ArrayType):
+        raise NotApplicable("the blocks are not 2D")
+    l1, l2 = block.t.size, block.t.elem.size
+
+    def per_block(q, r):
+        return fl.map(f2, fl.zip(fl.fst(r), substitute(substitute(block, u, fl.snd(q)), v, fl.snd(r))))
+
+    def step(acc):
+        result = fl.map(lambda q: fl.map(lambda r: per_block(q, r), fl.zip(fl.fst(q), substitute(ys, u, fl.snd(q)))),
+                        fl.zip(acc, xs))
+        return attrs.evolve(x_fn, body=lets.wrap(fl.to_expr(result)))
+
+    return untile(App(App(App(Prim(m.r), fl.lam(step)), tile(m.z, l1, l2)), m.xs))
+
+
+def _ex_block(rng):
+    t1, t0, l1, l2, k = (int(rng.integers(1, 3)), int(rng.integers(1, 3)), int(rng.integers(1, 4)),
+                         int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+    f = inst.pick(rng, inst.UNARY)
+    op = inst.pick(rng, [fl.add, fl.mul, fl.max])
+    blocks_t = array(k, array(t1, array(t0, array(l1, array(l2, f32)))))
+    z_t = array(t1 * l1, array(t0 * l2, f32))
+
+    def step(acc, x):
+        new = fl.join(fl.map(lambda u: fl.transpose(fl.join(fl.map(
+            lambda v: fl.transpose(fl.map(fl.map(f), v)), u))), x))
+        return fl.map(lambda p1: fl.map(lambda p: op(fl.fst(p), fl.snd(p)), fl.zip(fl.fst(p1), fl.snd(p1))),
+                      fl.zip(acc, new))
+
+    prog = fl.fun([z_t, blocks_t], lambda z, xs: fl.reduce_seq(step, z, xs))
+    monoid = (op, 1.0) if op is fl.mul else None
+    return prog, (inst.data(rng, t1 * l1, t0 * l2, monoid=monoid),
+                  inst.data(rng, k, t1, t0, l1, l2, monoid=monoid)), {}
+
+
+rule("block_accumulator", "blocking",
+     "reduce_seq (fun(a, x) => map2² f a (untile B)) z xs -> untile (reduce_seq (fun(a, x) => map (fun(q) => "
+     "map (fun(r) => map2² f (fst r) B) (zip (fst q) YS)) (zip a XS)) (tile z) xs)   (B the blocks of "
+     "join (map (fun(u) => transpose (join (map (fun(v) => transpose B) YS))) XS); lets around the update kept)",
+     lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs"), bind="r"),
+     side=_block_side, build=_block_build, example=_ex_block,
+     doc="Each block of the accumulator is updated by the block of new values it meets, so a work-item "
+         "that computes a block owns the same block of the accumulator (registers, see imperative.passes."
+         "privatise).")
+
+
+# ------------------------------------------------------------------ reduce_init_fusion
+
+
+def _fusion_parts(m):
+    op = elementwise_op(m.F)
+    if op is None or op[0] not in ASSOCIATIVE:
+        raise NotApplicable("the combination is not an element-wise associative operator")
+    c, q_fn, lets = _step(m.g)
+    mapped = _prim_app(lets.result, "map", 2)
+    if mapped is None or elementwise_op(mapped[1][0]) != op:
+        raise NotApplicable("the reduction's step is not the same element-wise operator")
+    zipped = _prim_app(mapped[1][1], "zip", 2)
+    if zipped is None or not (isinstance(zipped[1][0], Identifier) and zipped[1][0].name == c):
+        raise NotApplicable("the step does not combine the accumulator first")
+    if lets.mentions(c) or c in free_identifiers(zipped[1][1]):
+        raise NotApplicable("the accumulator is used elsewhere in the step")
+    return op
+
+
+def _fusion_side(m):
+    try:
+        _fusion_parts(m)
+    except NotApplicable as exc:
+        return str(exc)
+    return None
+
+
+def _fusion_build(m):
+    _fusion_parts(m)
+    return App(App(App(Prim(m.r), m.g), fl.map(m.F, fl.zip(m.A, m.z))), m.ys)
+
+
+def _map2(op, depth: int):
+    if depth == 0:
+        return lambda p: op(fl.fst(p), fl.snd(p))
+    inner = _map2(op, depth - 1)
+    return lambda p: fl.map(inner, fl.zip(fl.fst(p), fl.snd(p)))
+
+
+def _ex_fusion(rng):
+    op, _ = inst.pick(rng, inst.MONOIDS)
+    f = inst.pick(rng, inst.UNARY)
+    n, m, k = inst.size(rng, hi=4), inst.size(rng, hi=4), inst.size(rng, hi=4)
+    mat = array(n, array(m, f32))
+    prog = fl.fun([mat, mat, array(k, mat)], lambda acc, z, ys: fl.map(_map2(op, 1), fl.zip(acc, fl.reduce_seq(
+        lambda c, q: fl.let(fl.map(fl.map(f), q), lambda y: fl.map(_map2(op, 1), fl.zip(c, y))), z, ys))))
+    monoid = (op, 1.0) if op is fl.mul else None
+    return prog, (inst.data(rng, n, m, monoid=monoid), inst.data(rng, n, m, monoid=monoid),
+                  inst.data(rng, k, n, m, monoid=monoid)), {}
+
+
+rule("reduce_init_fusion", "blocking",
+     "map2ᵈ f A (reduce_seq (fun(c, q) => map2ᵈ f c (H q)) Z ys) -> reduce_seq (fun(c, q) => map2ᵈ f c (H q)) "
+     "(map2ᵈ f A Z) ys   (f associative: add, mul, max, min; lets around the step's update kept)",
+     lhs=P("map", V("F"), P("zip", V("A"), P({"reduce_seq", "reduce_seq_unroll"}, V("g"), V("z"), V("ys"), bind="r"))),
+     side=_fusion_side, build=_fusion_build, exact=False, example=_ex_fusion,
+     doc="What is added to a reduction's result becomes its initial value: a register block starts from the "
+         "accumulator's block instead of zeros and needs no addition afterwards.")
+
+
+# ------------------------------------------------------------------ write_reduction_unrolled
+
+
+def unrolled_copy(t, e):
+    """`e` written by fully unrolled loops (map_seq_unroll per array level)."""
+    if not isinstance(t, ArrayType):
+        return e
+    return fl.map_seq_unroll(lambda x: unrolled_copy(t.elem, x), e)
+
+
+def _unrolled_side(m):
+    t = m.root.t
+    if not isinstance(t, ArrayType):
+        return "the reduction's result is not an array"
+    while isinstance(t, ArrayType):
+        if t.size.as_int() is None:
+            return f"a dimension of the result ({t.size}) is not a constant: cannot unroll"
+        t = t.elem
+    return None
+
+
+def _ex_unrolled(rng):
+    m, n = inst.size(rng, hi=4), inst.size(rng, hi=4)
+    prog = inst.matrix_program(m, n, lambda xss: fl.reduce_seq(
+        lambda acc, row: fl.map_seq(lambda p: fl.fst(p) + fl.snd(p), fl.zip(acc, row)),
+        fl.map_seq(lambda x: x, fl.generate(n, lambda i: 0.0)), xss))
+    return prog, (inst.data(rng, m, n),), {}
+
+
+rule("write_reduction_unrolled", "blocking",
+     "reduce_seq g z xs -> map_seq_unroll (... (fun(x) => x)) (reduce_seq g z xs)   (an array result of constant "
+     "shape leaves its accumulator through unrolled copy loops)",
+     lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("g"), V("z"), V("xs")), side=_unrolled_side,
+     build=lambda m: unrolled_copy(m.root.t, m.root), example=_ex_unrolled)
+
+
+# ------------------------------------------------------------------ pad_local_rows
+
+
+def _padded_parts(m):
+    app = _prim_app(m.copy, "map_local", 2)
+    if app is None or not isinstance(app[1][0], Lambda):
+        raise NotApplicable("not to_local (map_local (fun(r) => map_local g r) xs)")
+    row_fn = app[1][0]
+    inner = _prim_app(row_fn.body, "map_local", 2)
+    if inner is None or not (isinstance(inner[1][1], Identifier) and inner[1][1].name == row_fn.param.name):
+        raise NotApplicable("the rows are not copied by an inner map_local")
+    if row_fn.param.name in free_identifiers(inner[1][0]):
+        raise NotApplicable("the element function uses the row")
+    t = row_fn.body.t
+    if not (isinstance(t, ArrayType) and hasattr(t.elem, "dtype")):
+        raise NotApplicable("the rows are not arrays of scalars")
+    return app[0], row_fn, inner
+
+
+def _padded_side(m):
+    try:
+        _padded_parts(m)
+    except NotApplicable as exc:
+        return str(exc)
+    return None if m.p.as_int() and m.p.as_int() > 0 else "the padding must be a positive constant"
+
+
+def _padded_build(m):
+    outer, row_fn, (inner_head, (g, _row)) = _padded_parts(m)
+    n = row_fn.body.t.size
+    elem = row_fn.body.t.elem
+    zero = fl.literal(0.0 if elem.dtype.kind == "f" else 0, elem)
+    padded_row = attrs.evolve(row_fn, body=App(App(inner_head, g), fl.pad_const(0, m.p, zero, row_fn.param)))
+    copy = App(App(outer, padded_row), spine(m.copy)[1][1])
+    return fl.map(lambda r: fl.take(n, r), fl.to_local(copy))
+
+
+def _ex_padded(rng):
+    rows, n, p = inst.size(rng, hi=4), inst.size(rng, hi=5), int(rng.integers(1, 4))
+    f = inst.pick(rng, inst.UNARY)
+    prog = inst.matrix_program(rows, n, lambda xss: fl.map_workgroup(
+        lambda one: fl.map_local(lambda r: fl.map_local(lambda x: x * 2.0, r), fl.to_local(fl.map_local(
+            lambda r: fl.map_local(f, r), one, dim=1)), dim=1), fl.split(rows, xss)))
+    return prog, (inst.data(rng, rows, n),), {"p": p}
+
+
+rule("pad_local_rows", "blocking",
+     "to_local (map_local d1 (fun(r) => map_local d0 g r) xs) -> map (take n) (to_local (map_local d1 "
+     "(fun(r) => map_local d0 g (pad_const 0 p 0 r)) xs))   (each row of the local copy gets p unused values)",
+     lhs=P("to_local", V("copy")), params=("p",), side=_padded_side, build=_padded_build, example=_ex_padded,
+     doc="A local array whose rows are p values longer: items that write one column of it (neighbouring "
+         "rows) hit different memory banks.")
+
+
+__all__ = ["elementwise_op", "tile", "untile", "unrolled_copy", "ASSOCIATIVE"]

@@ -1,0 +1,131 @@
+"""functional.schedules.default_schedule: the documented default lowering of any high-level
+program.  Every seed program (examples/seed.py), with symbolic sizes and with its sizes
+fixed, is fully lowered, replays from its derivation's text, and its kernel agrees with the
+interpreter on PoCL; the shapes the documentation promises (two-stage reductions, a 2D
+launch for mm) are checked on the lowered programs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import dpia
+import functional as fl
+from dpia.programs import TOLERANCE, fix_sizes, random_inputs, relative_error
+from functional import schedules as S
+from functional.derivation import Derivation, derive
+from functional.errors import StrategyError
+from functional.strategies import identity
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+
+import seed
+
+SIZES = {"scal": {"N": 96}, "asum": {"N": 2048}, "dot": {"N": 3000}, "sum": {"N": 4096},
+         "gemv": {"M": 24, "N": 40}, "mm": {"M": 12, "K": 20, "N": 16}, "stencil": {"N": 50}}
+PROGRAMS = {e.name: e.program for e in seed.EXAMPLES}
+
+
+def _lowered(program):
+    low, derivation = derive(program, S.default_schedule(program))
+    assert S.high_level_left(low) == []
+    assert Derivation.from_text(derivation.to_text()).replay() == low
+    return low
+
+
+def _agrees(program, low, sizes, seed_=0) -> None:
+    inputs = random_inputs(program, sizes, seed_)
+    got = dpia.compile(low)(*inputs)
+    assert relative_error(got, fl.interpret(program, *inputs)) <= TOLERANCE
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_every_seed_program_lowers_and_agrees_with_the_interpreter(name):
+    program = PROGRAMS[name]
+    low = _lowered(program)
+    _agrees(program, low, SIZES[name])
+    _agrees(program, low, {k: v + 8 for k, v in SIZES[name].items()}, seed_=1)  # the same kernel, other sizes
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_every_seed_program_with_fixed_sizes_lowers_and_agrees(name):
+    program, sizes = PROGRAMS[name], SIZES[name]
+    _agrees(program, _lowered(fl.infer(fix_sizes(program, sizes))), sizes)
+
+
+@pytest.mark.parametrize("name", ["sum", "asum", "dot"])
+def test_a_large_reduction_becomes_two_stage(name):
+    low = _lowered(fl.infer(fix_sizes(PROGRAMS[name], SIZES[name])))
+    text = str(low)
+    assert text.startswith("fun(") and "reduce_seq (+) 0.0 (to_global (map_global 0" in text
+    n = SIZES[name]["N"]
+    chunk = max(d for d in range(1, int(n ** 0.5) + 1) if n % d == 0)  # balanced: both stages about sqrt(N)
+    assert f"split {chunk} " in text
+
+
+def test_a_symbolic_reduction_splits_by_its_multiple_of_fact():
+    n = fl.nat("N", multiple_of=128)
+    total = fl.fun([fl.array(n, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))
+    low = _lowered(total)
+    assert f"split {S.MAX_CHUNK} " in str(low)
+    _agrees(total, low, {"N": 128 * 5})
+
+
+def test_short_or_unsplittable_reductions_stay_sequential():
+    assert str(_lowered(PROGRAMS["sum"])).endswith("=> reduce_seq (+) 0.0 xs")  # no facts: cannot split
+    short = fl.infer(fix_sizes(PROGRAMS["sum"], {"N": S.SMALL_REDUCTION - 1}))
+    assert "map_global" not in str(_lowered(short))
+    prime = fl.infer(fix_sizes(PROGRAMS["sum"], {"N": 4099}))
+    assert "map_global" not in str(_lowered(prime))
+
+
+def test_mm_gets_a_2d_launch_and_maps_inside_are_sequential():
+    text = str(_lowered(PROGRAMS["mm"]))
+    assert "map_global 1 (fun(row_a) => map_global 0 (fun(col_b) => reduce_seq" in text
+    assert "map_seq" not in text  # the dot product's map is fused into its reduce_seq
+
+
+def test_gemv_fuses_its_maps_into_one_parallel_map():
+    text = str(_lowered(PROGRAMS["gemv"]))
+    assert text.count("map_global") == 1 and "(zip mat ys)" in text
+
+
+def test_a_map_read_by_another_map_is_stored_in_global_memory():
+    n = fl.nat("N")
+    prog = fl.fun([fl.array(n, fl.f32), fl.array(n, fl.f32)],
+                  lambda a, b: fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(fl.map(fl.abs, a), b)))
+    low = _lowered(prog)
+    assert "zip (to_global (map_global 0 abs a)) b" in str(low)
+    _agrees(prog, low, {"N": 33})
+
+
+def test_a_map_of_a_map_of_a_map_is_2d_with_a_sequential_inner_loop():
+    m, n = fl.nat("M"), fl.nat("N")
+    prog = fl.fun([fl.array(4, fl.array(m, fl.array(n, fl.f32)))], lambda a: fl.map(fl.map(fl.map(fl.abs)), a))
+    low = _lowered(prog)
+    assert "map_global 1 (map_global 0 (map_seq abs))" in str(low)
+    _agrees(prog, low, {"M": 3, "N": 5})
+
+
+def test_what_it_cannot_lower_is_a_strategy_error_naming_primitive_and_place(monkeypatch):
+    monkeypatch.setattr(S, "lower_reductions", lambda: identity)  # as if no rule lowered reductions
+    with pytest.raises(StrategyError, match=r"cannot lower `reduce` at 0\.0: reduce \(\+\) 0\.0"):
+        derive(PROGRAMS["sum"], S.default_schedule(PROGRAMS["sum"]))
+
+
+def test_fully_lowered_names_the_first_high_level_primitive():
+    result = S.fully_lowered()(fl.infer(PROGRAMS["scal"]))
+    assert not result.ok and "`map` at 0.0.0" in result.reason
+    assert S.fully_lowered()(_lowered(PROGRAMS["scal"])).ok
+
+
+def test_outside_functions_does_not_enter_lambdas():
+    # the stencil's reductions are per window (inside map's function): never split
+    low = _lowered(fl.infer(fix_sizes(PROGRAMS["stencil"], {"N": 1 << 16})))
+    assert "split" not in str(low)
+
+
+def test_default_schedule_is_exported():
+    assert "default_schedule" in S.__all__

@@ -1,0 +1,289 @@
+"""Exploration (issue 5): the space, the searches, and explorations on PoCL.
+
+The explorations spawn worker processes; the families and the evaluator injected here are
+module-level so they pickle by reference into those processes."""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import functional as fl
+from dpia.explore import (
+    BudgetError,
+    Evaluator,
+    ExploreError,
+    bytes_moved,
+    explore,
+    failing_rule,
+    mm_flops,
+    random_inputs,
+    throughput_work,
+    write_exploration_plots,
+)
+from dpia.search import SEARCHES, Trial, evolutionary, random_search
+from dpia.space import (
+    DeviceLimits,
+    Family,
+    Point,
+    Space,
+    SpaceError,
+    check_size,
+    reduction_roles,
+    with_size_facts,
+)
+from dpia.tuning import TuningDB
+from functional import schedules
+from functional.derivation import Derivation
+from functional.errors import FunctionalError, StrategyError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+import seed
+
+N, M, K = fl.nat("N"), fl.nat("M"), fl.nat("K")
+TOTAL = fl.fun([fl.array(N, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))
+SCAL = fl.fun([fl.f32, fl.array(N, fl.f32)], seed.scal_body)
+GEMV = fl.fun([fl.array(M, fl.array(N, fl.f32)), fl.array(N, fl.f32), fl.array(M, fl.f32), fl.f32, fl.f32],
+              seed.gemv_body)
+MM = fl.fun([fl.array(M, fl.array(K, fl.f32)), fl.array(K, fl.array(N, fl.f32))],
+            lambda a, b: fl.map(lambda r: fl.map(lambda c: seed.dot_body(r, c), fl.transpose(b)), a))
+GPU = DeviceLimits(max_work_group_size=1024, local_mem_bytes=48 * 1024, compute_units=132, device_type="GPU")
+CPU = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=2)
+SUM_SIZES = {"N": 1 << 18}
+
+
+# ------------------------------------------------------------------------ injected families
+
+
+def global_reduce_twice(chunk: int, copy: int):
+    """global_reduce whose `copy` choice changes nothing: its two points derive one program."""
+    return schedules.global_reduce(chunk)
+
+
+def chunk_needs(params):
+    return {"N": params["chunk"]}
+
+
+UNTRANSLATABLE = Family("untranslatable", reduction_roles, schedules.scal_global)  # leaves the reduce high level
+UNDERIVABLE = Family("underivable", reduction_roles, schedules.scal_vectorized, {"w": (4,)})  # no map to vectorise
+SLEEPY = Family("sleepy", reduction_roles, schedules.global_reduce, {"chunk": (512,)}, chunk_needs)
+CRASHY = Family("crashy", reduction_roles, schedules.global_reduce, {"chunk": (1024,)}, chunk_needs)
+TWIN = Family("twin", reduction_roles, global_reduce_twice, {"chunk": (256,), "copy": (1, 2)}, chunk_needs)
+
+
+class HangingAndCrashingBuild(Evaluator):
+    """The build of SLEEPY's candidates hangs; CRASHY's kills the compiling process."""
+
+    def build(self, program, session, spec):
+        if spec.family_name == "sleepy":
+            time.sleep(600)
+        if spec.family_name == "crashy":
+            os._exit(3)
+        return super().build(program, session, spec)
+
+
+# --------------------------------------------------------------------------------- the space
+
+
+def test_families_apply_by_program_shape():
+    names = {p: [f.name for f in Space.build(prog, sizes, GPU).families]
+             for p, (prog, sizes) in {"sum": (TOTAL, SUM_SIZES), "scal": (SCAL, SUM_SIZES),
+                                      "gemv": (GEMV, {"M": 1024, "N": 1024}),
+                                      "mm": (MM, {"M": 512, "N": 512, "K": 512})}.items()}
+    assert names["sum"] == ["parallel_reduce", "global_reduce", "chunked_sum"]
+    assert names["scal"] == ["scal_global", "scal_vectorized", "scal_workgroup"]
+    assert names["gemv"] == ["gemv_global", "gemv_workgroup"]
+    assert names["mm"] == ["mm_naive_2d", "mm_tiled", "mm_register_blocked"]
+
+
+def test_limits_and_sizes_decide_feasibility():
+    space = Space.build(MM, {"M": 1024, "N": 512, "K": 48}, GPU)
+    assert Point("mm_tiled", {"n": 32, "m": 32, "k": 16}) in space.points  # 1024 items, 8 KiB local memory
+    assert not any(p.family == "mm_tiled" and 48 % p.as_dict()["k"] for p in space.points)  # k=32
+    assert space.infeasible["mm_tiled: divisibility"] == 16  # every n, m with k=32
+    small = Space.build(TOTAL, {"N": 1 << 12}, GPU)  # 132 compute units: big blocks leave some idle
+    assert small.infeasible["parallel_reduce: too few work-groups"] > 0
+    family = small.family("parallel_reduce")
+    assert family.feasible({"block": 256, "local": 1024}, {"N": 1 << 20}, GPU).startswith("shape")
+    assert "work-group size" in family.feasible({"block": 4096, "local": 2048}, {"N": 1 << 20}, GPU)
+
+
+def test_sizes_are_facts_not_constants():
+    space = Space.build(MM, {"M": 512, "N": 256, "K": 128}, CPU)
+    point = Point("mm_tiled", {"n": 8, "m": 16, "k": 4})
+    assert space.needs(point) == {"M": 8, "N": 16, "K": 4}
+    assert space.check_sizes(point) == {"M": 64, "N": 64, "K": 64}
+    text = str(space.program_for(point))
+    assert "M: nat{multiple_of=8}" in text and "N: nat{multiple_of=16}" in text and "512" not in text
+    n12 = fl.nat("N", multiple_of=12)
+    own = with_size_facts(fl.fun([fl.array(n12, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs)), {"N": 8})
+    assert "multiple_of=24" in str(own)  # the lcm with the program's own fact
+    assert check_size(1024, 1 << 18) == 2048 and check_size(4, 1 << 18) == 64 and check_size(8, 40) == 40
+
+
+def test_bad_sizes_are_refused():
+    with pytest.raises(SpaceError, match="no size given for N"):
+        Space.build(TOTAL, {}, CPU)
+    with pytest.raises(SpaceError, match="not size variables"):
+        Space.build(TOTAL, {"N": 64, "Q": 3}, CPU)
+    with pytest.raises(SpaceError, match="no exploration family applies"):
+        Space.build(fl.fun([fl.array(N, fl.f32)], lambda xs: fl.slide(3, 1, xs)), {"N": 64}, CPU)
+
+
+# ------------------------------------------------------------------------------ the searches
+
+
+def _space():
+    return Space.build(MM, {"M": 1024, "N": 1024, "K": 1024}, GPU)
+
+
+def test_random_search_is_deterministic_and_does_not_repeat():
+    space = _space()
+    first = random_search(space, [], random.Random(7), 30)
+    assert first == random_search(space, [], random.Random(7), 30)
+    assert first != random_search(space, [], random.Random(8), 30)
+    assert len(set(first)) == 30 and all(p in space.points for p in first)
+    history = [Trial(p, "ok", 1.0) for p in first]
+    assert not set(random_search(space, history, random.Random(7), 30)) & set(first)
+    everything = random_search(space, [], random.Random(0), 10_000)
+    assert sorted(everything) == sorted(space.points)  # exhausts the space, then stops
+
+
+def test_evolutionary_search_breeds_from_the_fastest():
+    space = _space()
+    seeds = [Point("mm_tiled", {"n": 16, "m": 16, "k": 8}), Point("mm_tiled", {"n": 8, "m": 16, "k": 8}),
+             Point("mm_naive_2d", {})]
+    history = [Trial(p, "ok", t) for p, t in zip(seeds, (1e-3, 2e-3, 9e-3))]
+    children = evolutionary(space, history, random.Random(3), 12)
+    assert children == evolutionary(space, history, random.Random(3), 12)
+    assert not set(children) & set(seeds) and len(set(children)) == 12
+    assert sum(c.family == "mm_tiled" for c in children) >= 8  # mostly near the fast tiles
+    assert evolutionary(space, [], random.Random(3), 5) == random_search(space, [], random.Random(3), 5)
+    assert set(SEARCHES) >= {"random", "evolutionary"}
+
+
+def test_failing_rule_is_named():
+    with pytest.raises(StrategyError) as info:
+        from functional.derivation import derive
+
+        derive(fl.fun([fl.array(N, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs)), schedules.global_reduce(7))
+    assert failing_rule(str(info.value)) == "reduce_split"
+    assert failing_rule("seq(a, b): parallel_reduction(128, 32): reduce f z xs: does not hold") == \
+        "parallel_reduction"
+
+
+def test_inputs_and_work():
+    xs, ys = random_inputs(fl.infer(fl.fun([fl.array(N, fl.f32), fl.array(N, fl.i32)], lambda a, b: a)),
+                           {"N": 1000}, 0)
+    assert xs.dtype == np.float32 and ys.dtype == np.int32 and np.all(xs != 0) and np.all(ys != 0)
+    again, _ = random_inputs(fl.infer(fl.fun([fl.array(N, fl.f32), fl.array(N, fl.i32)], lambda a, b: a)),
+                             {"N": 1000}, 0)
+    assert np.array_equal(xs, again)
+    assert bytes_moved(TOTAL, {"N": 1024}) == 4 * 1024 + 4
+    assert mm_flops(MM, {"M": 4, "N": 8, "K": 16}) == 2 * 4 * 8 * 16 and mm_flops(TOTAL, {"N": 4}) is None
+    assert throughput_work(MM, {"M": 1000, "N": 1000, "K": 1000}) == (2.0, "GFLOP/s")
+
+
+@pytest.mark.parametrize("budget", [0, -1.5, "10"])
+def test_bad_budgets_are_typed_errors(budget):
+    with pytest.raises(BudgetError):
+        explore(TOTAL, SUM_SIZES, budget_s=budget)
+    with pytest.raises(BudgetError):
+        explore(TOTAL, SUM_SIZES, max_candidates=budget if budget != -1.5 else -1)
+    assert issubclass(BudgetError, ExploreError) and issubclass(ExploreError, FunctionalError)
+
+
+# ------------------------------------------------------------------------ explorations (PoCL)
+
+
+@pytest.fixture(scope="module")
+def sum_exploration(tmp_path_factory):
+    path = tmp_path_factory.mktemp("explore") / "tuning.sqlite"
+    seen = []
+    with TuningDB(path) as db:
+        result = explore(TOTAL, SUM_SIZES, db=db, max_candidates=8, seed=0, workers=2, progress=seen.append)
+    return result, path, seen
+
+
+def test_exploration_finds_a_kernel_faster_than_the_default(sum_exploration):
+    result, _, _ = sum_exploration
+    assert result.default is not None and result.default.status == "ok", result.report()
+    assert result.best is not None and result.best.status == "ok"
+    assert result.best.time_s < result.default.time_s and result.speedup > 1, result.report()
+    # Both derivations, replayed from their text, compiled here and timed in alternation (a
+    # machine busy with something else slows both alike): the best is faster with a margin,
+    # and sums the real input correctly.
+    best, default = (_kernel(c.derivation) for c in (result.best, result.default))
+    x = random_inputs(fl.infer(TOTAL), SUM_SIZES, 1)[0]
+    assert abs(float(best(x)) - float(x.sum(dtype=np.float64))) < 1e-3 * float(x.sum())
+    rounds = [(best.time(x, repeat=200), default.time(x, repeat=200)) for _ in range(5)]
+    best_s, default_s = np.median([r[0] for r in rounds]), np.median([r[1] for r in rounds])
+    assert best_s * 1.25 < default_s, (rounds, result.report())
+
+
+def _kernel(derivation: str):
+    import dpia
+
+    return dpia.compile(Derivation.from_text(derivation).replay())
+
+
+def test_every_candidate_reaches_the_database(sum_exploration):
+    result, path, seen = sum_exploration
+    assert 1 <= result.tried <= 8
+    with TuningDB(path) as db:
+        stored = db.candidates(run_id=result.run_id)
+    assert len(stored) == result.tried == len(result.candidates) == len(seen)
+    assert {c.params["index"] for c in stored} == {c.params["index"] for c in result.candidates}
+    assert all(c.device == result.device and dict(c.sizes) == SUM_SIZES for c in stored)
+    assert result.default.params["baseline"] and result.candidates[0] == result.default
+
+
+def test_exploration_plots(sum_exploration, tmp_path):
+    pytest.importorskip("matplotlib")
+    result, _, _ = sum_exploration
+    paths = write_exploration_plots(result, TOTAL, tmp_path / "sum")
+    assert all(Path(p).stat().st_size > 0 for p in paths)
+
+
+def test_a_second_run_reuses_the_database_in_the_same_order(sum_exploration):
+    first, path, _ = sum_exploration
+    with TuningDB(path) as db:
+        again = explore(TOTAL, SUM_SIZES, db=db, max_candidates=1, seed=0, workers=2)
+        stored = db.candidates(run_id=again.run_id)
+    # the same seed proposes the same points: every one measured before is found, none re-measured
+    assert again.reused == first.tried and again.tried == len(stored) == 1
+    assert stored[0].params["index"] == first.tried  # the first new point follows the old ones
+    assert again.best is not None and again.best.time_s <= first.best.time_s
+
+
+def test_failures_timeouts_crashes_and_duplicates_are_counted(tmp_path):
+    families = [UNTRANSLATABLE, UNDERIVABLE, SLEEPY, CRASHY, TWIN]
+    with TuningDB(tmp_path / "t.sqlite") as db:
+        result = explore(TOTAL, {"N": 1 << 16}, db=db, seed=1, workers=2, families=families,
+                         evaluator=HangingAndCrashingBuild(repeat=3), timeout_s=5)
+        stored = db.candidates(run_id=result.run_id)
+    status = {c.params["family"]: (c.status, c.stage) for c in stored}
+    assert status["untranslatable"] == ("failed", "translate")
+    assert status["underivable"] == ("failed", "derive")
+    assert status["sleepy"] == ("timeout", "build")
+    assert status["crashy"][0] == "failed" and "died" in {c.params["family"]: c.error for c in stored}["crashy"]
+    assert status["twin"] == ("ok", None) and status["default_schedule"] == ("ok", None)
+    assert result.duplicates == 1 and result.tried == 6 == len(stored)  # twin's second point is the first's
+    assert result.by_stage == {"translate": 1, "derive": 1, "build": 2}
+    assert result.by_rule == {"vectorize": 1}
+    assert result.failed == 4 and result.by_family["sleepy"] == {"timeout": 1}
+    assert "failures by stage" in result.report()
+
+
+def test_time_budget_is_respected():
+    started = time.monotonic()
+    result = explore(TOTAL, SUM_SIZES, budget_s=4, seed=2, workers=2)
+    assert time.monotonic() - started < 4 + 8  # the budget, plus starting and stopping the workers
+    assert result.elapsed_s < 4 + 3
+    assert result.tried + result.abandoned >= 1

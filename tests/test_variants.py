@@ -1,0 +1,138 @@
+"""dpia.compile of a high-level program (dpia.variants.VariantKernel): per input sizes the
+tuning database's best variant, replayed from its derivation, else the default schedule;
+low-level programs compile as before.  Every test uses its own database under tmp_path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dpia
+import functional as fl
+from codegen_opencl.runtime import Kernel, choose_device, device_key
+from dpia.programs import canonical, fix_sizes, load, random_inputs, relative_error
+from dpia.tuning import Candidate, TuningDB
+from dpia.variants import TuningWarning, Variant, VariantKernel, choose_variant
+from functional import schedules as S
+from functional.derivation import derive
+
+SEED = Path(__file__).resolve().parents[1] / "examples" / "seed.py"
+
+
+@pytest.fixture(autouse=True)
+def private_db(tmp_path, monkeypatch):
+    """Never the user's cache: the default database is one in tmp_path."""
+    path = tmp_path / "tuning.sqlite"
+    monkeypatch.setenv("DPIA_TUNING_DB", str(path))
+    return path
+
+
+def _program(name: str):
+    return load(f"{SEED}:{name}")[1]
+
+
+def _store(db_path, program, sizes, derivation_text: str, time_s: float = 1e-6) -> None:
+    key = device_key(choose_device())
+    with TuningDB(db_path) as db:
+        db.add(Candidate(canonical(program), sizes, key, derivation_text, "ok", time_s=time_s, run_id="test"))
+
+
+def _check(kernel, program, sizes, seed=0):
+    inputs = random_inputs(program, sizes, seed)
+    assert relative_error(kernel(*inputs), fl.interpret(program, *inputs)) <= 1e-4
+    return inputs
+
+
+def test_a_high_level_program_runs_the_default_variant_per_sizes():
+    dot = _program("dot")
+    kernel = dpia.compile(dot)
+    assert isinstance(kernel, VariantKernel) and kernel.variant is None and kernel.source is None
+    _check(kernel, dot, {"N": 4096})
+    assert kernel.variant.kind == "default" and "no tuned variant" in kernel.variant.note
+    assert "program: fun(xs: 4096.f32, ys: 4096.f32)" in kernel.variant.derivation  # sizes fixed
+    first_source = kernel.source
+    assert "kernel void" in first_source
+    _check(kernel, dot, {"N": 100}, seed=1)  # other sizes: another variant, compiled once
+    assert kernel.source != first_source
+    assert kernel.time(*random_inputs(dot, {"N": 100}, 0), repeat=2) > 0
+    assert len(kernel._by_sizes) == 2
+
+
+def test_the_tuned_variant_is_replayed_from_the_database(private_db):
+    total = _program("total")
+    sizes = {"N": 2048}
+    tuned_low, derivation = derive(fl.infer(fix_sizes(total, sizes)), S.global_reduce(128))
+    _store(private_db, total, sizes, derivation.to_text())
+    kernel = dpia.compile(total)
+    _check(kernel, total, sizes)
+    assert kernel.variant == Variant("tuned", derivation.to_text(), 1e-6, "test")
+    assert kernel.source == dpia.compile(tuned_low).source
+    _check(kernel, total, {"N": 1024})  # nothing stored for these sizes: the default
+    assert kernel.variant.kind == "default"
+
+
+def test_a_database_given_as_a_path_or_object_or_false(tmp_path):
+    total = _program("total")
+    other = tmp_path / "other.sqlite"
+    _, derivation = derive(fl.infer(fix_sizes(total, {"N": 2048})), S.global_reduce(64))
+    _store(other, total, {"N": 2048}, derivation.to_text())
+    for db in (other, str(other)):
+        kernel = dpia.compile(total, db=db)
+        _check(kernel, total, {"N": 2048})
+        assert kernel.variant.kind == "tuned"
+    with TuningDB(other) as opened:
+        kernel = dpia.compile(total, db=opened)
+        _check(kernel, total, {"N": 2048})
+        assert kernel.variant.kind == "tuned"
+    kernel = dpia.compile(total, db=False)
+    _check(kernel, total, {"N": 2048})
+    assert kernel.variant.kind == "default"
+
+
+def test_an_unusable_database_warns_and_runs_the_default(tmp_path):
+    folder = tmp_path / "a_folder"
+    folder.mkdir()
+    kernel = dpia.compile(_program("scal"), db=folder)
+    with pytest.warns(TuningWarning, match="tuning database not used: .*is a directory"):
+        _check(kernel, _program("scal"), {"N": 64})
+    assert kernel.variant.kind == "default"
+
+
+def test_a_stored_derivation_that_no_longer_replays_warns_and_runs_the_default(private_db):
+    total = _program("total")
+    stale = "program: fun(xs: 2048.f32) => reduce (+) 0.0 xs\nstep: no_such_rule {} 0\n"
+    _store(private_db, total, {"N": 2048}, stale)
+    kernel = dpia.compile(total)
+    with pytest.warns(TuningWarning, match="does not replay.*unknown rule 'no_such_rule'"):
+        _check(kernel, total, {"N": 2048})
+    assert kernel.variant.kind == "default" and "does not replay" in kernel.variant.note
+
+
+def test_low_level_programs_compile_as_before():
+    low, _ = derive(_program("scal"), S.scal_global())
+    kernel = dpia.compile(low)
+    assert isinstance(kernel, Kernel) and not hasattr(kernel, "variant")
+
+
+def test_inputs_that_do_not_fit_are_reported():
+    kernel = dpia.compile(_program("dot"))
+    with pytest.raises(fl.InterpretError, match="takes 2 input"):
+        kernel(np.ones(4, np.float32))
+    with pytest.raises(fl.InterpretError, match="input ys"):
+        kernel(np.ones(4, np.float32), np.ones(5, np.float32))
+
+
+def test_choose_variant_without_sizes_is_the_generic_default():
+    low, variant = choose_variant(_program("mm"))
+    assert variant.kind == "default" and "fun(M: nat, K: nat, N: nat" in variant.derivation
+    assert S.high_level_left(low) == []
+
+
+def test_a_partly_lowered_program_compiles_as_written():
+    m = fl.nat("M")
+    partly = fl.fun([fl.array(m, fl.array(8, fl.f32))], lambda xss: fl.map_global(
+        lambda r: fl.reduce_seq(fl.add, 0.0, r), fl.map(fl.map(fl.neg), xss)))
+    assert S.high_level_left(partly)  # a high-level map is left, but the user lowered the rest by hand
+    assert isinstance(dpia.compile(partly), Kernel)
