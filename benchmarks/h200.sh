@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the GPU benchmarks on an NVIDIA machine without an OpenCL ICD file or pyopencl
-# (the lent H200): `bash benchmarks/h200.sh sum` or `... mm`.  Install the wheels carried in .whl/, point the ICD loader at NVIDIA's
+# (the lent H200): `bash benchmarks/h200.sh sum`, `... mm` or `... explore sum|mm [options]`.  Install the wheels carried in .whl/, point the ICD loader at NVIDIA's
 # OpenCL library, then run.  See ../shared/reference/gpu.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,5 +12,6 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || 
 case "${1:-sum}" in
   sum) shift || true; python3 benchmarks/sum_gpu.py "$@" ;;
   mm) shift; python3 benchmarks/mm_gpu.py "$@" ;;
-  *) echo "usage: bash benchmarks/h200.sh [sum|mm] [options]" >&2; exit 2 ;;
+  explore) shift; python3 benchmarks/explore_targets.py "$@" ;;
+  *) echo "usage: bash benchmarks/h200.sh [sum|mm|explore] [options]" >&2; exit 2 ;;
 esac

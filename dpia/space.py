@@ -288,6 +288,17 @@ def _tree_reduce_limits(p: Params, n: Mapping[str, int], lim: DeviceLimits) -> s
                          occupancy_problem(n["N"] // p["block"], lim))
 
 
+def _two_stage_needs(p: Params) -> dict[str, int]:
+    return {"N": p["block"] * p["block2"]}
+
+
+def _two_stage_limits(p: Params, n: Mapping[str, int], lim: DeviceLimits) -> str | None:
+    shape = None if p["local"] <= p["block"] and p["local2"] <= p["block2"] else "shape: more items than values"
+    return first_problem(shape, work_group_problem(max(p["local"], p["local2"]), lim),
+                         local_memory_problem(4 * max(p["local"], p["local2"]), lim),
+                         occupancy_problem(n["N"] // p["block"], lim))
+
+
 def _chunk_needs(p: Params) -> dict[str, int]:
     return {"N": p["chunk"] * p.get("width", 1)}
 
@@ -331,7 +342,7 @@ def _mm_blocked_limits(p: Params, s: Mapping[str, int], lim: DeviceLimits) -> st
     if p["n"] % p["l1"] or p["m"] % p["l2"]:
         return f"shape: blocks {p['l1']}x{p['l2']} do not divide the tile {p['n']}x{p['m']}"
     return first_problem(work_group_problem((p["n"] // p["l1"]) * (p["m"] // p["l2"]), lim),
-                         local_memory_problem(4 * p["k"] * (p["n"] + p["m"]), lim),
+                         local_memory_problem(4 * p["k"] * (p["n"] + p.get("pad", 0) + p["m"]), lim),
                          private_memory_problem(p["l1"] * p["l2"] + p["l1"] + p["l2"], lim),
                          occupancy_problem((s["M"] // p["n"]) * (s["N"] // p["m"]), lim))
 
@@ -352,12 +363,14 @@ def _pow2(lo: int, hi: int) -> tuple[int, ...]:
 
 
 def standard_families() -> tuple[Family, ...]:
-    """The families built from the named strategies of functional.schedules (mm's register
-    blocking included although it does not translate yet: its failures are reported)."""
+    """The families built from the named strategies of functional.schedules."""
     out = [
         Family("parallel_reduce", reduction_roles, schedules.parallel_reduce,
-               {"block": _pow2(6, 12), "local": _pow2(4, 8)}, _tree_reduce_needs, _tree_reduce_limits,
+               {"block": _pow2(6, 16), "local": _pow2(4, 10)}, _tree_reduce_needs, _tree_reduce_limits,
                baseline={"block": 256, "local": 64}),
+        Family("parallel_reduce_two_stage", reduction_roles, schedules.parallel_reduce_two_stage,
+               {"block": _pow2(10, 16), "local": _pow2(6, 10), "block2": _pow2(4, 10), "local2": _pow2(4, 8)},
+               _two_stage_needs, _two_stage_limits),
         Family("global_reduce", reduction_roles, schedules.global_reduce,
                {"chunk": _pow2(4, 14)}, _chunk_needs, _chunk_limits),
     ]
@@ -376,7 +389,8 @@ def standard_families() -> tuple[Family, ...]:
         Family("mm_tiled", mm_roles, schedules.mm_tiled, {"n": _pow2(2, 5), "m": _pow2(2, 5), "k": _pow2(2, 5)},
                _mm_tile_needs, _mm_tiled_limits),
         Family("mm_register_blocked", mm_roles, schedules.mm_register_blocked,
-               {"n": _pow2(3, 6), "m": _pow2(3, 6), "k": _pow2(2, 4), "l1": _pow2(1, 3), "l2": _pow2(1, 3)},
+               {"n": _pow2(4, 7), "m": _pow2(4, 7), "k": _pow2(3, 5), "l1": _pow2(1, 3), "l2": _pow2(1, 3),
+                "coalesce_a": (False, True), "pad": (0, 1, 4)},
                _mm_tile_needs, _mm_blocked_limits),
     ]
     return tuple(out)

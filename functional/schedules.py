@@ -216,6 +216,24 @@ def parallel_reduce(block: int = 256, local: int = 64) -> Strategy:
     )))
 
 
+def parallel_reduce_two_stage(block: int = 16384, local: int = 256, block2: int = 256, local2: int = 64) -> Strategy:
+    """parallel_reduce twice: the per-group results of the first stage (blocks of `block`,
+    `local` items) are stored in global memory and reduced by a second parallel stage (blocks
+    of `block2` partial results, `local2` items); one work-item adds the second stage's
+    results.  Three kernels, none of them sequential over more than N/(block*block2) values."""
+    stage = [("map_workgroup", 0), ("map_local", 0)]
+    return named(f"parallel_reduce_two_stage({block}, {local}, {block2}, {local2})", program_body(seq(
+        parallel_reduction(block, local),
+        parallel(stage),
+        store_in_memory("global", _applies("map_workgroup")),
+        parallel_reduction(block2, local2),
+        parallel(stage),
+        lower_reductions(),
+        store_in_memory("global", _applies("map_workgroup")),
+        store_in_memory("local", _applies("map_local")),
+    )))
+
+
 def vec_sum(block_size: int = 256, local_size: int = 64) -> Strategy:
     """sum = reduce (+) 0 -> the seed's vecSum (see parallel_reduce)."""
     return named(f"vec_sum({block_size}, {local_size})", parallel_reduce(block_size, local_size))
@@ -442,7 +460,7 @@ def mm_register_blocked_1d(n: int = 8, m: int = 8, k: int = 4, l: int = 2) -> St
 
 __all__ = ["LAYOUT", "is_view_fn", "high_level_left", "program_body", "map_data", "in_tiles", "lower_map",
            "parallel", "lower_reductions", "store_in_memory", "in_view_tiles", "tile", "vectorize", "parallel_reduction",
-           "parallel_reduce", "vec_sum", "global_reduce", "asum", "dot", "scal_global", "scal_vectorized",
+           "parallel_reduce", "parallel_reduce_two_stage", "vec_sum", "global_reduce", "asum", "dot", "scal_global", "scal_vectorized",
            "scal_workgroup", "gemv_global", "gemv_workgroup", "split_among", "mm_tiled_high", "mm_tiled", "mm_register_blocked",
            "mm_register_blocked_1d", "unroll_lane_reductions", "chunked_sum"]
 
