@@ -86,7 +86,7 @@ def run(kind: str, sizes: dict, inputs: tuple, references, work: float, unit: st
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     db = TuningDB(out / "tuning.sqlite")
-    label = "x".join(str(sizes[k]) for k in sorted(sizes))
+    label = "x".join(str(sizes[k]) for k in ("M", "N", "K") if k in sizes) if kind == "mm" else str(sizes["N"])
 
     def progress(c):
         t = f"{c.time_s * 1e3:.3f} ms" if c.time_s else c.status

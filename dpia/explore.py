@@ -42,19 +42,18 @@ import uuid
 from collections.abc import Callable, Mapping
 
 import attrs
-import numpy as np
 
 from functional.derivation import Derivation, derive
 from functional.errors import FunctionalError
 from functional.expr import Expr
 from functional.infer import infer
-from functional.interp import Leaf, interpret, layout
+from functional.interp import interpret, layout
 from functional.nat import evaluate
 from functional.syntax import to_text
 
-from .programs import canonical
+from .programs import canonical, known_flops, random_inputs, relative_error
 from .search import PENDING, SEARCHES, Search, Trial
-from .space import CHECK_FLOOR, DeviceLimits, Family, Point, Shape, Space, check_size, mm_roles, with_size_facts
+from .space import CHECK_FLOOR, DeviceLimits, Family, Point, Shape, Space, check_size, with_size_facts
 from .tuning import Candidate, TuningDB
 
 SLOW_FACTOR = 5.0  # abandon a candidate whose first timed run is this much slower than the best
@@ -83,48 +82,13 @@ def _leaves(lay):
         yield lay
 
 
-def _random_leaf(leaf: Leaf, sizes: Mapping[str, int], rng: np.random.Generator) -> np.ndarray:
-    """Random values, never zeros (a zero hides wrong indexing): floats in [0.5, 1.5) keep
-    sums well conditioned; integers in 1..9; booleans either."""
-    shape = tuple(int(evaluate(d, sizes)) for d in leaf.dims)
-    dtype = leaf.scalar.dtype
-    if dtype == np.bool_:
-        values = rng.random(shape) < 0.5
-    elif np.issubdtype(dtype, np.integer):
-        values = rng.integers(1, 10, size=shape)
-    else:
-        values = rng.uniform(0.5, 1.5, size=shape)
-    return np.asarray(values, dtype=dtype)
-
-
-def random_inputs(program: Expr, sizes: Mapping[str, int], seed: int) -> tuple:
-    """Inputs for `program` at `sizes`, fixed by `seed` (the same for every candidate)."""
-    rng = np.random.default_rng([seed] + [sizes[k] for k in sorted(sizes)])
-
-    def value(lay):
-        if isinstance(lay, tuple):
-            return tuple(value(sub) for sub in lay)
-        return _random_leaf(lay, sizes, rng)
-
-    return tuple(value(layout(p.t)) for p in Shape.of(program).inputs)
-
-
 def mismatch(got, want, tolerance: float) -> str | None:
-    """Why `got` is not `want` (largest error relative to the result's magnitude), or None."""
-    if isinstance(want, tuple):
-        if not isinstance(got, tuple) or len(got) != len(want):
-            return f"expected a tuple of {len(want)} results"
-        return next((m for g, w in zip(got, want) if (m := mismatch(g, w, tolerance))), None)
-    g, w = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    if g.shape != w.shape:
-        return f"result shape {g.shape}, expected {w.shape}"
-    if w.size == 0:
-        return None
-    error = float(np.max(np.abs(g - w))) / max(1.0, float(np.max(np.abs(w))))
+    """Why `got` is not `want` (dpia.programs.relative_error above `tolerance`), or None."""
+    error = relative_error(got, want)
     return None if error <= tolerance else f"relative error {error:.2e} > {tolerance:.0e}"
 
 
-def bytes_moved(program: Expr, sizes: Mapping[str, int]) -> int:
+def program_bytes(program: Expr, sizes: Mapping[str, int]) -> int:
     """Bytes of every input and of the output: the least a kernel reads and writes."""
     shape = Shape.of(program)
     total = 0
@@ -134,18 +98,12 @@ def bytes_moved(program: Expr, sizes: Mapping[str, int]) -> int:
     return total
 
 
-def mm_flops(program: Expr, sizes: Mapping[str, int]) -> int | None:
-    """2*M*N*K for a matrix multiplication, None for other programs."""
-    roles = mm_roles(program if program.t is not None else infer(program))
-    return None if roles is None else 2 * sizes[roles["M"]] * sizes[roles["N"]] * sizes[roles["K"]]
-
-
 def throughput_work(program: Expr, sizes: Mapping[str, int]) -> tuple[float, str]:
     """(work per run, unit) for throughput plots: GFLOP for mm, else GB moved."""
-    flops = mm_flops(program, sizes)
+    flops = known_flops(program, sizes)
     if flops is not None:
         return flops / 1e9, "GFLOP/s"
-    return bytes_moved(program, sizes) / 1e9, "GB/s"
+    return program_bytes(program, sizes) / 1e9, "GB/s"
 
 
 def write_exploration_plots(result: Exploration, program: Expr, prefix) -> tuple:
@@ -856,13 +814,11 @@ __all__ = [
     "ExploreError",
     "Outcome",
     "Spec",
-    "bytes_moved",
     "default_workers",
     "explore",
     "failing_rule",
     "mismatch",
-    "mm_flops",
-    "random_inputs",
+    "program_bytes",
     "throughput_work",
     "write_exploration_plots",
 ]

@@ -108,6 +108,18 @@ class Lets:
         return any(name in free_identifiers(v) for v, _ in self.binds)
 
 
+def _side_of(parts):
+    """A side condition from a function that takes a match apart (NotApplicable: why not)."""
+    def side(m):
+        try:
+            parts(m)
+        except NotApplicable as exc:
+            return str(exc)
+        return None
+
+    return side
+
+
 def _step(f: Expr):
     """(accumulator name, element lambda, Lets) of a reduction's `fun(a, x) => ...`."""
     if not (isinstance(f, Lambda) and isinstance(f.body, Lambda)):
@@ -156,14 +168,6 @@ def _block_parts(m):
     if lets.mentions(a) or a in free_identifiers(zipped[1][1]) or a in free_identifiers(f2):
         raise NotApplicable("the accumulator is used elsewhere in the step")
     return x_fn, lets, f2, parts
-
-
-def _block_side(m):
-    try:
-        _block_parts(m)
-    except NotApplicable as exc:
-        return str(exc)
-    return None
 
 
 def untile(c):
@@ -218,7 +222,7 @@ rule("block_accumulator", "blocking",
      "map (fun(r) => map2² f (fst r) B) (zip (fst q) YS)) (zip a XS)) (tile z) xs)   (B the blocks of "
      "join (map (fun(u) => transpose (join (map (fun(v) => transpose B) YS))) XS); lets around the update kept)",
      lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs"), bind="r"),
-     side=_block_side, build=_block_build, example=_ex_block,
+     side=_side_of(_block_parts), build=_block_build, example=_ex_block,
      doc="Each block of the accumulator is updated by the block of new values it meets, so a work-item "
          "that computes a block owns the same block of the accumulator (registers, see imperative.passes."
          "privatise).")
@@ -241,14 +245,6 @@ def _fusion_parts(m):
     if lets.mentions(c) or c in free_identifiers(zipped[1][1]):
         raise NotApplicable("the accumulator is used elsewhere in the step")
     return op
-
-
-def _fusion_side(m):
-    try:
-        _fusion_parts(m)
-    except NotApplicable as exc:
-        return str(exc)
-    return None
 
 
 def _fusion_build(m):
@@ -279,7 +275,7 @@ rule("reduce_init_fusion", "blocking",
      "map2ᵈ f A (reduce_seq (fun(c, q) => map2ᵈ f c (H q)) Z ys) -> reduce_seq (fun(c, q) => map2ᵈ f c (H q)) "
      "(map2ᵈ f A Z) ys   (f associative: add, mul, max, min; lets around the step's update kept)",
      lhs=P("map", V("F"), P("zip", V("A"), P({"reduce_seq", "reduce_seq_unroll"}, V("g"), V("z"), V("ys"), bind="r"))),
-     side=_fusion_side, build=_fusion_build, exact=False, example=_ex_fusion,
+     side=_side_of(_fusion_parts), build=_fusion_build, exact=False, example=_ex_fusion,
      doc="What is added to a reduction's result becomes its initial value: a register block starts from the "
          "accumulator's block instead of zeros and needs no addition afterwards.")
 
@@ -340,11 +336,8 @@ def _padded_parts(m):
 
 
 def _padded_side(m):
-    try:
-        _padded_parts(m)
-    except NotApplicable as exc:
-        return str(exc)
-    return None if m.p.as_int() and m.p.as_int() > 0 else "the padding must be a positive constant"
+    reason = _side_of(_padded_parts)(m)
+    return reason or (None if m.p.as_int() and m.p.as_int() > 0 else "the padding must be a positive constant")
 
 
 def _padded_build(m):
