@@ -387,6 +387,7 @@ class _ProgressBar:
     def close(self) -> None:
         if self.done and self.stream.isatty():
             self.stream.write("\n")
+        self.done = 0  # closed: a second close writes nothing
 
 
 def _explore(args: argparse.Namespace) -> int:
@@ -411,6 +412,11 @@ def _explore(args: argparse.Namespace) -> int:
             report = _explored_report(loaded, device, result, args.seed)
     except FunctionalError as exc:
         raise CommandFailure(str(exc)) from None
+    except KeyboardInterrupt:  # every candidate measured so far is already committed
+        progress.close()
+        print(f"dpia explore: interrupted; the candidates measured so far are in {db.path} "
+              f"(`dpia show` uses the best of them)", file=sys.stderr)
+        return 130
     finally:
         progress.close()
     plots_failed = _write_plots(args, loaded, result, report)

@@ -37,6 +37,7 @@ import multiprocessing.connection
 import os
 import random
 import re
+import signal
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -321,7 +322,9 @@ def _find_device(key: str):
 
 
 def _worker_main(conn, key: str, evaluator: Evaluator) -> None:
-    """A worker process: open the device once, then evaluate candidates until told to stop."""
+    """A worker process: open the device once, then evaluate candidates until told to stop.
+    Ctrl-C is the parent's to handle (it stops and kills the workers), not the workers'."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         from codegen_opencl.runtime import session_for
 

@@ -334,6 +334,34 @@ def test_explore_with_a_tiny_budget(capsys, private_tuning_db, tmp_path):
         assert len(db.candidates(run_id=r["run_id"])) == r["candidates"]["tried"]
 
 
+def test_an_interrupted_exploration_keeps_what_it_measured(tmp_path):
+    """Ctrl-C: a clean message (no traceback from the workers either), exit 130, the candidates
+    measured so far in the database."""
+    import signal
+    import subprocess
+    import time
+
+    db_path = tmp_path / "t.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "dpia", "explore", f"{SEED}:total", "--size", "N=65536",
+                             "--budget", "5m", "--workers", "1", "--db", str(db_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    from dpia.tuning import TuningDB
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # wait until a few candidates are stored
+        time.sleep(1)
+        if db_path.exists():
+            with TuningDB(db_path) as db:
+                if len(db.candidates()) >= 3:
+                    break
+    os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the whole process group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted; the candidates measured so far are in" in err and "Traceback" not in err
+    with TuningDB(db_path) as db:
+        assert len(db.candidates()) >= 3
+
+
 @pytest.mark.parametrize("argv, needle", [
     (["run", "nothing.py", "--size", "N=8"], "no such file: nothing.py"),
     (["run", f"{SEED}:gemm", "--size", "N=8"], "no program 'gemm'; the programs: asum, dot, gemv"),
