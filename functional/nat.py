@@ -825,7 +825,40 @@ def _common_denominator(n: Nat) -> tuple[int, Mono]:
     return den, tuple(sorted(neg.items(), key=lambda ap: ap[0].key))
 
 
+def _divisible_var(mono: Mono, den: int) -> Var | None:
+    """A size variable of `mono` known to be a multiple of `den`."""
+    for a, p in mono:
+        if isinstance(a, Var) and p >= 1 and a.multiple_of % den == 0:
+            return a
+    return None
+
+
+def _print_exact_quotients(n: Nat, c: bool) -> tuple[str, int] | None:
+    """`k/d * V * rest` with V a multiple of d printed as `k * (V / d) * rest`: C evaluates
+    the exact quotient first, where a common denominator `(... + k * V * rest) / d` would
+    multiply first and can overflow (N * i for N = 2^24, i = 4096).  None when no term is
+    such a term."""
+    exact = [(mono, coef, v) for mono, coef in n.terms
+             if coef.denominator != 1 and (v := _divisible_var(mono, coef.denominator)) is not None]
+    if not exact:
+        return None
+    rest = Nat.from_terms((m, k) for m, k in n.terms if all(m is not e[0] for e in exact))
+    parts = [] if not rest.terms else [_print_prec(rest, c)[0]]
+    for mono, coef, v in exact:
+        others = [_print_factor(a, p - (a == v), c) for a, p in mono if p - (a == v) > 0]
+        k = coef * coef.denominator  # the numerator
+        alone = abs(k) == 1 and not others
+        quotient = f"{v} / {coef.denominator}" if alone else f"({v} / {coef.denominator})"
+        body = " * ".join(([str(abs(int(k)))] if abs(k) != 1 else []) + [quotient] + others)
+        parts.append(("-" if k < 0 else "") + body if not parts else (" - " if k < 0 else " + ") + body)
+    text = "".join(parts)
+    return text, (_PREC_SUM if len(n.terms) > 1 or exact[0][1] < 0 else _PREC_PROD)
+
+
 def _print_prec(n: Nat, c: bool) -> tuple[str, int]:
+    quotients = _print_exact_quotients(n, c) if c else None
+    if quotients is not None:
+        return quotients
     den, den_mono = _common_denominator(n)
     if den != 1 or den_mono:
         numer = n * Nat(((den_mono, Fraction(den)),))

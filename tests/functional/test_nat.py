@@ -694,6 +694,19 @@ def test_to_c_examples():
     assert str(3**S) == "3^s"
 
 
+def test_c_divides_exactly_before_it_multiplies():
+    """`(4096 * g + N * i) / 4096` with N a multiple of 4096: printed with the common
+    denominator, C would compute N * i first and overflow a 32-bit int for N = 2^24 and
+    i = 4096 (a kernel reading out of bounds); the exact quotient N / 4096 comes first."""
+    n, i, g = nat("N", multiple_of=4096), nat("i", lo=0, hi=4096), nat("g", lo=0)
+    e = (4096 * g + n * i) / 4096
+    assert e.to_c() == "g + (N / 4096) * i"
+    assert ((3 * n * i) / 4096 - g).to_c() == "-g + 3 * (N / 4096) * i"
+    assert ((n * i) / 8192).to_c() == "N * i / 8192"  # not known to divide: the plain quotient
+    env = {"N": 1 << 24, "i": 4095, "g": 7}
+    assert _py(e.to_c().replace("/", "//"), env) == evaluate(e, env) == 7 + 4096 * 4095
+
+
 def test_c_printing_of_symbolic_powers_of_two():
     k = nat("k", lo=0, hi=20)
     for e in (2**k, 2 ** (k + 1), 2**k * N, 2 ** (k + N), (N * 2**k) // 8, (N * 2**k) % 2 ** (k + 1)):
