@@ -22,24 +22,51 @@ from typing import Callable
 
 import attrs
 
-from functional.errors import FunctionalError, excerpt
+from functional.errors import excerpt
 from functional.expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine, substitute_nat
 from functional.infer import infer
-from functional.nat import Nat, Var as NatVar, substitute as nat_substitute
+from functional.nat import Nat
+from functional.nat import Var as NatVar
+from functional.nat import substitute as nat_substitute
 from functional.primitives import PRIMITIVES, SCALAR
 from functional.types import (
-    AddressSpace, ArrayType, FunType, NatFunType, ScalarType, TupleType, VectorType, boolean, i32, map_nats,
+    AddressSpace,
+    ArrayType,
+    FunType,
+    NatFunType,
+    ScalarType,
+    TupleType,
+    VectorType,
+    boolean,
+    i32,
+    map_nats,
 )
 from imperative.ir import (
-    Acc, Assign, Exp, For, Idx, IdxAcc, If, Level, Lit, Mem, MemAcc, NatExp, New, Op, ParFor, Program, Proj, ProjAcc, Skip,
-    View, ViewAcc, seq,
+    Acc,
+    Assign,
+    Exp,
+    For,
+    Idx,
+    IdxAcc,
+    If,
+    Level,
+    Lit,
+    Mem,
+    MemAcc,
+    NatExp,
+    New,
+    Op,
+    ParFor,
+    Program,
+    Proj,
+    ProjAcc,
+    Skip,
+    View,
+    ViewAcc,
+    seq,
 )
 
-
-class TranslationError(FunctionalError):
-    """A program the translation cannot turn into imperative code (not lowered, a value
-    that needs storage the program did not choose, ...)."""
-
+from .phrases import TranslationError, check_access
 
 _LEVELS = {"map_global": Level.GLOBAL, "map_workgroup": Level.WORKGROUP, "map_local": Level.LOCAL}
 _SPACES = {"to_global": AddressSpace.GLOBAL, "to_local": AddressSpace.LOCAL, "to_private": AddressSpace.PRIVATE}
@@ -395,7 +422,9 @@ def _space_of(a: Acc) -> AddressSpace | None:
 
 
 def translate_program(typed: Expr, name: str = "program") -> Program:
-    """Translate a typed low-level program `fun(N: nat, ..., x: T, ...) => body`."""
+    """Translate a typed low-level program `fun(N: nat, ..., x: T, ...) => body` (its access
+    is inferred first: dpia.phrases)."""
+    check_access(typed)
     body, sizes = typed, []
     while isinstance(body, NatLambda):
         sizes.append(body.var)
