@@ -429,6 +429,18 @@ def check_size(multiple: int, real: int, floor: int = CHECK_FLOOR) -> int:
 # ------------------------------------------------------------------------------- the space
 
 
+def _algorithmic(program: Expr, sizes: Mapping[str, int]) -> tuple:
+    """The seed's automatic first phase (dpia.algorithmic): the program's macro-rule variants
+    under the heuristics, each with both mappings, as one more family (none when no macro
+    applies).  The macros see each size as a multiple of the power of two that divides its
+    value (up to 1024), so that tiling can be proven to fit."""
+    from .algorithmic import macro_family
+
+    powers = {name: math.gcd(value, 1024) for name, value in sizes.items()}
+    family = macro_family(infer(with_size_facts(program, powers)))
+    return () if family is None else (family,)
+
+
 @attrs.frozen
 class Space:
     """The families that apply to a program, and their points feasible at `sizes` on a
@@ -447,7 +459,7 @@ class Space:
               families: Sequence[Family] | None = None) -> Space:
         typed = program if program.t is not None else infer(program)
         check_program_sizes(typed, sizes)
-        families = standard_families() if families is None else tuple(families)
+        families = standard_families() + _algorithmic(typed, sizes) if families is None else tuple(families)
         roles = {f.name: r for f in families if (r := f.roles(typed)) is not None}
         applicable = tuple(f for f in families if f.name in roles)
         if not applicable:
