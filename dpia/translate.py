@@ -73,7 +73,7 @@ _SPACES = {"to_global": AddressSpace.GLOBAL, "to_local": AddressSpace.LOCAL, "to
 _VIEWS = {"split", "join", "transpose", "gather", "reorder_stride", "slide", "take", "drop", "pad_clamp", "pad_wrap",
           "pad_mirror", "pad_const", "concat", "zip", "unzip", "pair", "as_vector", "as_scalar"}
 _WRITE_VIEWS = {"join": "join_acc", "split": "split_acc", "transpose": "transpose_acc", "as_scalar": "as_scalar_acc",
-                "as_vector": "as_vector_acc"}
+                "as_vector": "as_vector_acc", "scatter": "scatter_acc"}
 
 _NAMES = {Level.GLOBAL: "map_global", Level.WORKGROUP: "map_workgroup", Level.LOCAL: "map_local"}
 K = Callable[[Exp], "Cmd"]  # noqa: F821 -- a continuation
@@ -376,6 +376,8 @@ def _write_params(head: Prim, args: list) -> tuple:
         return (args[0].t.elem.width,)
     if head.name == "as_vector":
         return head.params
+    if head.name == "scatter":  # element i goes to position fun(i, n)
+        return (head.params[0], args[0].t.size)
     return ()
 
 
@@ -410,6 +412,8 @@ def _write_link(head: Prim, fargs: list):
         return None if t is None else ("join_acc", (t.elem.size,))
     if head.name == "as_scalar":
         return None if t is None else ("as_scalar_acc", (t.elem.width,))
+    if head.name == "scatter":
+        return None if t is None else ("scatter_acc", (head.params[0], t.size))
     return (_WRITE_VIEWS[head.name], tuple(head.params))
 
 

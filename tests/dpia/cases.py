@@ -25,6 +25,18 @@ def _dot(row, xs):
     return fl.reduce_seq(lambda a, p: a + fl.fst(p) * fl.snd(p), 0.0, fl.zip(row, xs))
 
 
+_CLAMP = fl.user_fun("clamp01", [("x", fl.f32)], fl.f32, "return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);",
+                     numpy=lambda x: np.clip(x, 0.0, 1.0))
+
+
+def _scalar_operations(p):
+    """Every scalar primitive the other cases do not use, in one element function."""
+    x, y = fl.fst(p), fl.snd(p)
+    cond = fl.or_(fl.and_(x >= y, fl.ne(x, y)), fl.not_(x <= y))
+    value = fl.fma(fl.cos(x), fl.sin(y), fl.exp(fl.min(x, y))) + fl.log(fl.abs(x) + 1.0)
+    return fl.select(cond, value, fl.apply(_CLAMP, y))
+
+
 def _workgroup_sum(block):
     return lambda xs: fl.join(fl.map_workgroup(
         lambda chunk: fl.map_local(lambda c: fl.reduce_seq(fl.add, 0.0, c),
@@ -131,6 +143,12 @@ CASES = {
                           (_f32(20),)),
     "pad_wrap_mirror": (fl.fun([vec], lambda xs: fl.map_global(lambda p: fl.fst(p) - fl.snd(p), fl.zip(
         fl.pad_wrap(2, 1, xs), fl.pad_mirror(2, 1, xs)))), (_f32(9),)),
+    "scalar_operations": (fl.fun([vec, vec], lambda xs, ys: fl.map_global(_scalar_operations, fl.zip(xs, ys))),
+                          (_f32(37), _f32(37) + 0.5)),
+    "scatter_reverse_and_unzip": (fl.fun([vec, vec], lambda xs, ys: fl.scatter(
+        lambda i, n: n - 1 - i, fl.map_global(lambda p: fl.fst(p) - fl.snd(p) * 2.0,
+                                              fl.zip(fl.fst(fl.unzip(fl.zip(xs, ys))), fl.snd(fl.unzip(fl.zip(xs, ys))))))),
+        (_f32(37), _f32(37))),
     "gather_reverse": (fl.fun([vec], lambda xs: fl.map_global(lambda x: x + 0.0, fl.gather(lambda i, n: n - 1 - i, xs))),
                        (_f32(13),)),
     "reorder_stride_reduce": (fl.fun([fl.array(N64, fl.f32)], lambda xs: fl.join(fl.map_workgroup(

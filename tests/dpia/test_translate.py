@@ -23,6 +23,20 @@ ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
 
+def test_every_low_level_view_and_scalar_primitive_has_an_execution_case():
+    """Each primitive a kernel can contain (low-level ones, layout views, scalar operations)
+    runs in at least one case; a new primitive needs a case too."""
+    from functional.expr import Prim, walk
+    from functional.primitives import PRIMITIVES
+
+    used = {n.name for prog, _ in CASES.values() for n in walk(prog) if isinstance(n, Prim)}
+    translatable = {n for n, d in PRIMITIVES.items() if d.level != "high"} | {
+        "split", "join", "transpose", "gather", "scatter", "reorder_stride", "slide", "take", "drop", "pad_clamp",
+        "pad_wrap", "pad_mirror", "pad_const", "concat", "zip", "unzip", "pair", "fst", "snd", "as_vector",
+        "as_scalar", "generate", "iterate", "let", "map"}
+    assert sorted(translatable - used) == []
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_kernel_agrees_with_interpreter_on_pocl(name):
     prog, inputs = CASES[name]
