@@ -4,7 +4,7 @@ program in every order the heuristics allow, before any OpenCL decision.
     variants = algorithmic_variants(mm)     # [("tile_2d(16, 16)", expr), ("tile_2d(16, 16); register_blocking_2d(2, 2)", expr), ...]
 
 Each macro (`MACROS`: tiling, register blocking, splitting a dot product, vectorising a
-map) is applied at the outermost place where it applies, with its parameters from a small
+map of scalars) is applied at the outermost place where it applies, with its parameters from a small
 set; sequences grow one macro at a time up to `Heuristics.length`.  The seed's heuristics
 prune the result: the nesting depth of maps (`max_map_depth`), how often a macro is used
 (`per_macro`), and the distance between the reduction's addition and the multiplication it
@@ -47,10 +47,16 @@ class Macro:
     params: tuple  # parameter tuples tried
 
 
+def _vectorize(w: int) -> Strategy:
+    """A map of scalars -> a map of `map_vec` over `as_vector w` (rule `vectorize`)."""
+    return M.r("vectorize", w=w)
+
+
 MACROS = (
     Macro("tile_2d", M.tile_2d, ((8, 8), (16, 16), (32, 32))),
     Macro("register_blocking_2d", M.register_blocking_2d, ((2, 2), (4, 4))),
     Macro("split_reduction", M.split_reduction, ((4,), (8,), (16,))),
+    Macro("vectorize", _vectorize, ((4,), (8,))),
 )
 _BY_NAME = {m.name: m for m in MACROS}
 

@@ -56,6 +56,19 @@ def test_programs_without_a_place_for_the_macros_have_no_variants():
     assert algorithmic_variants(seed.total) == []
 
 
+def test_a_map_of_scalars_is_vectorised():
+    scal = fl.fun([fl.f32, fl.array(N, fl.f32)], seed.scal_body)
+    texts = [t for t, _ in algorithmic_variants(scal)]
+    assert texts == ["vectorize(4)", "vectorize(8)"]
+    import dpia
+
+    low, _ = derive(scal, mapped_strategy("vectorize(8)", "global"))
+    x = np.random.default_rng(0).standard_normal(256).astype(np.float32)
+    kernel = dpia.compile(low)
+    np.testing.assert_allclose(kernel(np.float32(2.0), x), 2.0 * x, rtol=1e-6)
+    assert "vload8" in kernel.source
+
+
 @pytest.mark.parametrize("macros, mapping", [("tile_2d(16, 16); split_reduction(8)", "workgroups"),
                                              ("split_reduction(8)", "global")])
 def test_a_mapped_variant_computes_the_product(macros, mapping):

@@ -97,7 +97,7 @@ def test_families_apply_by_program_shape():
                                       "gemv": (GEMV, {"M": 1024, "N": 1024}),
                                       "mm": (MM, {"M": 512, "N": 512, "K": 512})}.items()}
     assert names["sum"] == ["parallel_reduce", "parallel_reduce_two_stage", "global_reduce", "chunked_sum"]
-    assert names["scal"] == ["scal_global", "scal_vectorized", "scal_workgroup"]
+    assert names["scal"] == ["scal_global", "scal_vectorized", "scal_workgroup", "macro_rewrites"]
     # macro_rewrites: the automatic first phase (dpia.algorithmic) where a macro applies
     assert names["gemv"] == ["gemv_global", "gemv_workgroup", "macro_rewrites"]
     assert names["mm"] == ["mm_naive_2d", "mm_tiled", "mm_register_blocked", "macro_rewrites"]
