@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -43,7 +43,7 @@ class MacroError(FunctionalError):
 @attrs.frozen
 class Macro:
     name: str
-    make: object  # (*ints) -> Strategy
+    make: Callable[..., Strategy]  # the macro's parameters -> its strategy
     params: tuple  # parameter tuples tried
 
 
@@ -220,12 +220,6 @@ def _sizes_of(program: Expr) -> list[str]:
     return names
 
 
-def _needs(params) -> dict[str, int]:
-    numbers = [int(v) for v in re.findall(r"\d+", dict(params)["macros"])]
-    d = math.lcm(*numbers) if numbers else 1
-    return {"*": d}
-
-
 def macro_family(program: Expr, heuristics: Heuristics = Heuristics()):
     """An exploration family of the program's algorithmic variants times MAPPINGS, or None
     when no macro applies.  Every size must be a multiple of the sequence's numbers."""
@@ -252,10 +246,14 @@ class _AllSizes:
 
 @attrs.frozen
 class _EverySize:
+    """Needs: every size a multiple of every number in the macro sequence (a conservative
+    bound: which size a macro splits depends on where it applied)."""
+
     names: tuple
 
     def __call__(self, params) -> dict[str, int]:
-        d = _needs(params)["*"]
+        numbers = [int(v) for v in re.findall(r"\d+", dict(params)["macros"])]
+        d = math.lcm(*numbers) if numbers else 1
         return {n: d for n in self.names}
 
 
