@@ -28,10 +28,13 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from functional.errors import FunctionalError
-from functional.expr import Expr, NatLambda, Prim, spine
+from functional.expr import Expr, Prim, spine
 from functional.infer import infer
 from functional.rules import macros as M
+from functional.schedules import program_body
 from functional.strategies import Strategy, seq, top_down
+
+from .programs import size_vars
 
 MAP_LIKE = {"map", "map_global", "map_workgroup", "map_local", "map_seq", "map_seq_unroll", "map_vec"}
 
@@ -124,13 +127,7 @@ def macro_strategy(text: str) -> Strategy:
         steps.append(top_down(_BY_NAME[m.group(1)].make(*values)))
     if not steps:
         raise MacroError("an empty macro sequence")
-    return _program_body(seq(*steps))
-
-
-def _program_body(s: Strategy) -> Strategy:
-    from functional.schedules import program_body
-
-    return program_body(s)
+    return program_body(seq(*steps))
 
 
 def _text(name: str, params: tuple) -> str:
@@ -175,7 +172,7 @@ def _enumerate(typed: Expr, heuristics: Heuristics, macros: tuple) -> list[tuple
                     continue
                 for params in macro.params:
                     step = _text(macro.name, params)
-                    result = _program_body(top_down(macro.make(*params)))(expr)
+                    result = program_body(top_down(macro.make(*params)))(expr)
                     if not result.ok:
                         continue
                     key = str(result.expr)
@@ -212,14 +209,6 @@ def mapped_strategy(macros: str, mapping: str) -> Strategy:
     return S.named(f"{macros} | {mapping}", seq(macro_strategy(macros), tail))
 
 
-def _sizes_of(program: Expr) -> list[str]:
-    names, e = [], program
-    while isinstance(e, NatLambda):
-        names.append(e.var.name)
-        e = e.body
-    return names
-
-
 def macro_family(program: Expr, heuristics: Heuristics = Heuristics()):
     """An exploration family of the program's algorithmic variants times MAPPINGS, or None
     when no macro applies.  Every size must be a multiple of the sequence's numbers."""
@@ -229,7 +218,7 @@ def macro_family(program: Expr, heuristics: Heuristics = Heuristics()):
     variants = algorithmic_variants(typed, heuristics)
     if not variants:
         return None
-    sizes = _sizes_of(typed)
+    sizes = [v.name for v in size_vars(typed)]
     return Family("macro_rewrites", _AllSizes(tuple(sizes)), mapped_strategy,
                   {"macros": tuple(text for text, _ in variants), "mapping": MAPPINGS}, _EverySize(tuple(sizes)))
 

@@ -33,6 +33,7 @@ import attrs
 from functional.errors import FunctionalError, excerpt
 from functional.expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine
 from functional.primitives import PRIMITIVES, SCALAR
+from functional.schedules import LAYOUT, is_view_fn
 from functional.types import DataType, Type
 
 
@@ -91,9 +92,8 @@ class NatFunPhrase:
         return f"({self.var}: nat) -> {self.result}"
 
 
-LAYOUT_VIEWS = frozenset({"split", "join", "transpose", "gather", "scatter", "reorder_stride", "slide", "take", "drop",
-                          "pad_clamp", "pad_wrap", "pad_mirror", "pad_const", "concat", "zip", "unzip", "pair",
-                          "as_vector", "as_scalar", "fst", "snd"})
+# functional.schedules.LAYOUT's primitives, and pad_const (a view here; its value is a scalar)
+LAYOUT_VIEWS = LAYOUT | {"pad_const"}
 PARALLEL_OR_SEQUENTIAL_MAPS = frozenset({"map_global", "map_workgroup", "map_local", "map_seq", "map_seq_unroll"})
 STORES = frozenset({"to_global", "to_local", "to_private"})
 REDUCTIONS = frozenset({"reduce_seq", "reduce_seq_unroll"})
@@ -113,12 +113,6 @@ def _read(e: Expr, env: dict, why: str):
                           f"it is stored: wrap it in to_private, to_local or to_global",
                           where=excerpt(str(e)), origin=e.origin)
     return p
-
-
-def _is_layout_function(f: Expr) -> bool:
-    from functional.schedules import is_view_fn
-
-    return is_view_fn(f)
 
 
 def infer_access(e: Expr, env: dict | None = None):
@@ -175,7 +169,7 @@ def _primitive(e: Expr, head: Prim, args: list, env: dict):
         _read(args[-1], env, f"the data of {name}")
         _function_body(args[0], env)
         return _exp(e, Access.READ)
-    if name == "map" and len(args) == 2 and not _is_layout_function(args[0]):
+    if name == "map" and len(args) == 2 and not is_view_fn(args[0]):
         _read(args[1], env, "the data of a map read lazily")
         return _exp(e, Access.READ)
     if name in LAYOUT_VIEWS or name == "map":

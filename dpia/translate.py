@@ -66,12 +66,11 @@ from imperative.ir import (
     seq,
 )
 
-from .phrases import TranslationError, check_access
+from .phrases import LAYOUT_VIEWS, TranslationError, check_access
 
 _LEVELS = {"map_global": Level.GLOBAL, "map_workgroup": Level.WORKGROUP, "map_local": Level.LOCAL}
 _SPACES = {"to_global": AddressSpace.GLOBAL, "to_local": AddressSpace.LOCAL, "to_private": AddressSpace.PRIVATE}
-_VIEWS = {"split", "join", "transpose", "gather", "reorder_stride", "slide", "take", "drop", "pad_clamp", "pad_wrap",
-          "pad_mirror", "pad_const", "concat", "zip", "unzip", "pair", "as_vector", "as_scalar"}
+_VIEWS = LAYOUT_VIEWS - {"fst", "snd", "scatter"}  # read as views (projections apart; scatter only writes)
 _WRITE_VIEWS = {"join": "join_acc", "split": "split_acc", "transpose": "transpose_acc", "as_scalar": "as_scalar_acc",
                 "as_vector": "as_vector_acc", "scatter": "scatter_acc"}
 
@@ -368,17 +367,18 @@ def _arity(head: Prim) -> int:
 
 
 def _write_params(head: Prim, args: list) -> tuple:
-    if head.name in ("join",):
-        return (args[0].t.elem.size,)
-    if head.name == "split":
-        return head.params
+    return _view_params(head, args[0].t)
+
+
+def _view_params(head: Prim, t) -> tuple:
+    """The parameters of a write view applied to an array of type `t`."""
+    if head.name == "join":
+        return (t.elem.size,)
     if head.name == "as_scalar":
-        return (args[0].t.elem.width,)
-    if head.name == "as_vector":
-        return head.params
+        return (t.elem.width,)
     if head.name == "scatter":  # element i goes to position fun(i, n)
-        return (head.params[0], args[0].t.size)
-    return ()
+        return (head.params[0], t.size)
+    return tuple(head.params)
 
 
 def _write_chain(f: Expr) -> tuple | None:
@@ -407,14 +407,9 @@ def _write_link(head: Prim, fargs: list):
         return None if inner is None else ("map_acc", (inner,))
     if head.name not in _WRITE_VIEWS or fargs:
         return None
-    t = head.t.param if head.t is not None else None  # the array the view is applied to
-    if head.name == "join":
-        return None if t is None else ("join_acc", (t.elem.size,))
-    if head.name == "as_scalar":
-        return None if t is None else ("as_scalar_acc", (t.elem.width,))
-    if head.name == "scatter":
-        return None if t is None else ("scatter_acc", (head.params[0], t.size))
-    return (_WRITE_VIEWS[head.name], tuple(head.params))
+    if head.t is None:
+        return None
+    return (_WRITE_VIEWS[head.name], _view_params(head, head.t.param))  # param: the array it is applied to
 
 
 def _space_of(a: Acc) -> AddressSpace | None:

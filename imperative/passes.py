@@ -308,8 +308,6 @@ def _privatise(cmd: Cmd, contract: dict) -> Cmd:
     registers, with the local sizes it assumed added to the launch contract."""
     from functional.types import ArrayType
 
-    from .ir import Mem
-
     if isinstance(cmd, New) and cmd.mem.space is AddressSpace.PRIVATE and isinstance(cmd.mem.type, ArrayType):
         scalars = _private_scalars(cmd, contract)
         if scalars is not None:
