@@ -186,7 +186,13 @@ def main(argv=None) -> int:
         for spec_rb in filter(None, args.rb.split(",")):
             cfg = tuple(int(v) for v in spec_rb.split("x"))
             for tag, layout in (("", {}), (" ca", {"coalesce_a": True}), (" ca,pad1", {"coalesce_a": True, "pad": 1}),
-                                (" ca,pad4", {"coalesce_a": True, "pad": 4})):
+                                (" ca,pad4", {"coalesce_a": True, "pad": 4}),
+                                (" ca,vb4", {"coalesce_a": True, "vector_b": 4}),
+                                (" ca,pad1,vb4", {"coalesce_a": True, "pad": 1, "vector_b": 4}),
+                                (" ca,pad4,vb4", {"coalesce_a": True, "pad": 4, "vector_b": 4}),
+                                (" ca,va4,vb4", {"coalesce_a": True, "vector_a": 4, "vector_b": 4}),
+                                (" ca,va4,vb4,ib4", {"coalesce_a": True, "vector_a": 4, "vector_b": 4,
+                                                     "interleave_b": 4})):
                 variants.append((f"reg.blocked {spec_rb}{tag}",
                                  lambda *s, cfg=cfg, layout=layout: mm_register_blocked(cfg, *s, **layout)))
             variants.append((f"written reg.blocked {spec_rb} pad1",
@@ -202,8 +208,10 @@ def main(argv=None) -> int:
                 got = kernel(a, b)
                 err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
                 t = kernel.time(a, b, repeat=args.repeat)
-                print(f"{spec:18s} {name:32s} {t * 1e3:9.3f} {flops / t / 1e12:8.2f} {t_ref / t:9.3f} {err:.1e}",
-                      flush=True)
+                from sgemm_hand import ptx_counts
+
+                print(f"{spec:18s} {name:32s} {t * 1e3:9.3f} {flops / t / 1e12:8.2f} {t_ref / t:9.3f} {err:.1e} "
+                      f"{ptx_counts(kernel._cl_program)}", flush=True)
             except Exception as exc:  # noqa: BLE001 -- a failing variant is reported, the run goes on
                 print(f"{spec:18s} {name:32s} FAILED {type(exc).__name__}: {str(exc)[:300]}", flush=True)
     return 0

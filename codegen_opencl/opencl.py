@@ -8,6 +8,14 @@ correct for any launch configuration and the host plan only tunes speed:
     par_for[local 0] ...      ->  ... get_local_id(0) ... get_local_size(0)
 
 Local arrays are hoisted to the kernel's scope (OpenCL requires it).
+
+Vectors live in memory as their scalars.  A vector element i of a leaf is read and written
+through a vector pointer, `((global const float4*)a)[i]`, not `vload4(i, a)`: both address
+`a + 4 i`, but only the pointer tells the OpenCL compiler the address is 16-byte aligned, so
+it issues one wide load (NVIDIA's compiler splits `vload4` into four).  Buffers are aligned
+by the OpenCL runtime (CL_DEVICE_MEM_BASE_ADDR_ALIGN); local and private arrays are declared
+aligned to their vector size, local ones to at least 16 bytes so that neighbouring scalar
+reads may be merged into vector reads too.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ class EmitError(FunctionalError):
     """A program the printer cannot express (a non-constant private/local array size, ...)."""
 
 
+LOCAL_ALIGN = 16  # bytes: local arrays start at float4 boundaries (wide reads of neighbouring scalars)
 _C_SCALAR = {"f32": "float", "f64": "double", "i32": "int", "u32": "uint", "bool": "bool"}
 _C_BUFFER = {**_C_SCALAR, "bool": "uchar"}  # OpenCL allows no bool in buffers; NumPy bools are bytes
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
@@ -41,6 +50,15 @@ def c_type(t, opencl: bool = True) -> str:
     if isinstance(t, VectorType):
         return f"{_C_SCALAR[t.elem.name]}{t.width}"
     raise EmitError(f"no C type for {t}")
+
+
+def _three(t: VectorType) -> bool:
+    """float3 pointers step by 16 bytes, three packed floats by 12: these keep vload3/vstore3."""
+    return t.width.as_int() == 3
+
+
+def _vector_bytes(t: VectorType) -> int:
+    return (4 if _three(t) else t.width.as_int()) * t.elem.dtype.itemsize
 
 
 def _is_float(t) -> bool:
@@ -75,8 +93,10 @@ class _Printer:
         if isinstance(e, Mem):
             return e.name
         if isinstance(e, Load):
+            if isinstance(e.type, VectorType) and _three(e.type):
+                return f"vload3({e.index.to_c()}, {e.leaf})"
             if isinstance(e.type, VectorType):
-                return f"vload{e.type.width}({e.index.to_c()}, {e.leaf})"
+                return f"{self.vector_pointer(e, const=True)}[{e.index.to_c()}]"
             return f"{e.leaf}[{e.index.to_c()}]"
         if isinstance(e, Op):
             return self.op(e)
@@ -117,12 +137,19 @@ class _Printer:
             return f"{uf.name}({', '.join(a)})"
         raise EmitError(f"no C form for the operation {name}")
 
+    def vector_pointer(self, access, const: bool) -> str:
+        """`((global const float4*)leaf)`: the leaf seen as an array of vectors."""
+        space = f"{access.space.value} " if self.opencl else ""
+        return f"(({space}{'const ' if const else ''}{c_type(access.type, self.opencl)}*){access.leaf})"
+
     def store(self, s, value: str) -> str:
         if isinstance(s, MemAcc):
             return f"{s.mem.name} = {value};"
         if isinstance(s, Store):
+            if isinstance(s.type, VectorType) and _three(s.type):
+                return f"vstore3({value}, {s.index.to_c()}, {s.leaf});"
             if isinstance(s.type, VectorType):
-                return f"vstore{s.type.width}({value}, {s.index.to_c()}, {s.leaf});"
+                return f"{self.vector_pointer(s, const=False)}[{s.index.to_c()}] = {value};"
             return f"{s.leaf}[{s.index.to_c()}] = {value};"
         raise EmitError(f"cannot print the target {s!r}: resolve views first")
 
@@ -181,13 +208,16 @@ class _Printer:
             count = Nat.const(1)
             for d in dims:
                 count = count * d
-            if isinstance(elem, VectorType):  # vectors live as scalars, read with vloadN/vstoreN
+            align = LOCAL_ALIGN if m.space is AddressSpace.LOCAL else 0
+            if isinstance(elem, VectorType):  # vectors live as scalars, read through vector pointers
+                align = max(align, _vector_bytes(elem))
                 count, elem = count * elem.width, elem.elem
             k = count.as_int()
             if k is None:
                 raise EmitError(f"{m.space.value} array {m.name}: size {count} must be a constant")
             ctype = _C_BUFFER[elem.name] if self.opencl else c_type(elem, self.opencl)
-            parts.append(f"{prefix}{ctype} {leaf_name(m.name, proj)}[{k}];")
+            aligned = f" __attribute__((aligned({align})))" if align and self.opencl else ""
+            parts.append(f"{prefix}{ctype} {leaf_name(m.name, proj)}[{k}]{aligned};")
         return " ".join(parts)
 
 

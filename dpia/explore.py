@@ -11,7 +11,11 @@ the macro rules, (2) and the mapping to OpenCL (work-groups, local and private m
 allow, (4) each candidate is derived, translated, emitted, built, run at small check sizes
 and compared with the interpreter, then timed at the real sizes (median of event-timed
 runs; one run first, and a candidate slower than 5x the best so far is abandoned as
-"slow").  The default lowering (functional.schedules.default_schedule, else the obvious
+"slow").  Once a best exists, a candidate first runs on probe sizes (about 1/32 of the
+work: the size variables halved while their facts allow): a probe that extrapolates to
+more than PROBE_SLACK x 5x the best is abandoned then (probes under PROBE_MIN_S are not
+extrapolated: launch overhead), so a kernel that would take seconds at the real sizes
+(naive mm at 4096^3 on the H200: 39 s a run) costs a fraction of one run.  The default lowering (functional.schedules.default_schedule, else the obvious
 named schedule of the first family) is measured first as the baseline.
 
 Candidates are deduplicated by their printed low-level program; one the database has
@@ -58,6 +62,9 @@ from .space import CHECK_FLOOR, DeviceLimits, Family, Point, Shape, Space, check
 from .tuning import Candidate, TuningDB
 
 SLOW_FACTOR = 5.0  # abandon a candidate whose first timed run is this much slower than the best
+PROBE_WORK = 1 / 32  # probe sizes: at most this fraction of the real sizes' work (product of the sizes)
+PROBE_SLACK = 3.0  # small sizes fill a device less: a probe's extrapolation may be this pessimistic
+PROBE_MIN_S = 1e-3  # a shorter probe may be mostly launch overhead: it is not extrapolated
 STARTUP_TIMEOUT_S = 120.0  # a worker process that is not ready by then cannot open the device
 EXCLUSIVE_WAIT_S = 10.0  # on a CPU device a built candidate waits this long at most for compiles to end
 DEFAULT_FACT_CAP = 256  # the default schedule may assume each size a multiple of up to this power of two
@@ -169,6 +176,7 @@ class Spec:
     sizes: Mapping[str, int]
     seed: int
     baseline: bool = False
+    probe_sizes: Mapping[str, int] | None = None
 
     @property
     def point(self) -> Point | None:
@@ -230,11 +238,40 @@ class Evaluator:
             return "slow", first
         return "ok", kernel.time(*inputs, repeat=self.runs(first), warmup=0)
 
+    def probe(self, kernel, inputs: tuple, spec: Spec) -> float:
+        """One run at the probe sizes (after one warm-up: the first launch may compile),
+        extrapolated to the real sizes by the ratio of work (the product of the sizes) when it
+        is long enough not to be launch overhead; else the probe's own time, a lower bound."""
+        t = kernel.time(*inputs, repeat=1, warmup=1)
+        return t * _work(spec.sizes) / _work(spec.probe_sizes) if t >= PROBE_MIN_S else t
+
     def runs(self, first_s: float) -> int:
         """How many runs to time: a median of a few runs of a 0.1 ms kernel is at the mercy
         of the scheduler, so short kernels run until about `min_timed_s` has passed."""
         wanted = math.ceil(self.min_timed_s / max(first_s, 1e-9))
         return max(self.repeat, min(self.max_repeat, wanted))
+
+
+def _work(sizes: Mapping[str, int]) -> int:
+    return math.prod(sizes.values())
+
+
+def probe_sizes(program: Expr, sizes: Mapping[str, int]) -> dict[str, int] | None:
+    """Sizes with at most PROBE_WORK of the real sizes' work: the largest size halved while
+    it stays a multiple of its facts' multiple_of (and at least that), or None when the
+    sizes cannot shrink to a quarter of the work."""
+    from .programs import size_vars
+
+    multiples = {v.name: v.multiple_of for v in size_vars(program)}
+    probe = dict(sizes)
+    while _work(probe) > PROBE_WORK * _work(sizes):
+        shrinkable = [n for n, v in probe.items()
+                      if v % 2 == 0 and (v // 2) % multiples.get(n, 1) == 0 and v // 2 >= multiples.get(n, 1)]
+        if not shrinkable:
+            break
+        name = max(shrinkable, key=lambda n: (probe[n], n))
+        probe[name] //= 2
+    return probe if _work(probe) * 4 <= _work(sizes) else None
 
 
 class _StageFailure(Exception):
@@ -305,6 +342,12 @@ def _measure(conn, spec: Spec, evaluator: Evaluator, kernel, cache: _Inputs, bes
             got, cache.expected(spec.program, spec.check_sizes, spec.seed), spec))
         if wrong:
             return Outcome("wrong", "check", wrong)
+        if best_s is not None and spec.probe_sizes is not None:
+            probe = cache.inputs(spec.program, spec.probe_sizes, spec.seed)
+            estimate = _stage(conn, "time", evaluator.probe, kernel, probe, spec)
+            if estimate > PROBE_SLACK * evaluator.slow_factor * best_s:
+                return Outcome("slow", "time", f"abandoned on probe sizes {dict(spec.probe_sizes)}: "
+                               f"about {estimate:.3g} s at the real sizes", float(estimate))
         real = cache.inputs(spec.program, spec.sizes, spec.seed)
         status, seconds = _stage(conn, "time", evaluator.time, kernel, real, best_s, spec)
     except _StageFailure as f:
@@ -608,7 +651,8 @@ class _Run:
             program, family, params = space.program_for(point), space.family(point.family), point.as_dict()
             check = space.check_sizes(point, self.evaluator.check_floor)
             self.trials[index] = Trial(point)
-        return Spec(index, program, family, params, check, dict(space.sizes), self.seed, baseline)
+        return Spec(index, program, family, params, check, dict(space.sizes), self.seed, baseline,
+                    probe_sizes(program, space.sizes))
 
     def baseline_spec(self) -> Spec:
         from functional import schedules
@@ -728,7 +772,8 @@ def _check_budgets(budget_s, max_candidates) -> None:
 
 
 def default_workers() -> int:
-    """Two compiling processes at least (one compiles while another is timed), at most four."""
+    """Two compiling processes at least (one compiles while another is timed), at most four
+    (eight measured slower on the H200 host: 63 against 97 candidates in the budget)."""
     return min(4, max(2, (os.cpu_count() or 2) // 2))
 
 

@@ -338,9 +338,27 @@ def _mm_tiled_limits(p: Params, s: Mapping[str, int], lim: DeviceLimits) -> str 
                          occupancy_problem((s["M"] // p["n"]) * (s["N"] // p["m"]), lim))
 
 
-def _mm_blocked_limits(p: Params, s: Mapping[str, int], lim: DeviceLimits) -> str | None:
+def _mm_blocked_shape(p: Params) -> str | None:
+    """Why the strategy's rules cannot apply to these parameters, or None."""
     if p["n"] % p["l1"] or p["m"] % p["l2"]:
         return f"shape: blocks {p['l1']}x{p['l2']} do not divide the tile {p['n']}x{p['m']}"
+    items0 = p["m"] // p["l2"]  # items along local dimension 0: a vector copy moves rows of items0 vectors
+    va, vb, ib = p.get("vector_a", 0), p.get("vector_b", 0), p.get("interleave_b", 0)
+    if va and (not p.get("coalesce_a") or p.get("pad", 0)):
+        return "shape: vector_a needs coalesce_a and no pad"
+    if va and ((p["n"] * p["k"]) % (items0 * va) or p["k"] % va):
+        return f"shape: A's tile does not copy in rows of {items0} vectors of {va}"
+    if vb and ((p["k"] * p["m"]) % (items0 * vb) or p["m"] % vb):
+        return f"shape: B's tile does not copy in rows of {items0} vectors of {vb}"
+    if ib and (p["l2"] % ib or p["l2"] == ib):
+        return f"shape: interleave_b={ib} needs blocks of a multiple of {ib} columns, more than {ib}"
+    return None
+
+
+def _mm_blocked_limits(p: Params, s: Mapping[str, int], lim: DeviceLimits) -> str | None:
+    shape = _mm_blocked_shape(p)
+    if shape:
+        return shape
     return first_problem(work_group_problem((p["n"] // p["l1"]) * (p["m"] // p["l2"]), lim),
                          local_memory_problem(4 * p["k"] * (p["n"] + p.get("pad", 0) + p["m"]), lim),
                          private_memory_problem(p["l1"] * p["l2"] + p["l1"] + p["l2"], lim),
@@ -390,7 +408,8 @@ def standard_families() -> tuple[Family, ...]:
                _mm_tile_needs, _mm_tiled_limits),
         Family("mm_register_blocked", mm_roles, schedules.mm_register_blocked,
                {"n": _pow2(4, 7), "m": _pow2(4, 7), "k": _pow2(3, 5), "l1": _pow2(1, 3), "l2": _pow2(1, 3),
-                "coalesce_a": (False, True), "pad": (0, 1, 4)},
+                "coalesce_a": (False, True), "pad": (0, 1, 4), "vector_a": (0, 4), "vector_b": (0, 4),
+                "interleave_b": (0, 4)},
                _mm_tile_needs, _mm_blocked_limits),
     ]
     return tuple(out)

@@ -90,6 +90,7 @@ class Inference:
         self.types: dict[int, Type] = {}
         self.allowed: dict[int, frozenset] = {}
         self.nats: dict[Unknown, Nat] = {}
+        self._resolved: dict[Nat, Nat] = {}  # nat_of's answers while no new solution arrives
         self.deferred: list[_Deferred] = []
         self.current: Expr | None = None
 
@@ -115,11 +116,19 @@ class Inference:
     # -- resolution -----------------------------------------------------------------------
     def nat_of(self, n: Nat) -> Nat:
         """`n` with solved unknowns replaced (solutions are stored unsubstituted and
-        resolved here, lazily: eager substitution made inference quadratic)."""
+        resolved here, lazily: eager substitution made inference quadratic; answers are
+        memoised until the next solution, as the final pass resolves the same sizes again and again)."""
+        if not n.unknowns:
+            return n
+        done = self._resolved.get(n)
+        if done is not None:
+            return done
+        start = n
         for _ in range(len(self.nats) + 1):
             if not any(u in self.nats for u in n.unknowns):
-                return n
+                break
             n = substitute(n, lambda a: self.nats.get(a) if isinstance(a, Unknown) else None)
+        self._resolved[start] = n
         return n
 
     def resolve(self, t: Type) -> Type:
@@ -294,6 +303,7 @@ class Inference:
         if k is not None and k < 0:  # zero is fine for a part never materialised (take n of n)
             raise _Mismatch(f"sizes {a} and {b} force a size of {k}")
         self.nats[u] = solution
+        self._resolved.clear()
         self._retry()
         return True
 

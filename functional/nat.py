@@ -452,6 +452,36 @@ def _divide_out(a: Nat, b: Nat) -> tuple[Nat, Nat]:
     return Nat.from_terms(q_terms), Nat.from_terms(r_terms)
 
 
+def _aligned_split(a: Nat, d: int) -> tuple[int, Nat, Nat] | None:
+    """a = s + c with s's coefficients multiples of some g > 1 dividing d, and 0 <= c < g:
+    then a // d = s // d and a % d = s % d + c (s = g s', d = g d': the remainder of s is
+    a multiple of g, at most d - g).  The largest such g, or None."""
+    if not is_nonneg(a):
+        return None
+    for g in sorted((x for x in range(2, d + 1) if d % x == 0), reverse=True):
+        s = Nat.from_terms([(m, c) for m, c in a.terms if c.denominator == 1 and int(c) % g == 0])
+        c = a - s
+        if s.terms and not s.is_const and is_nonneg(s) and is_nonneg(c) and proves_lt(c, Nat.const(g)):
+            return g, s, c
+    return None
+
+
+def _divmod_aligned(a: Nat, b: Nat, want_mod: bool) -> Nat | None:
+    """(g s' + c) // (g d') = s' // d' and (g s' + c) % (g d') = g (s' % d') + c, for c < g
+    (e.g. the 4 lanes of a float4 at 4 i + j: (4 i + j) % 16 = 4 (i % 4) + j)."""
+    d = b.as_int()
+    if d is None or d < 2:
+        return None
+    split = _aligned_split(a, d)
+    if split is None:
+        return None
+    g, s, c = split
+    inner = s / g
+    if want_mod:
+        return Nat.const(g) * mod(inner, Nat.const(d // g)) + c
+    return floordiv(inner, Nat.const(d // g))
+
+
 def floordiv(a: Nat, b: Nat) -> Nat:
     a, b = as_nat(a), as_nat(b)
     if not b.terms:
@@ -472,6 +502,9 @@ def floordiv(a: Nat, b: Nat) -> Nat:
         (inner, p) = single[1][0]
         if isinstance(inner, FloorDiv) and p == 1 and is_positive(inner.b) and is_positive(b):
             return floordiv(inner.a, inner.b * b)  # (x // a) // b == x // (a*b)
+    aligned = _divmod_aligned(r, b, want_mod=False)
+    if aligned is not None:
+        return aligned
     return Nat.atom(FloorDiv(r, b))
 
 
@@ -491,6 +524,9 @@ def mod(a: Nat, b: Nat) -> Nat:
         (inner, p) = single[1][0]
         if isinstance(inner, Mod) and p == 1 and divides(b, inner.b):
             return mod(inner.a, b)  # (x % (k*b)) % b == x % b
+    aligned = _divmod_aligned(r, b, want_mod=True)
+    if aligned is not None:
+        return aligned
     return Nat.atom(Mod(r, b))
 
 

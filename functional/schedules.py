@@ -413,31 +413,58 @@ def _rule(name: str) -> Strategy:
 
 
 def mm_register_blocked(n: int = 8, m: int = 8, k: int = 4, l1: int = 2, l2: int = 2, coalesce_a: bool = False,
-                        pad: int = 0) -> Strategy:
+                        pad: int = 0, vector_a: int = 0, vector_b: int = 0, interleave_b: int = 0) -> Strategy:
     """mm_tiled, and inside each tile l1 x l2 results per work-item in registers (the seed's
     "Register Blocking"): the tile product becomes blocks of outer products (a column of l1
     values of tileA times a row of l2 values of tileB, copied to private memory); the tile
     accumulator is blocked the same way (`block_accumulator`), each block's reduction starts
-    from the accumulator's block (`reduce_init_fusion`); map_local 1 / 0 over the blocks,
+    from the accumulator's block (`reduce_init_fusion`, then `neutral_init` drops the `+ 0`); map_local 1 / 0 over the blocks,
     unrolled loops inside a block.  `coalesce_a`: A's tile is copied with local id 0 along
     k (coalesced global reads; `swap_local_dims`); `pad`: its rows in local memory get `pad`
-    unused values (`pad_local_rows`: no bank conflicts when local id 0 walks a column)."""
+    unused values (`pad_local_rows`: no bank conflicts when local id 0 walks a column);
+    `vector_b`: B's tile rows are copied `vector_b` values per item and instruction
+    (`vectorize_parallel`: float4 reads of global memory, float4 writes of local memory);
+    `vector_a` (with coalesce_a): A's tile is read `vector_a` values along k at a time
+    (`interchange_parallel`, then `vectorize_parallel`), each vector's lanes written into
+    the k-major local tile one by one; `interleave_b`: B's local rows stored in runs of
+    `interleave_b` values of each item's block side by side (`interleave_local_rows`: an
+    item reads its l2 values as float4 runs without bank conflicts)."""
+    if vector_a and (not coalesce_a or pad):
+        raise ValueError("vector_a reads A along k: it needs coalesce_a=True and no pad")
     blocking = seq(register_blocking_2d(l1, l2), in_tiles(_sequential_tiles()), untile_views())
     layout = [top_down(_coalesced_a_copy())] if coalesce_a else []
     if pad:
         layout.append(top_down(let_value(function(argument(r("pad_local_rows", p=pad))))))
-    options = (", coalesce_a=True" if coalesce_a else "") + (f", pad={pad}" if pad else "")
+    items0 = m // l2  # a work-group's items along local dimension 0
+    if vector_a:
+        layout.append(top_down(let_value(function(argument(argument(seq(
+            _rule("interchange_parallel"), argument(_vector_copy(vector_a, items0)))))))))
+    if vector_b:
+        layout.append(top_down(let_value(argument(argument(_vector_copy(vector_b, items0))))))
+    if interleave_b:
+        layout.append(top_down(let_value(argument(r("interleave_local_rows", b=l2, g=interleave_b)))))
+    options = ((", coalesce_a=True" if coalesce_a else "") + (f", pad={pad}" if pad else "")
+               + (f", vector_a={vector_a}" if vector_a else "") + (f", vector_b={vector_b}" if vector_b else "")
+               + (f", interleave_b={interleave_b}" if interleave_b else ""))
     return named(f"mm_register_blocked({n}, {m}, {k}, {l1}, {l2}{options})", program_body(seq(
         mm_tiled_high(n, m, k, blocking),
-        in_view_tiles(seq(_rule("block_accumulator"), top_down(_rule("reduce_init_fusion")), fuse_tile_update())),
+        in_view_tiles(seq(_rule("block_accumulator"), top_down(_rule("reduce_init_fusion")),
+                          try_(top_down(_rule("neutral_init"))), fuse_tile_update())),
         parallel(_MM_LEVELS + [("map_seq_unroll",), ("map_seq_unroll",)]),
         lower_reductions(),
         top_down(let_value(pair_parts(r("store_local")))),
         top_down(let_value(pair_parts(r("store_private")))),
-        top_down(seq(guard("map_local 0 over block reductions", _maps_reductions), fmap(
-            _rule("write_reduction_unrolled")))),
+        top_down(seq(guard("map_local 0 over block reductions", _maps_reductions), fmap(seq(
+            try_(_rule("materialise_reduce_init_unrolled")), _rule("write_reduction_unrolled"))))),
         *layout,
     )) >> _materialise_accumulators())
+
+
+def _vector_copy(w: int, items0: int) -> Strategy:
+    """A tile copy `map_local 1 (fun(r) => map_local 0 id r) tile` spread over the work-group
+    in rows of `items0` vectors (`reshape_parallel`), each item copying vectors of w values
+    (`vectorize_parallel`)."""
+    return seq(r("reshape_parallel", n=items0 * w), argument(argument(fmap(r("vectorize_parallel", w=w)))))
 
 
 def _maps_reductions(e: Expr) -> bool:

@@ -24,7 +24,7 @@ from functional.primitives import stride_index
 from functional.types import AddressSpace, ArrayType, ScalarType, TupleType, VectorType, boolean, i32
 
 from .ir import (
-    Acc, Assign, Exp, Idx, IdxAcc, Lit, Load, Mem, MemAcc, NatExp, Op, Proj, ProjAcc, Store, View, ViewAcc, leaf_name,
+    Acc, Assign, Exp, Idx, IdxAcc, Lit, Load, Mem, MemAcc, NatExp, Op, Proj, ProjAcc, Seq, Store, View, ViewAcc, leaf_name,
     leaves,
 )
 
@@ -251,10 +251,7 @@ def _write_view(v: ViewAcc, path: tuple) -> Acc:
         (w,) = ps
         if rest:
             return write(target, (head * w + rest[0].k,))
-        s = write(target, (head * w,))
-        if isinstance(s, Store) and divides(w, s.index):
-            return Store(s.leaf, s.index / w, VectorType(s.type, w), s.space)
-        raise ViewError("a vector store needs contiguous, aligned memory")
+        return _vector_store(target, head, w)
     if kind == "as_vector_acc":  # the value is (m*w) scalars, the target m.vec[w]
         (w,) = ps
         return write(target, (floordiv(head, w), Lane(mod(head, w))) + rest)
@@ -267,12 +264,39 @@ def _write_view(v: ViewAcc, path: tuple) -> Acc:
     raise ViewError(f"no write rule for view {kind}")
 
 
+@attrs.frozen
+class LaneStores:
+    """A vector written lane by lane: its w scalar targets are not one aligned run of memory
+    (a float4 read along k written into a tile stored k-major, say)."""
+
+    stores: tuple
+
+
+def _vector_store(target: Acc, i: Nat, w: Nat):
+    """The vector element i of as_scalar's target: one vector Store when its lanes are
+    consecutive and aligned, else LaneStores."""
+    lanes = [write(target, (i * w + k,)) for k in range(w.as_int())]
+    first = lanes[0]
+    if (all(isinstance(x, Store) and x.leaf == first.leaf and x.index == first.index + k for k, x in enumerate(lanes))
+            and divides(w, first.index)):
+        return Store(first.leaf, first.index / w, VectorType(first.type, w), first.space)
+    return LaneStores(tuple(lanes))
+
+
+def _assign(acc, value: Exp):
+    """Assign(acc, value) resolved; a LaneStores target gets one assignment per lane."""
+    if isinstance(acc, LaneStores):
+        return Seq(tuple(Assign(a, Op("lane", (Nat.const(k),), (value,), value.type.elem))
+                         for k, a in enumerate(acc.stores)))
+    return Assign(acc, value)
+
+
 def resolve(cmd):
     """Replace every Assign's acceptor and expression by resolved Stores and Loads."""
-    from .ir import For, If, New, ParFor, Seq
+    from .ir import For, If, New, ParFor
 
     if isinstance(cmd, Assign):
-        return Assign(write(cmd.acc), read(cmd.value))
+        return _assign(write(cmd.acc), read(cmd.value))
     if isinstance(cmd, Seq):
         return Seq(tuple(resolve(c) for c in cmd.cmds))
     if isinstance(cmd, New):

@@ -5,6 +5,7 @@ module-level so they pickle by reference into those processes."""
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import sys
@@ -41,6 +42,7 @@ from dpia.space import (
 from dpia.tuning import TuningDB
 from functional import schedules
 from functional.derivation import Derivation
+from functional.infer import infer
 from functional.errors import FunctionalError, StrategyError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
@@ -293,3 +295,40 @@ def test_time_budget_is_respected():
     assert time.monotonic() - started < 4 + 8  # the budget, plus starting and stopping the workers
     assert result.elapsed_s < 4 + 3
     assert result.tried + result.abandoned >= 1
+
+
+# ------------------------------------------------------------------------------ probe sizes
+
+
+def test_probe_sizes_shrink_the_largest_size_within_its_facts():
+    from dpia.explore import PROBE_WORK, probe_sizes
+
+    mm = fl.fun([fl.array(fl.nat("M", multiple_of=128), fl.array(fl.nat("K", multiple_of=16), fl.f32)),
+                 fl.array(fl.nat("K", multiple_of=16), fl.array(fl.nat("N", multiple_of=128), fl.f32))],
+                lambda a, b: fl.map(lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(
+                    lambda p: fl.fst(p) * fl.snd(p), fl.zip(r, c))), fl.transpose(b)), a))
+    sizes = {"M": 4096, "N": 4096, "K": 4096}
+    probe = probe_sizes(infer(mm), sizes)
+    assert math.prod(probe.values()) <= PROBE_WORK * math.prod(sizes.values())
+    assert probe["M"] % 128 == 0 and probe["N"] % 128 == 0 and probe["K"] % 16 == 0
+    assert probe_sizes(infer(mm), {"M": 128, "N": 128, "K": 16}) is None  # nothing may shrink
+
+
+class SlowOnProbes(Evaluator):
+    """Every probe of the twin family extrapolates to an hour; a real-size timing would fail."""
+
+    def probe(self, kernel, inputs, spec):
+        return 3600.0 if spec.family_name == "twin" else super().probe(kernel, inputs, spec)
+
+    def time(self, kernel, inputs, best_s, spec):
+        assert spec.family_name != "twin", "a candidate abandoned on its probe was timed at the real sizes"
+        return super().time(kernel, inputs, best_s, spec)
+
+
+def test_a_candidate_slow_on_its_probe_is_abandoned_before_the_real_sizes(tmp_path):
+    with TuningDB(tmp_path / "t.sqlite") as db:
+        result = explore(TOTAL, SUM_SIZES, db=db, seed=1, workers=2, families=[TWIN], evaluator=SlowOnProbes(repeat=3))
+        stored = {c.params["family"]: c for c in db.candidates(run_id=result.run_id)}
+    assert stored["default_schedule"].status == "ok"  # the baseline: no best yet, no probe
+    assert stored["twin"].status == "slow" and "probe sizes" in stored["twin"].error
+    assert result.failed == 0

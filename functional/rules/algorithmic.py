@@ -338,6 +338,23 @@ rule("vectorize", "vectorisation", "map f xs -> as_scalar (map (map_vec f) (as_v
      example=_ex_vectorize)
 
 
+def _ex_vectorize_parallel(rng):
+    w = int(rng.choice([2, 4, 8]))
+    rows, cols = inst.size(rng), inst.size(rng, w)
+    prog = inst.matrix_program(rows, cols, lambda xss: fl.join(fl.map_workgroup(lambda row: fl.map_local(
+        lambda x: x * 2.0, row), xss)))
+    return prog, (inst.data(rng, rows, cols),), {"w": w}
+
+
+rule("vectorize_parallel", "vectorisation",
+     "map_p d f xs -> as_scalar (map_p d (map_vec f) (as_vector w xs))   (map_p: map_global or map_local; "
+     "e.g. a tile copy that moves w values per work-item and instruction)",
+     lhs=P(("map_global", "map_local"), V("f"), V("xs"), params=("d",), bind="kind"), params=("w",),
+     side=_vectorize_side,
+     build=lambda m: fl.as_scalar(fl._prim(m.kind, (m.d,), (fl.map_vec(m.f), fl.as_vector(m.w, m.xs)))),
+     example=_ex_vectorize_parallel)
+
+
 
 def _ex_zip_map_snd(rng):
     n = inst.size(rng)

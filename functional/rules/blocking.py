@@ -280,6 +280,48 @@ rule("reduce_init_fusion", "blocking",
          "accumulator's block instead of zeros and needs no addition afterwards.")
 
 
+# ------------------------------------------------------------------ neutral_init
+
+NEUTRAL = {"add": 0.0, "mul": 1.0}
+
+
+def _constant_array(e: Expr) -> float | None:
+    """The value of `generate n (fun(i) => ... generate m (fun(j) => c))`, or None."""
+    from ..expr import Literal
+
+    while True:
+        gen = _prim_app(e, "generate", 1)
+        if gen is None or not isinstance(gen[1][0], Lambda):
+            break
+        e = gen[1][0].body
+    return e.value if isinstance(e, Literal) and isinstance(e.value, float) else None
+
+
+def _neutral_side(m):
+    op = elementwise_op(m.F)
+    if op is None or op[0] not in NEUTRAL:
+        return "not an element-wise add or mul"
+    value = _constant_array(m.Z)
+    return None if value == NEUTRAL[op[0]] else "the second array is not all the operator's neutral element"
+
+
+def _ex_neutral(rng):
+    n, m = inst.size(rng, hi=4), inst.size(rng, hi=4)
+    op = fl.add if rng.random() < 0.5 else fl.mul
+    z = 0.0 if op is fl.add else 1.0
+    prog = fl.fun([array(n, array(m, f32))], lambda a: fl.map(_map2(op, 1), fl.zip(
+        a, fl.generate(n, lambda i: fl.generate(m, lambda j: z)))))
+    return prog, (inst.data(rng, n, m),), {}
+
+
+rule("neutral_init", "blocking",
+     "map2ᵈ f A (generate .. (fun(i) => e)) -> A   (every e f's neutral element: 0.0 for add, 1.0 for mul)",
+     lhs=P("map", V("F"), P("zip", V("A"), V("Z"))), side=_neutral_side, build=lambda m: m.A, exact=False,
+     example=_ex_neutral,
+     doc="After reduce_init_fusion, a block's reduction starting from `acc + 0` starts from acc: no additions of "
+         "zero per k-tile (inexact only in the sign of a zero: -0.0 + 0.0 is 0.0).")
+
+
 # ------------------------------------------------------------------ write_reduction_unrolled
 
 
@@ -314,6 +356,87 @@ rule("write_reduction_unrolled", "blocking",
      "shape leaves its accumulator through unrolled copy loops)",
      lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("g"), V("z"), V("xs")), side=_unrolled_side,
      build=lambda m: unrolled_copy(m.root.t, m.root), example=_ex_unrolled)
+
+
+def _init_unrolled_side(m):
+    from .lowering import _materialise_side
+
+    problem = _materialise_side(m)
+    if problem:
+        return problem
+    t = m.z.t
+    while isinstance(t, ArrayType):
+        if t.size.as_int() is None:
+            return f"a dimension of the initial value ({t.size}) is not a constant: cannot unroll"
+        t = t.elem
+    return None
+
+
+def _ex_init_unrolled(rng):
+    m, n = inst.size(rng, hi=4), inst.size(rng, hi=4)
+    prog = fl.fun([array(m, array(n, f32)), array(3, array(m, array(n, f32)))], lambda z, xs: fl.reduce_seq(
+        lambda acc, t: fl.map_seq(lambda p: fl.map_seq(lambda q: fl.fst(q) + fl.snd(q), fl.zip(fl.fst(p), fl.snd(p))),
+                                  fl.zip(acc, t)), z, xs))
+    return prog, (inst.data(rng, m, n), inst.data(rng, 3, m, n)), {}
+
+
+rule("materialise_reduce_init_unrolled", "blocking",
+     "reduce_seq g z xs -> reduce_seq g (map_seq_unroll (... (fun(x) => x)) z) xs   (an array initial value of "
+     "constant shape, e.g. a register block starting from the accumulator's block, copied by unrolled loops)",
+     lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs"), bind="r"), side=_init_unrolled_side,
+     build=lambda m: App(App(App(Prim(m.r), m.f), unrolled_copy(m.z.t, m.z)), m.xs), example=_ex_init_unrolled)
+
+
+# ------------------------------------------------------------------ interleave_local_rows
+
+
+def _interleave(row, b: int, g: int):
+    """[n/b][b/g][g] -> [b/g][n/b][g]: runs of g values of consecutive b-blocks side by side."""
+    return fl.join(fl.join(fl.transpose(fl.map(lambda blk: fl.split(g, blk), fl.split(b, row)))))
+
+
+def _deinterleave(row, n, b: int, g: int):
+    """The inverse of _interleave on a row of length n."""
+    return fl.join(fl.map(lambda part: fl.join(part), fl.transpose(fl.map(
+        lambda run: fl.split(g, run), fl.split(n // b * g, row)))))
+
+
+def _interleave_side(m):
+    t = m.e.t
+    if not (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType)):
+        return "not a 2D array"
+    n, b, g = t.elem.size.as_int(), _int(m.b), _int(m.g)
+    if n is None or b is None or g is None or b % g or n % b:
+        return f"rows of {t.elem.size} values do not split into blocks of {m.b} in runs of {m.g}"
+    return None
+
+
+def _int(x) -> int | None:
+    return x.as_int() if hasattr(x, "as_int") else int(x)
+
+
+def _interleave_build(m):
+    n, b, g = m.e.t.elem.size.as_int(), _int(m.b), _int(m.g)
+    return fl.map(lambda row: _deinterleave(row, n, b, g), fl.to_local(fl.map(lambda row: _interleave(row, b, g), m.e)))
+
+
+def _ex_interleave(rng):
+    g = int(rng.choice([1, 2, 4]))
+    b = g * int(rng.integers(1, 3))
+    rows, n = inst.size(rng, hi=3), b * int(rng.integers(1, 4))
+    prog = inst.matrix_program(rows, n, lambda xss: fl.map_workgroup(lambda r: r, fl.to_local(
+        fl.map_local(lambda row: fl.map_local(lambda x: x, row), xss, dim=1))))
+    return prog, (inst.data(rng, rows, n),), {"b": b, "g": g}
+
+
+rule("interleave_local_rows", "blocking",
+     "to_local e -> map (deinterleave b g) (to_local (map (interleave b g) e))   (interleave b g: a row seen as "
+     "[n/b][b/g][g] stored as [b/g][n/b][g])",
+     lhs=P("to_local", V("e")), params=("b", "g"), side=_interleave_side, build=_interleave_build,
+     example=_ex_interleave,
+     doc="A work-item that reads b consecutive values of a local row (its register block) reads runs of g "
+         "values that neighbouring items' runs follow directly: g-wide reads (float4 for g = 4) without bank "
+         "conflicts.  Storage order only: readers see the same array.")
 
 
 # ------------------------------------------------------------------ pad_local_rows

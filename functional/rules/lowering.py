@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from .. import dsl as fl
 from ..expr import App, Identifier, Prim
+from ..nat import divides
 from ..strategies import MAP_LIKE
+from ..types import ArrayType
 from . import instances as inst
 from .core import L, OneOf, P, V, rule
 
@@ -216,3 +218,52 @@ rule("swap_local_dims", "lowering",
      else "not map_local 1 over map_local 0 of the row",
      build=lambda m: fl.map_local(lambda r: fl.map_local(m.f, r, dim=1), m.xss, dim=0),
      example=_ex_swap_local)
+
+
+def _ex_interchange(rng):
+    m, n = inst.size(rng), inst.size(rng)
+    outer, inner = (0, 1) if rng.random() < 0.5 else (1, 0)
+    prog = inst.matrix_program(m, n, lambda xss: fl.map_local(lambda r: fl.map_local(lambda x: x * 2.0, r, dim=inner),
+                                                             xss, dim=outer))
+    return prog, (inst.data(rng, m, n),), {}
+
+
+_PARALLEL_MAPS = ("map_local", "map_global")
+
+rule("interchange_parallel", "lowering",
+     "map_p a (fun(r) => map_q b f r) xss -> transpose (map_q b (fun(c) => map_p a f c) (transpose xss))   "
+     "(map_p, map_q parallel: every element keeps its work-item; the inner map now walks the "
+     "columns of xss, e.g. contiguous memory that the inner map can read as vectors)",
+     lhs=P(_PARALLEL_MAPS, L("r", P(_PARALLEL_MAPS, V("f"), V("r_use"), params=("inner",), bind="inner_kind")), V("xss"),
+           params=("outer",), bind="outer_kind"),
+     side=lambda m: None if isinstance(m.r_use, Identifier) and m.r_use.name == m.r.name else "not a map of the row",
+     build=lambda m: fl.transpose(fl._prim(m.inner_kind, (m.inner,), (
+         lambda c: fl._prim(m.outer_kind, (m.outer,), (m.f, c)), fl.transpose(m.xss)))),
+     example=_ex_interchange)
+
+
+def _reshape_side(m):
+    if not (isinstance(m.r_use, Identifier) and m.r_use.name == m.r.name):
+        return "not a map of the row"
+    t = m.xss.t
+    if not (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType)):
+        return "not a map over a 2D array"
+    return None if divides(m.n, t.size * t.elem.size) else f"{m.n} does not divide {t.size * t.elem.size}"
+
+
+def _ex_reshape(rng):
+    n = int(rng.choice([2, 4, 8]))
+    m, k = inst.size(rng), inst.size(rng, n)
+    prog = inst.matrix_program(m, k, lambda xss: fl.map_local(lambda r: fl.map_local(lambda x: x * 2.0, r), xss, dim=1))
+    return prog, (inst.data(rng, m, k),), {"n": n}
+
+
+rule("reshape_parallel", "lowering",
+     "map_p a (fun(r) => map_q b f r) xss -> split c (join (map_p a (fun(r) => map_q b f r) (split n (join xss))))   "
+     "(c the row length of xss; the same elements in rows of n, e.g. a tile copy spread over all "
+     "of a work-group's items: n = the items along b, times the vector width)",
+     lhs=P(_PARALLEL_MAPS, L("r", P(_PARALLEL_MAPS, V("f"), V("r_use"), params=("inner",), bind="inner_kind")), V("xss"),
+           params=("outer",), bind="outer_kind"), params=("n",), side=_reshape_side,
+     build=lambda m: fl.split(m.xss.t.elem.size, fl.join(fl._prim(m.outer_kind, (m.outer,), (
+         lambda r: fl._prim(m.inner_kind, (m.inner,), (m.f, r)), fl.split(m.n, fl.join(m.xss)))))),
+     example=_ex_reshape)

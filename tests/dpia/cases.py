@@ -88,6 +88,10 @@ def _schedule_cases() -> dict:
     mm = fl.fun([fl.array(m8, fl.array(k8, fl.f32)), fl.array(k8, fl.array(n8, fl.f32))],
                 lambda a, b: fl.map(lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(
                     lambda p: fl.fst(p) * fl.snd(p), fl.zip(r, c))), fl.transpose(b)), a))
+    n16 = fl.nat("N", multiple_of=16)
+    mm16 = fl.fun([fl.array(m8, fl.array(k8, fl.f32)), fl.array(k8, fl.array(n16, fl.f32))],
+                  lambda a, b: fl.map(lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(
+                      lambda p: fl.fst(p) * fl.snd(p), fl.zip(r, c))), fl.transpose(b)), a))
     sys_path_examples()
     import seed
 
@@ -107,6 +111,11 @@ def _schedule_cases() -> dict:
                                          (_f32(16, 8), _f32(8, 24))),
         "schedule_mm_register_blocked_padded": (_derived(mm, sch.mm_register_blocked(8, 8, 8, 4, 2, coalesce_a=True,
                                                                                        pad=1)), (_f32(16, 16), _f32(16, 8))),
+        # float4 tile copies spread over all items (A's lanes written one by one into its k-major
+        # tile), B's rows interleaved in runs of 4 (views.LaneStores, reshape/interchange rules)
+        "schedule_mm_register_blocked_vector_copies": (
+            _derived(mm16, sch.mm_register_blocked(8, 16, 8, 2, 8, coalesce_a=True, vector_a=4, vector_b=4,
+                                                 interleave_b=4)), (_f32(16, 8), _f32(8, 32))),
         "mm_register_blocked_2x2": (_register_blocked(8, 8, 4, 2, 2), (_f32(16, 12), _f32(12, 24))),
         "mm_register_blocked_4x2_rectangular": (_register_blocked(16, 8, 4, 4, 2), (_f32(32, 8), _f32(8, 16))),
         "schedule_parallel_reduce_two_stage": (_derived(fl.fun([fl.array(fl.nat("N", multiple_of=1024), fl.f32)],

@@ -927,3 +927,27 @@ def test_substitute_renormalises():
     _same(substitute(2**x, {xa: Nat.const(5)}), 32)
     _same(substitute(N * M, lambda a: Nat.const(2) if a == Var("M", 1) else None), 2 * N)
     _same(substitute(N + M, {}), N + M)
+
+
+def test_lanes_of_an_aligned_vector_divide_and_reduce_exactly():
+    """(g s + c) // (g d) = s // d and (g s + c) % (g d) = g (s % d) + c for 0 <= c < g: the
+    lanes 4i + j of a float4 stay one aligned run after a view's division and modulo."""
+    i, j = nat("i", lo=0, hi=16), nat("j", lo=0, hi=4)
+    _same((4 * i + 1) % 16, 4 * (i % 4) + 1)
+    _same((4 * i + 3) // 16, i // 4)
+    _same((4 * i + j) % 16, 4 * (i % 4) + j)
+    _same((4 * i) // 16, i // 4)
+
+
+def test_aligned_division_agrees_with_integers_on_random_values():
+    i, j, q = nat("i", lo=0, hi=16), nat("j", lo=0, hi=4), nat("q", lo=0)
+    k = nat("K", multiple_of=64)
+    rng = random.Random(0)
+    for e in (4 * i + 1, 4 * i + j, 8 * i + j + 16 * q, 4 * i + k * q, 12 * i + 2, 6 * i + j + 1, 2 * i + 1):
+        for d in (2, 3, 4, 6, 8, 12, 16, 64):
+            quotient, remainder = e // d, e % d
+            for _ in range(50):
+                env = {"i": rng.randrange(16), "j": rng.randrange(4), "q": rng.randrange(50), "K": 64 * rng.randrange(1, 5)}
+                value = evaluate(e, env)
+                assert evaluate(quotient, env) == value // d, (e, d, quotient)
+                assert evaluate(remainder, env) == value % d, (e, d, remainder)

@@ -183,13 +183,16 @@ def test_mm_register_blocked_keeps_blocks_in_private_memory():
     result, derivation = derived("mm_register_blocked")
     text = str(result)
     assert text.count("to_private (map_seq_unroll (fun(r) => r)") == 2  # a column of A and a row of B
-    # each block's reduction starts from the accumulator's block (reduce_init_fusion) and adds
-    # the outer product of the two copies in place (fused, no product array in between)
-    assert "(zip (fst r1) (generate 2 (fun(i1) => generate 4 (fun(i) => 0.0))))" in text
+    # each block's reduction starts from the accumulator's block (reduce_init_fusion; no `+ 0`:
+    # neutral_init), copied by unrolled loops, and adds the outer product of the two copies in
+    # place (fused, no product array in between)
+    assert "(map_seq_unroll (fun(x1) => map_seq_unroll (fun(x) => x) x1) (fst r1))" in text
+    assert "generate 4 (fun(i) => 0.0)))) (zip" not in text
     assert "fst x1 + snd x * snd x1" in text
     # the tile accumulator is blocked: 2 x 4 blocks of the 8 x 8 tile, put back by untile views
     assert "map (fun(r) => map transpose (split 4 (transpose r))) (split 2 (generate 8" in text
-    assert {"block_accumulator", "reduce_init_fusion", "write_reduction_unrolled"} <= {s.rule for s in derivation.steps}
+    assert {"block_accumulator", "reduce_init_fusion", "neutral_init", "materialise_reduce_init_unrolled",
+            "write_reduction_unrolled"} <= {s.rule for s in derivation.steps}
 
 
 def test_register_blocking_uses_the_seed_macro_rules():

@@ -3,6 +3,6 @@ kernel void vectorised(
     global float* restrict output,
     const int N) {
   for (int gid1 = get_global_id(0); gid1 < N / 4; gid1 += get_global_size(0)) {
-    vstore4(((vload4(gid1, xs) * 2.0f) + 1.0f), gid1, output);
+    ((global float4*)output)[gid1] = ((((global const float4*)xs)[gid1] * 2.0f) + 1.0f);
   }
 }

@@ -2,7 +2,7 @@ kernel void workgroup_local_barrier(
     global const float* restrict xs,
     global float* restrict output,
     const int N) {
-  local float tmp2[64];
+  local float tmp2[64] __attribute__((aligned(16)));
   for (int wg1 = get_group_id(0); wg1 < N / 64; wg1 += get_num_groups(0)) {
     for (int lid3 = get_local_id(0); lid3 < 64; lid3 += get_local_size(0)) {
       tmp2[lid3] = (xs[64 * wg1 + lid3] * 2.0f);
