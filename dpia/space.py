@@ -365,6 +365,17 @@ def _mm_blocked_limits(p: Params, s: Mapping[str, int], lim: DeviceLimits) -> st
                          occupancy_problem((s["M"] // p["n"]) * (s["N"] // p["m"]), lim))
 
 
+def _mm_rows_vectorized_needs(p: Params) -> dict[str, int]:
+    return {"M": p["rows"], "N": p["cols"]}
+
+
+def _mm_rows_vectorized_limits(p: Params, s: Mapping[str, int], lim: DeviceLimits) -> str | None:
+    if p["cols"] % p["width"]:
+        return f"shape: vectors of {p['width']} do not divide blocks of {p['cols']} columns"
+    return first_problem(private_memory_problem(p["rows"] * p["cols"] + p["cols"], lim),
+                         occupancy_problem((s["M"] // p["rows"]) * (s["N"] // p["cols"]), lim, "work-items"))
+
+
 def _mm_rows_limits(p: Params, s: Mapping[str, int], lim: DeviceLimits) -> str | None:
     return occupancy_problem(s["M"] * s["N"], lim, "work-items")
 
@@ -411,6 +422,9 @@ def standard_families() -> tuple[Family, ...]:
                 "coalesce_a": (False, True), "pad": (0, 1, 4), "vector_a": (0, 4), "vector_b": (0, 4),
                 "interleave_b": (0, 4)},
                _mm_tile_needs, _mm_blocked_limits),
+        Family("mm_rows_vectorized", mm_roles, schedules.mm_rows_vectorized,
+               {"rows": (1, 2, 4, 8), "cols": _pow2(3, 6), "width": (4, 8, 16)},
+               _mm_rows_vectorized_needs, _mm_rows_vectorized_limits),
     ]
     return tuple(out)
 

@@ -412,6 +412,7 @@ def _rule(name: str) -> Strategy:
     return RULES[name].strategy()
 
 
+
 def mm_register_blocked(n: int = 8, m: int = 8, k: int = 4, l1: int = 2, l2: int = 2, coalesce_a: bool = False,
                         pad: int = 0, vector_a: int = 0, vector_b: int = 0, interleave_b: int = 0) -> Strategy:
     """mm_tiled, and inside each tile l1 x l2 results per work-item in registers (the seed's
@@ -489,7 +490,36 @@ __all__ = ["LAYOUT", "is_view_fn", "high_level_left", "program_body", "map_data"
            "parallel", "lower_reductions", "store_in_memory", "in_view_tiles", "tile", "vectorize", "parallel_reduction",
            "parallel_reduce", "parallel_reduce_two_stage", "vec_sum", "global_reduce", "asum", "dot", "scal_global", "scal_vectorized",
            "scal_workgroup", "gemv_global", "gemv_workgroup", "split_among", "mm_tiled_high", "mm_tiled", "mm_register_blocked",
-           "mm_register_blocked_1d", "unroll_lane_reductions", "chunked_sum"]
+           "mm_register_blocked_1d", "unroll_lane_reductions", "chunked_sum", "mm_rows_vectorized"]
+
+
+def mm_rows_vectorized(rows: int = 4, cols: int = 16, width: int = 8) -> Strategy:
+    """The CPU shape of mm: each work-item (map_global 1 over blocks of `rows` rows of A,
+    map_global 0 over blocks of `cols` columns of B) accumulates its rows x cols results in
+    vectors of `width` lanes (SIMD registers), reading B's rows as vectors straight from
+    global memory and broadcasting A's values; no local memory, no barriers:
+
+        join (map_global 1 (fun(rs) => map join (transpose (map_global 0 (fun(cs) =>
+            map as_scalar (reduce_seq (fun(acc, (a, b)) => map (fun(q) => map (fun(p) =>
+                fst p + cast (snd q) * snd p) (zip (fst q) (as_vector width b))) (zip acc a))
+              zeros (zip (transpose rs) (transpose cs))))
+          (split cols (transpose B))))) (split rows A))
+
+    Steps: register_blocking_2d(rows, cols) at the top level (tile_2d, lift_reduce: blocks of
+    outer products), lower_reductions (the outer product fused into the step), the update
+    fused (fuse_tile_update), `vectorize_accumulator(width)`, map_global 1 / 0 outside and
+    unrolled loops inside, the initial value and the result copied by unrolled loops."""
+    from .rules.macros import register_blocking_2d
+
+    return named(f"mm_rows_vectorized({rows}, {cols}, {width})", program_body(seq(
+        register_blocking_2d(rows, cols),
+        lower_reductions(),
+        fuse_tile_update(),
+        top_down(r("vectorize_accumulator", w=width)),
+        parallel([("map_global", 1), ("map_global", 0), ("map_seq_unroll",), ("map_seq_unroll",)]),
+        top_down(_rule("materialise_reduce_init_unrolled")),
+        top_down(_rule("write_reduction_unrolled")),
+    )))
 
 
 # ------------------------------------------------------- vectorised reductions (CPU devices)

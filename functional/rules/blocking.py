@@ -26,7 +26,8 @@ import attrs
 
 from .. import dsl as fl
 from ..expr import App, Expr, Identifier, Lambda, Prim, free_identifiers, spine, substitute
-from ..types import ArrayType, array, f32
+from ..nat import divides
+from ..types import ArrayType, VectorType, array, f32
 from . import instances as inst
 from .core import NotApplicable, P, V, rule
 
@@ -385,6 +386,103 @@ rule("materialise_reduce_init_unrolled", "blocking",
      "constant shape, e.g. a register block starting from the accumulator's block, copied by unrolled loops)",
      lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs"), bind="r"), side=_init_unrolled_side,
      build=lambda m: App(App(App(Prim(m.r), m.f), unrolled_copy(m.z.t, m.z)), m.xs), example=_ex_init_unrolled)
+
+
+# ------------------------------------------------------------------ vectorize_accumulator
+
+
+def _is_projection_of(e: Expr, name: str, p: str) -> bool:
+    app = _prim_app(e, name, 1)
+    return app is not None and isinstance(app[1][0], Identifier) and app[1][0].name == p
+
+
+def _lane_wise(e: Expr, p: str, vt) -> Expr:
+    """E with `snd p` a vector lane's value: every subterm not mentioning p is the same for
+    all lanes (cast to a vector: a broadcast); arithmetic applies lane-wise."""
+    if p not in free_identifiers(e):
+        return fl.cast(vt, e)
+    if _is_projection_of(e, "snd", p):
+        return e
+    head, args = spine(e)
+    if isinstance(head, Prim) and head.name in ("add", "sub", "mul", "max", "min") and len(args) == 2:
+        return App(App(head, _lane_wise(args[0], p, vt)), _lane_wise(args[1], p, vt))
+    raise NotApplicable(f"{e} is not lane-wise arithmetic on snd {p}")
+
+
+def _accumulator_parts(m):
+    """(acc lambda, x lambda, row lambda, lane lambda, rows C, row R, E) of
+    `reduce_seq (fun(acc, x) => map (fun(q) => map (fun(p) => fst p + E) (zip (fst q) R)) (zip acc C)) z xs`."""
+    if not (isinstance(m.f, Lambda) and isinstance(m.f.body, Lambda)):
+        raise NotApplicable("the reduction's function is not fun(acc, x) => ...")
+    acc, step = m.f, m.f.body
+    rows = _prim_app(step.body, "map", 2)
+    if rows is None or not isinstance(rows[1][0], Lambda):
+        raise NotApplicable("the step is not a map over the accumulator's rows")
+    row_fn, zipped = rows[1]
+    outer_zip = _prim_app(zipped, "zip", 2)
+    if outer_zip is None or not (isinstance(outer_zip[1][0], Identifier) and outer_zip[1][0].name == acc.param.name):
+        raise NotApplicable("the rows are not zipped with the accumulator first")
+    lanes = _prim_app(row_fn.body, "map", 2)
+    if lanes is None or not isinstance(lanes[1][0], Lambda):
+        raise NotApplicable("a row's update is not a map")
+    lane_fn, inner = lanes[1]
+    inner_zip = _prim_app(inner, "zip", 2)
+    q = row_fn.param.name
+    if inner_zip is None or not _is_projection_of(inner_zip[1][0], "fst", q):
+        raise NotApplicable("a row's update does not zip the accumulator's row first")
+    add = _prim_app(lane_fn.body, "add", 2)
+    p = lane_fn.param.name
+    if add is None or not _is_projection_of(add[1][0], "fst", p):
+        raise NotApplicable("a lane's update is not `fst p + E`")
+    if acc.param.name in free_identifiers(outer_zip[1][1]) or acc.param.name in free_identifiers(row_fn.body):
+        raise NotApplicable("the accumulator is read elsewhere in the step")
+    return acc, step, row_fn, lane_fn, outer_zip[1][1], inner_zip[1][1], add[1][1]
+
+
+def _accumulator_side(m):
+    t = m.z.t
+    if not (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and t.elem.elem == f32):
+        return "the accumulator is not a 2D array of f32"
+    if not divides(m.w, t.elem.size):
+        return f"{m.w} does not divide the accumulator's rows of {t.elem.size}"
+    try:
+        parts = _accumulator_parts(m)
+        _lane_wise(parts[6], parts[3].param.name, VectorType(f32, m.w))
+    except NotApplicable as why:
+        return str(why)
+    return None
+
+
+def _accumulator_build(m):
+    acc, step, row_fn, lane_fn, c, row, e = _accumulator_parts(m)
+    vt = VectorType(f32, m.w)
+    p = lane_fn.param
+    lane_fn2 = attrs.evolve(lane_fn, body=App(App(Prim("add"), fl.fst(p)), _lane_wise(e, p.name, vt)))
+    row_fn2 = attrs.evolve(row_fn, body=fl.map(lane_fn2, fl.zip(fl.fst(row_fn.param), fl.as_vector(m.w, row))))
+    f2 = attrs.evolve(acc, body=attrs.evolve(step, body=fl.map(row_fn2, fl.zip(acc.param, c))))
+    z2 = fl.map(lambda r: fl.as_vector(m.w, r), m.z)
+    return fl.map(lambda r: fl.as_scalar(r), App(App(App(Prim(m.r), f2), z2), m.xs))
+
+
+def _ex_accumulator(rng):
+    w = int(rng.choice([2, 4, 8]))
+    n, m, k = inst.size(rng, hi=3), inst.size(rng, w, hi=2), inst.size(rng, hi=4)
+    prog = fl.fun([array(k, array(n, f32)), array(k, array(m, f32))], lambda cols, rows: fl.reduce_seq(
+        lambda acc, x: fl.map(lambda q: fl.map(lambda p: fl.fst(p) + (fl.snd(q) * fl.snd(p) + 1.0),
+                                               fl.zip(fl.fst(q), fl.snd(x))), fl.zip(acc, fl.fst(x))),
+        fl.generate(n, lambda i: fl.generate(m, lambda j: 0.0)), fl.zip(cols, rows)))
+    return prog, (inst.data(rng, k, n), inst.data(rng, k, m)), {"w": w}
+
+
+rule("vectorize_accumulator", "vectorisation",
+     "reduce_seq (fun(acc, x) => map (fun(q) => map (fun(p) => fst p + E) (zip (fst q) R)) (zip acc C)) z xs -> "
+     "map as_scalar (reduce_seq (fun(acc, x) => map (fun(q) => map (fun(p) => fst p + E') (zip (fst q) "
+     "(as_vector w R))) (zip acc C)) (map (as_vector w) z) xs)   (E' = E lane-wise: its terms without p cast "
+     "to vectors)",
+     lhs=P("reduce_seq", V("f"), V("z"), V("xs"), bind="r"), params=("w",), side=_accumulator_side,
+     build=_accumulator_build, example=_ex_accumulator,
+     doc="A register block's rows accumulate in vectors of w lanes (CPU SIMD registers): each step adds "
+         "w products with one vector instruction; the row's scalar factor is broadcast.")
 
 
 # ------------------------------------------------------------------ interleave_local_rows

@@ -116,6 +116,8 @@ def _schedule_cases() -> dict:
         "schedule_mm_register_blocked_vector_copies": (
             _derived(mm16, sch.mm_register_blocked(8, 16, 8, 2, 8, coalesce_a=True, vector_a=4, vector_b=4,
                                                  interleave_b=4)), (_f32(16, 8), _f32(8, 32))),
+        # the CPU shape: rows of the register block accumulated in vectors (vectorize_accumulator)
+        "schedule_mm_rows_vectorized": (_derived(mm16, sch.mm_rows_vectorized(2, 16, 8)), (_f32(8, 8), _f32(8, 32))),
         "mm_register_blocked_2x2": (_register_blocked(8, 8, 4, 2, 2), (_f32(16, 12), _f32(12, 24))),
         "mm_register_blocked_4x2_rectangular": (_register_blocked(16, 8, 4, 4, 2), (_f32(32, 8), _f32(8, 16))),
         "schedule_parallel_reduce_two_stage": (_derived(fl.fun([fl.array(fl.nat("N", multiple_of=1024), fl.f32)],
