@@ -552,20 +552,30 @@ class Space:
 
     def neighbours(self, point: Point, rng: random.Random | None = None) -> list[Point]:
         """Feasible points of the same family one step away in one choice (the next value
-        up or down its tuple), shuffled by `rng` when given."""
-        family = self.family(point.family)
+        up or down its tuple); where such a step alone is infeasible, the feasible points
+        that take it together with one step in another choice (coupled choices, e.g.
+        vector_a needs pad 0: pad 1 -> 0 with vector_a 0 -> 4, stay reachable).  Shuffled by
+        `rng` when given."""
         feasible = set(self.by_family()[point.family])
+        out: list[Point] = []
+        for q in self._steps(point):
+            if q in feasible:
+                out.append(q)
+                continue
+            out += [q2 for q2 in self._steps(q) if q2 in feasible and q2 != point and q2 not in out]
+        out = list(dict.fromkeys(out))
+        if rng is not None:
+            rng.shuffle(out)
+        return out
+
+    def _steps(self, point: Point) -> list[Point]:
+        """Every point one step away in one choice, feasible or not."""
+        family = self.family(point.family)
         params = point.as_dict()
         out = []
         for name, values in sorted(family.choices.items()):
             k = values.index(params[name])
-            for j in (k - 1, k + 1):
-                if 0 <= j < len(values):
-                    q = Point(point.family, {**params, name: values[j]})
-                    if q in feasible:
-                        out.append(q)
-        if rng is not None:
-            rng.shuffle(out)
+            out += [Point(point.family, {**params, name: values[j]}) for j in (k - 1, k + 1) if 0 <= j < len(values)]
         return out
 
     def crossover(self, a: Point, b: Point, rng: random.Random) -> Point | None:

@@ -102,7 +102,7 @@ def test_families_apply_by_program_shape():
     assert names["scal"] == ["scal_global", "scal_vectorized", "scal_workgroup", "macro_rewrites"]
     # macro_rewrites: the automatic first phase (dpia.algorithmic) where a macro applies
     assert names["gemv"] == ["gemv_global", "gemv_workgroup", "macro_rewrites"]
-    assert names["mm"] == ["mm_naive_2d", "mm_tiled", "mm_register_blocked", "macro_rewrites"]
+    assert names["mm"] == ["mm_naive_2d", "mm_tiled", "mm_register_blocked", "mm_rows_vectorized", "macro_rewrites"]
 
 
 def test_limits_and_sizes_decide_feasibility():
@@ -115,6 +115,19 @@ def test_limits_and_sizes_decide_feasibility():
     family = small.family("parallel_reduce")
     assert family.feasible({"block": 256, "local": 1024}, {"N": 1 << 20}, GPU).startswith("shape")
     assert "work-group size" in family.feasible({"block": 4096, "local": 2048}, {"N": 1 << 20}, GPU)
+
+
+def test_coupled_choices_are_neighbours():
+    """vector_a needs pad 0: from pad 1 the search can still reach vector_a in one move."""
+    space = Space.build(MM, {"M": 4096, "N": 4096, "K": 4096}, GPU)
+    base = {"n": 128, "m": 128, "k": 8, "l1": 8, "l2": 8, "coalesce_a": True, "pad": 1, "vector_a": 0, "vector_b": 4,
+            "interleave_b": 0}
+    point = Point("mm_register_blocked", base)
+    assert point in space.points
+    near = space.neighbours(point)
+    assert Point("mm_register_blocked", {**base, "pad": 0, "vector_a": 4}) in near
+    assert Point("mm_register_blocked", {**base, "vector_a": 4}) not in near  # infeasible alone
+    assert all(q in set(space.points) for q in near)
 
 
 def test_sizes_are_facts_not_constants():
