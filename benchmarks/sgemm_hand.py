@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from codegen_opencl.runtime import choose_device, describe, session_for  # noqa: E402
+from codegen_opencl.runtime import choose_device, describe, session_for
 
 
 def interleaved(tm=128, tn=128, tk=16, wm=8, wn=8, pad=1):
@@ -220,7 +220,7 @@ def ptx_counts(program) -> str:
     """Shared-memory load widths and FMA count in the PTX the NVIDIA driver returns."""
     try:
         ptx = program.binaries[0].decode("latin-1")
-    except Exception:  # noqa: BLE001 -- not every platform returns text
+    except Exception:
         return ""
     counts = {name: len(re.findall(pat, ptx)) for name, pat in (
         ("ld.shared.v4", r"ld\.shared\.v4\.\w+"), ("ld.shared.v2", r"ld\.shared\.v2\.\w+"),
@@ -292,7 +292,7 @@ def main(argv=None) -> int:
                 err = float(np.linalg.norm(c - ref) / np.linalg.norm(ref))
                 print(f"{spec} {name:48s} {t * 1e3:8.3f} ms {flops / t / 1e12:6.2f} TFLOP/s {t_ref / t:6.3f}x "
                       f"err {err:.1e} {info}", flush=True)
-            except Exception as exc:  # noqa: BLE001 -- report and go on
+            except Exception as exc:
                 print(f"{spec} {name:48s} FAILED {type(exc).__name__}: {str(exc)[:400]}", flush=True)
     return 0
 

@@ -42,8 +42,8 @@ from dpia.space import (
 from dpia.tuning import TuningDB
 from functional import schedules
 from functional.derivation import Derivation
-from functional.infer import infer
 from functional.errors import FunctionalError, StrategyError
+from functional.infer import infer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import seed
