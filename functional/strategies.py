@@ -120,6 +120,16 @@ def replace_at(e: Expr, path: tuple[int, ...], new: Expr) -> Expr:
 
 # ---------------------------------------------------------------------------- basics
 
+LABEL_CHARS = 60  # a strategy named in a failure's chain of places: long ones are cut
+
+
+def _label(s: Strategy) -> str:
+    """`s` as a failure names it: whole when short; a named strategy's text can run to
+    thousands of characters and would be repeated at every level of the chain."""
+    text = str(s)
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 3] + "..."
+
+
 identity = Strategy("id", lambda e: Success(e))
 fail = Strategy("fail", lambda e: Failure("fail"))
 
@@ -130,7 +140,7 @@ def seq(*ss: Strategy) -> Strategy:
         for s in ss:
             r = s(e)
             if not r.ok:
-                return Failure(f"{s}: {r.reason}")
+                return Failure(f"{_label(s)}: {r.reason}")
             e, steps = r.expr, steps + r.steps
         return Success(e, steps)
 
@@ -163,7 +173,7 @@ def repeat(s: Strategy, fuel: int = 1000) -> Strategy:
             if not r.ok:
                 return Success(e, steps)
             e, steps = r.expr, steps + r.steps
-        return Failure(f"repeat({s}) ran out of fuel after {fuel} applications (does it loop?)")
+        return Failure(f"repeat({_label(s)}) ran out of fuel after {fuel} applications (does it loop?)")
 
     return Strategy(f"repeat({s})", run)
 
@@ -177,7 +187,7 @@ def all_(s: Strategy) -> Strategy:
         for k, c in enumerate(children(e)):
             r = s(c)
             if not r.ok:
-                return Failure(f"all({s}): child {k}: {r.reason}")
+                return Failure(f"all({_label(s)}): child {k}: {r.reason}")
             e = with_child(e, k, r.expr)
             steps += _under(k, r)
         return Success(e, steps)
@@ -191,7 +201,7 @@ def one(s: Strategy) -> Strategy:
             r = s(c)
             if r.ok:
                 return Success(with_child(e, k, r.expr), _under(k, r))
-        return Failure(f"one({s}): no child where it applies")
+        return Failure(f"one({_label(s)}): no child where it applies")
 
     return Strategy(f"one({s})", run)
 
@@ -206,7 +216,7 @@ def some(s: Strategy) -> Strategy:
                 hit = True
                 e = with_child(e, k, r.expr)
                 steps += _under(k, r)
-        return Success(e, steps) if hit else Failure(f"some({s}): no child where it applies")
+        return Success(e, steps) if hit else Failure(f"some({_label(s)}): no child where it applies")
 
     return Strategy(f"some({s})", run)
 
@@ -241,13 +251,13 @@ def _placed(e: Expr, path: tuple[int, ...], r: Success) -> Success:
 def top_down(s: Strategy) -> Strategy:
     """`s` at the first place it applies, searching parents before children."""
     return Strategy(f"top_down({s})",
-                    lambda e: _first_place(s, e, False) or Failure(f"top_down({s}): applies nowhere"))
+                    lambda e: _first_place(s, e, False) or Failure(f"top_down({_label(s)}): applies nowhere"))
 
 
 def bottom_up(s: Strategy) -> Strategy:
     """`s` at the first place it applies, searching children before parents."""
     return Strategy(f"bottom_up({s})",
-                    lambda e: _first_place(s, e, True) or Failure(f"bottom_up({s}): applies nowhere"))
+                    lambda e: _first_place(s, e, True) or Failure(f"bottom_up({_label(s)}): applies nowhere"))
 
 
 def normalize(s: Strategy, fuel: int = 10000) -> Strategy:
@@ -272,7 +282,7 @@ def position(n: int, s: Strategy) -> Strategy:
                     return _placed(e, tuple(reversed(rev)), r)
                 seen += 1
             stack.extend((c, (k, link)) for k, c in reversed(list(enumerate(children(node)))))
-        return Failure(f"position({n}, {s}): applies at only {seen} place(s)")
+        return Failure(f"position({n}, {_label(s)}): applies at only {seen} place(s)")
 
     return Strategy(f"position({n}, {s})", run)
 
@@ -283,9 +293,9 @@ def position(n: int, s: Strategy) -> Strategy:
 def body(s: Strategy) -> Strategy:
     def run(e: Expr) -> Result:
         if not isinstance(e, (Lambda, NatLambda)):
-            return Failure(f"body({s}): not a function")
+            return Failure(f"body({_label(s)}): not a function")
         r = s(e.body)
-        return Success(with_child(e, 0, r.expr), _under(0, r)) if r.ok else Failure(f"body({s}): {r.reason}")
+        return Success(with_child(e, 0, r.expr), _under(0, r)) if r.ok else Failure(f"body({_label(s)}): {r.reason}")
 
     return Strategy(f"body({s})", run)
 
@@ -293,9 +303,9 @@ def body(s: Strategy) -> Strategy:
 def _child_at(k: int, label: str, s: Strategy) -> Strategy:
     def run(e: Expr) -> Result:
         if not isinstance(e, App):
-            return Failure(f"{label}({s}): not an application")
+            return Failure(f"{label}({_label(s)}): not an application")
         r = s(children(e)[k])
-        return Success(with_child(e, k, r.expr), _under(k, r)) if r.ok else Failure(f"{label}({s}): {r.reason}")
+        return Success(with_child(e, k, r.expr), _under(k, r)) if r.ok else Failure(f"{label}({_label(s)}): {r.reason}")
 
     return Strategy(f"{label}({s})", run)
 
@@ -318,13 +328,13 @@ def fmap(s: Strategy) -> Strategy:
     def run(e: Expr) -> Result:
         head, args = spine(e)
         if not (isinstance(head, Prim) and head.name in MAP_LIKE and args):
-            return Failure(f"fmap({s}): not a map")
+            return Failure(f"fmap({_label(s)}): not a map")
         path = (0,) * (len(args) - 1) + (1,)  # the first argument, f
         f = at_path(e, path)
         inner = body(s) if isinstance(f, Lambda) else s
         r = inner(f)
         if not r.ok:
-            return Failure(f"fmap({s}): {r.reason}")
+            return Failure(f"fmap({_label(s)}): {r.reason}")
         return _placed(e, path, r)
 
     return Strategy(f"fmap({s})", run)
