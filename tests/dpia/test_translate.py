@@ -115,7 +115,8 @@ def test_bad_inputs_are_rejected_before_launch():
         kernel(inputs[0].astype(np.float64), inputs[1])
 
 
-@pytest.mark.parametrize("name", ["workgroup_local_barrier", "stencil_pad_clamp", "vectorised"])
+@pytest.mark.parametrize("name", ["workgroup_local_barrier", "stencil_pad_clamp", "vectorised",
+                                  "schedule_mm_register_blocked_vector_copies", "schedule_mm_rows_vectorized"])
 def test_generated_code_snapshot(name):
     prog, _ = CASES[name]
     src = cg.emit(dpia.translate(prog, name=name))
