@@ -27,7 +27,7 @@ from functional.nat import Nat
 from functional.types import AddressSpace, ArrayType, ScalarType, TupleType, VectorType
 from imperative.ir import (
     Assign, Barrier, Cmd, Exp, For, If, Level, Lit, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program, Seq, Skip,
-    Store, leaf_name, leaves,
+    Store, leaf_name, leaves, walk,
 )
 
 
@@ -84,6 +84,7 @@ class _Printer:
         self.opencl = opencl
         self.local_size = local_size or {}  # the program's launch contract: {dim: items}
         self.user_funs: dict[str, str] = {}
+        self.vector_bytes: dict[str, int] = {}  # leaf -> the widest vector read or written through it
 
     def exp(self, e: Exp) -> str:
         if isinstance(e, Lit):
@@ -209,6 +210,7 @@ class _Printer:
             for d in dims:
                 count = count * d
             align = LOCAL_ALIGN if m.space is AddressSpace.LOCAL else 0
+            align = max(align, self.vector_bytes.get(leaf_name(m.name, proj), 0))
             if isinstance(elem, VectorType):  # vectors live as scalars, read through vector pointers
                 align = max(align, _vector_bytes(elem))
                 count, elem = count * elem.width, elem.elem
@@ -246,13 +248,34 @@ def kernel_params(p: Program) -> list[tuple[str, str, object]]:
 def _required_size(body: Cmd, contract: dict) -> str:
     """`reqd_work_group_size` when the launch contract fixes every local dimension the kernel
     uses: the compiler may then rely on the group's shape."""
-    from imperative.ir import walk
-
     dims = {c.dim for c in walk(body) if isinstance(c, ParFor) and c.level is Level.LOCAL}
     if not dims or not dims <= set(contract):
         return ""
     sizes = [contract.get(d, 1) for d in range(3)]
     return f"__attribute__((reqd_work_group_size({sizes[0]}, {sizes[1]}, {sizes[2]})))\n"
+
+
+def _vector_accesses(body: Cmd) -> dict[str, int]:
+    """{leaf: bytes of the widest vector read or written through it}: a scalar array that
+    views read as vectors must be declared aligned like a vector array."""
+    out: dict[str, int] = {}
+
+    def note(access) -> None:
+        if isinstance(access, (Load, Store)) and isinstance(access.type, VectorType):
+            out[access.leaf] = max(out.get(access.leaf, 0), _vector_bytes(access.type))
+
+    def exp(e) -> None:
+        note(e)
+        for a in getattr(e, "args", ()):
+            exp(a)
+
+    for c in walk(body):
+        if isinstance(c, Assign):
+            note(c.acc)
+            exp(c.value)
+        elif isinstance(c, If):
+            exp(c.cond)
+    return out
 
 
 def emit(p: Program, target: str = "opencl") -> str:
@@ -268,6 +291,7 @@ def emit(p: Program, target: str = "opencl") -> str:
     kernels = []
     for ph in phases(p):
         hoisted: list[str] = []
+        pr.vector_bytes = _vector_accesses(ph.body)
         body = pr.cmd(ph.body, 1, hoisted)
         if opencl:
             sig = ",\n    ".join(decl for decl, _, _ in params)
