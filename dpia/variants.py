@@ -4,6 +4,8 @@
     kernel(x)                               # sizes from x's shape; per sizes, once:
                                             #   the tuning database's best variant for (program, sizes,
                                             #   device), replayed from its derivation text, else
+                                            #   a preset measured on this kind of device that fits
+                                            #   (dpia.presets), else
                                             #   functional.schedules.default_schedule on the program
                                             #   with the sizes fixed (dpia.programs.fix_sizes)
     kernel.variant.kind, kernel.variant.derivation, kernel.source, kernel.time(x)
@@ -31,7 +33,7 @@ from functional.schedules import default_schedule
 
 from .programs import canonical, fix_sizes, signature, size_vars
 
-KINDS = ("tuned", "default")
+KINDS = ("tuned", "preset", "default")
 
 
 class TuningWarning(UserWarning):
@@ -40,7 +42,8 @@ class TuningWarning(UserWarning):
 
 @attrs.frozen
 class Variant:
-    """One lowering of a program: `kind` "tuned" (from the database) or "default"; its
+    """One lowering of a program: `kind` "tuned" (from the database), "preset" (dpia.presets)
+    or "default"; its
     derivation as text (Derivation.to_text); the time the database recorded for it; why
     the default was used when a tuned variant could not be (empty otherwise)."""
 
@@ -120,10 +123,28 @@ def default_variant(program: Expr, sizes: dict | None = None, note: str = "") ->
     return low, Variant("default", derivation.to_text(), note=note)
 
 
+def preset_variant(program: Expr, sizes: dict, limits, note: str = "") -> tuple[Expr, Variant] | None:
+    """The first preset (dpia.presets) that fits these sizes on a device with `limits`,
+    derived; None when none fits or it does not derive (with a TuningWarning)."""
+    from .presets import preset_point, preset_program
+
+    point = preset_point(program, sizes, limits)
+    if point is None:
+        return None
+    try:
+        low, derivation = preset_program(program, point)
+    except FunctionalError as exc:
+        warnings.warn(f"the preset {point} does not derive: {exc}; using the default", TuningWarning, stacklevel=3)
+        return None
+    return low, Variant("preset", derivation.to_text(), note=f"{note}; preset {point}" if note else f"preset {point}")
+
+
 def choose_variant(program: Expr, sizes: dict | None = None, device_key: str | None = None,
-                   db=None) -> tuple[Expr, Variant]:
+                   db=None, limits=None) -> tuple[Expr, Variant]:
     """The lowered program to run: the database's best for (program, sizes, device_key) if
-    it replays, else the default.  Without sizes or device key the database is not asked."""
+    it replays, else the first preset that fits on a device with `limits` (DeviceLimits),
+    else the default.  Without sizes or device key the database is not asked; without
+    sizes or limits no preset is."""
     note = ""
     if sizes is not None and device_key is not None:
         with open_database(db) as opened:
@@ -136,6 +157,10 @@ def choose_variant(program: Expr, sizes: dict | None = None, device_key: str | N
                 warnings.warn(f"{note}; using the default", TuningWarning, stacklevel=2)
         else:
             note = "no tuned variant stored for these sizes and this device"
+    if sizes is not None and limits is not None:
+        preset = preset_variant(program, sizes, limits, note)
+        if preset is not None:
+            return preset
     return default_variant(program, sizes, note)
 
 
@@ -207,13 +232,16 @@ class VariantKernel:
         return self.for_sizes(self.sizes_of(arrays))
 
     def _compile(self, sizes: dict) -> tuple:
-        low, variant = choose_variant(self.program, sizes, self.device_key, self._db)
+        from .space import DeviceLimits
+
+        limits = DeviceLimits.of(self.device)
+        low, variant = choose_variant(self.program, sizes, self.device_key, self._db, limits)
         if variant.kind == "default":
             return self._build(low), variant
         try:
             return self._build(low), variant
-        except FunctionalError as exc:  # a stored variant this version cannot translate or build
-            note = f"the stored variant does not compile: {exc}"
+        except FunctionalError as exc:  # a stored or preset variant this version cannot translate or build
+            note = f"the {'stored' if variant.kind == 'tuned' else 'preset'} variant does not compile: {exc}"
             warnings.warn(f"{note}; using the default", TuningWarning, stacklevel=3)
             low, variant = default_variant(self.program, sizes, note)
             return self._build(low), variant
@@ -230,4 +258,4 @@ class VariantKernel:
 
 
 __all__ = ["KINDS", "TuningWarning", "Variant", "VariantKernel", "choose_variant", "default_variant",
-           "is_high_level", "open_database", "tuned_variant"]
+           "is_high_level", "open_database", "preset_variant", "tuned_variant"]

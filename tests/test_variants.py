@@ -136,3 +136,46 @@ def test_a_partly_lowered_program_compiles_as_written():
         lambda r: fl.reduce_seq(fl.add, 0.0, r), fl.map(fl.map(fl.neg), xss)))
     assert S.high_level_left(partly)  # a high-level map is left, but the user lowered the rest by hand
     assert isinstance(dpia.compile(partly), Kernel)
+
+
+# ----------------------------------------------------------------------------------- presets
+
+
+def test_a_preset_that_fits_runs_before_the_default():
+    """On a CPU device the naive mm gets the CPU shape measured on PoCL (mm_rows_vectorized)
+    when the sizes fit it; sizes it does not divide get the default."""
+    mm = _program("mm")
+    kernel = dpia.compile(mm, db=False)
+    a, b = random_inputs(mm, {"M": 16, "K": 8, "N": 32}, 0)
+    assert relative_error(kernel(a, b), a @ b) < 1e-5
+    assert kernel.variant.kind == "preset" and "mm_rows_vectorized" in kernel.variant.note
+    assert "float8" in kernel.source
+    a, b = random_inputs(mm, {"M": 6, "K": 5, "N": 7}, 0)
+    assert relative_error(kernel(a, b), a @ b) < 1e-5
+    assert kernel.variant.kind == "default"
+
+
+def test_presets_follow_the_kind_of_device_and_its_limits():
+    from dpia.presets import preset_point
+    from dpia.space import DeviceLimits
+
+    gpu = DeviceLimits(max_work_group_size=1024, local_mem_bytes=48 * 1024, compute_units=132, device_type="GPU")
+    cpu = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=2)
+    mm, total = _program("mm"), _program("total")
+    big = {"M": 4096, "N": 4096, "K": 4096}
+    assert preset_point(mm, big, gpu).family == "mm_register_blocked"
+    assert preset_point(mm, big, cpu).family == "mm_rows_vectorized"
+    assert preset_point(mm, {"M": 256, "N": 256, "K": 64}, gpu) is None  # 4 work-groups for 132 compute units
+    assert preset_point(total, {"N": 1 << 28}, gpu).family == "parallel_reduce_two_stage"
+    assert preset_point(total, {"N": 1 << 26}, cpu).family == "chunked_sum"
+    assert preset_point(total, {"N": 1000}, cpu) is None  # not a multiple of the chunk
+
+
+def test_the_stored_variant_wins_over_a_preset(private_db):
+    mm = _program("mm")
+    sizes = {"M": 16, "K": 8, "N": 32}
+    low, derivation = derive(fix_sizes(mm, sizes), S.default_schedule())
+    _store(private_db, mm, sizes, derivation.to_text())
+    kernel = dpia.compile(mm)
+    a, b = random_inputs(mm, sizes, 0)
+    assert relative_error(kernel(a, b), a @ b) < 1e-5 and kernel.variant.kind == "tuned"
