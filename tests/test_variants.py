@@ -174,7 +174,7 @@ def test_presets_follow_the_kind_of_device_and_its_limits():
 def test_the_stored_variant_wins_over_a_preset(private_db):
     mm = _program("mm")
     sizes = {"M": 16, "K": 8, "N": 32}
-    low, derivation = derive(fix_sizes(mm, sizes), S.default_schedule())
+    _, derivation = derive(fix_sizes(mm, sizes), S.default_schedule())
     _store(private_db, mm, sizes, derivation.to_text())
     kernel = dpia.compile(mm)
     a, b = random_inputs(mm, sizes, 0)
