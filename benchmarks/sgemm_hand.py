@@ -8,13 +8,19 @@ Every kernel computes C = A B (row-major, float32) with a TM x TN tile per work-
 
 - `interleaved`: item (r, c) owns rows r + (TM/WM) i and columns c + (TN/WN) j, scalar
   reads of local tiles (the kernel of benchmarks/mm_gpu.py);
-- `blocked4`: item (r, c) owns rows 4r + (TM/2) h + {0..3} (h < WM/4), the same for columns:
-  every item reads its fragments as float4 (`vload4` from local memory), A's tile stored
-  k-major so that rows are contiguous; `scalar4` is the same ownership with scalar reads
-  (does the OpenCL compiler vectorise them itself?);
+- `blocked4`: item (r, c) owns rows 4r + (TM/(WM/4)) h + {0..3} (h < WM/4), the same for
+  columns ("runs of 4"): every item reads its fragments as float4 through float4 pointers
+  into 16-byte aligned local arrays, A's tile stored k-major so that rows are contiguous,
+  the tiles read from global memory as float4 (one or more per item);
+  `vload4`: the same with vload4 (NVIDIA splits it into scalar loads);
+  `scalar-local`: fragments read as scalars (the compiler merges them into 128-bit reads);
+  `scalar-global`: tiles read from global memory as scalars;
 - `db`: double-buffered local tiles (the next tile's global reads issued before the
   current tile's products, one barrier per k-tile);
-- `gv4`: tiles read from global memory as float4.
+- `padA4`, `padB4`: local rows padded by 4 floats.
+
+Each line also prints static counts from the driver's PTX (`ld.shared.v4` = 128-bit local
+reads, `fma`, `ld.global.v4`).  Results: benchmarks/sgemm_hand_h200.log, RESULTS.md.
 """
 
 from __future__ import annotations
