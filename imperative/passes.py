@@ -253,10 +253,10 @@ def _owned_parts(coefs: dict, counts: dict, consts: set) -> bool:
 
 
 def _accesses(cmd: Cmd, leaf: str, lids: dict, out: list) -> None:
-    """(index, enclosing local loops) of every Load/Store of `leaf` below `cmd`."""
+    """(index, enclosing local loops, type) of every Load/Store of `leaf` below `cmd`."""
     def exp(e):
         if isinstance(e, (Load, Store)) and e.leaf == leaf:
-            out.append((e.index, dict(lids)))
+            out.append((e.index, dict(lids), e.type))
         for a in getattr(e, "args", ()):
             exp(a)
 
@@ -338,7 +338,9 @@ def _private_scalars(cmd: New, contract: dict) -> dict | None:
         return None
     found: list = []
     _accesses(cmd.body, cmd.mem.name, {}, found)
-    maps = [(_local_index_map(i, lids), lids) for i, lids in found]
+    if any(t != leaf_type for _, _, t in found):
+        return None  # read or written as vectors of its scalars (as_vector views): one scalar per offset would not do
+    maps = [(_local_index_map(i, lids), lids) for i, lids, _ in found]
     if not found or any(m is None for m, _ in maps):
         return None
     if len({tuple(sorted(m[0].items())) for m, _ in maps}) != 1:

@@ -116,6 +116,11 @@ def _schedule_cases() -> dict:
         "schedule_mm_register_blocked_vector_copies": (
             _derived(mm16, sch.mm_register_blocked(8, 16, 8, 2, 8, coalesce_a=True, vector_a=4, vector_b=4,
                                                  interleave_b=4)), (_f32(16, 8), _f32(8, 32))),
+        # a private array of scalars read back as float4s: not split into scalars (privatise
+        # keeps arrays accessed at another type), declared aligned for the vector pointer
+        "private_scalars_read_as_vectors": (fl.fun([fl.array(fl.nat("N", multiple_of=16), fl.f32)], lambda xs: fl.join(
+            fl.map_global(lambda chunk: fl.as_scalar(fl.map_seq_unroll(fl.map_vec(lambda x: x + 1.0), fl.as_vector(
+                4, fl.to_private(fl.map_seq_unroll(lambda x: x * 2.0, chunk))))), fl.split(16, xs)))), (_f32(32),)),
         # the CPU shape: rows of the register block accumulated in vectors (vectorize_accumulator)
         "schedule_mm_rows_vectorized": (_derived(mm16, sch.mm_rows_vectorized(2, 16, 8)), (_f32(8, 8), _f32(8, 32))),
         "mm_register_blocked_2x2": (_register_blocked(8, 8, 4, 2, 2), (_f32(16, 12), _f32(12, 24))),
