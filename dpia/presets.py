@@ -60,11 +60,15 @@ def preset_point(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits) 
 
 
 def preset_program(program: Expr, point: Point):
-    """(lowered program, Derivation) of `point` on `program` (raises FunctionalError)."""
+    """(lowered program, Derivation) of `point` on `program` (raises FunctionalError): the
+    program re-declared with the facts the point needs (by role, mapped to the program's own
+    size variable names), then the family's strategy."""
     family = _family(point.family)
     params = point.as_dict()
-    target = infer(with_size_facts(program, family.needs(params)))
-    return derive(target, family.strategy(params))
+    typed = program if program.t is not None else infer(program)
+    roles = family.roles(typed)
+    needs = {roles[role]: multiple for role, multiple in family.needs(params).items()}
+    return derive(infer(with_size_facts(typed, needs)), family.strategy(params))
 
 
 __all__ = ["PRESETS", "preset_point", "preset_program"]

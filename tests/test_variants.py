@@ -179,3 +179,14 @@ def test_the_stored_variant_wins_over_a_preset(private_db):
     kernel = dpia.compile(mm)
     a, b = random_inputs(mm, sizes, 0)
     assert relative_error(kernel(a, b), a @ b) < 1e-5 and kernel.variant.kind == "tuned"
+
+
+def test_a_preset_maps_its_roles_to_the_programs_own_size_names():
+    """mm's rows named N and its columns M: the preset's facts follow the roles, not the names."""
+    rows, k, cols = fl.nat("N"), fl.nat("K"), fl.nat("M")
+    mm = fl.fun([fl.array(rows, fl.array(k, fl.f32)), fl.array(k, fl.array(cols, fl.f32))],
+                lambda a, b: fl.map(lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(
+                    lambda p: fl.fst(p) * fl.snd(p), fl.zip(r, c))), fl.transpose(b)), a))
+    kernel = dpia.compile(mm, db=False)
+    a, b = random_inputs(mm, {"N": 8, "K": 8, "M": 32}, 0)
+    assert relative_error(kernel(a, b), a @ b) < 1e-5 and kernel.variant.kind == "preset"
