@@ -458,12 +458,21 @@ def _aligned_split(a: Nat, d: int) -> tuple[int, Nat, Nat] | None:
     a multiple of g, at most d - g).  The largest such g, or None."""
     if not is_nonneg(a):
         return None
-    for g in sorted((x for x in range(2, d + 1) if d % x == 0), reverse=True):
-        s = Nat.from_terms([(m, c) for m, c in a.terms if c.denominator == 1 and int(c) % g == 0])
+    # only terms that are whole numbers on their own go into s: an integer coefficient times
+    # atoms with positive powers (2 N / M may be an integer while N / M is not)
+    whole = [(m, c) for m, c in a.terms if m and c.denominator == 1 and all(p > 0 for _, p in m)]
+    for g in _divisors_desc(d):
+        s = Nat.from_terms([(m, c) for m, c in whole if int(c) % g == 0])
         c = a - s
         if s.terms and not s.is_const and is_nonneg(s) and is_nonneg(c) and proves_lt(c, Nat.const(g)):
             return g, s, c
     return None
+
+
+def _divisors_desc(d: int) -> list[int]:
+    """The divisors of d above 1, largest first (O(sqrt d))."""
+    small = [x for x in range(2, math.isqrt(d) + 1) if d % x == 0]
+    return sorted(set(small) | {d // x for x in small} | {d}, reverse=True)
 
 
 def _divmod_aligned(a: Nat, b: Nat, want_mod: bool) -> Nat | None:

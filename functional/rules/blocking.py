@@ -504,7 +504,7 @@ def _interleave_side(m):
     if not (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType)):
         return "not a 2D array"
     n, b, g = t.elem.size.as_int(), _int(m.b), _int(m.g)
-    if n is None or b is None or g is None or b % g or n % b:
+    if n is None or b is None or g is None or b < 1 or g < 1 or b % g or n % b:
         return f"rows of {t.elem.size} values do not split into blocks of {m.b} in runs of {m.g}"
     return None
 

@@ -951,3 +951,14 @@ def test_aligned_division_agrees_with_integers_on_random_values():
                 value = evaluate(e, env)
                 assert evaluate(quotient, env) == value // d, (e, d, quotient)
                 assert evaluate(remainder, env) == value % d, (e, d, remainder)
+
+
+def test_aligned_division_leaves_terms_that_are_not_whole_numbers_alone():
+    """2 N / M can be an integer while N / M is not (N = 3, M = 2): such a term is not
+    divided by g, so (2 N / M + 1) // 4 keeps its floor-division atom."""
+    n, m = nat("N"), nat("M", multiple_of=2)
+    a = n / (m / 2) + 1
+    for env in ({"N": 3, "M": 2}, {"N": 6, "M": 4}, {"N": 10, "M": 2}):
+        value = evaluate(a, env)
+        assert evaluate(a // 4, env) == value // 4
+        assert evaluate(a % 4, env) == value % 4
