@@ -258,15 +258,20 @@ def _work(sizes: Mapping[str, int]) -> int:
 
 def probe_sizes(program: Expr, sizes: Mapping[str, int]) -> dict[str, int] | None:
     """Sizes with at most PROBE_WORK of the real sizes' work: the largest size halved while
-    it stays a multiple of its facts' multiple_of (and at least that), or None when the
-    sizes cannot shrink to a quarter of the work."""
+    it keeps its facts (a multiple of multiple_of, at least lo and multiple_of), or None when
+    the sizes cannot shrink to a quarter of the work."""
     from .programs import size_vars
 
-    multiples = {v.name: v.multiple_of for v in size_vars(program)}
+    facts = {v.name: v for v in size_vars(program)}
+
+    def halvable(name: str, value: int) -> bool:
+        var = facts.get(name)
+        multiple, lo = (var.multiple_of, var.lo) if var is not None else (1, 1)
+        return value % 2 == 0 and (value // 2) % multiple == 0 and value // 2 >= max(multiple, lo)
+
     probe = dict(sizes)
     while _work(probe) > PROBE_WORK * _work(sizes):
-        shrinkable = [n for n, v in probe.items()
-                      if v % 2 == 0 and (v // 2) % multiples.get(n, 1) == 0 and v // 2 >= multiples.get(n, 1)]
+        shrinkable = [n for n, v in probe.items() if halvable(n, v)]
         if not shrinkable:
             break
         name = max(shrinkable, key=lambda n: (probe[n], n))
