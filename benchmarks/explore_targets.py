@@ -93,7 +93,7 @@ def run(kind: str, sizes: dict, inputs: tuple, references, work: float, unit: st
         print(f"  [{c.params.get('family', '')}] {t}", flush=True)
 
     result = explore(program, sizes, db=db, budget_s=args.budget, search=args.search, seed=args.seed,
-                     progress=progress if args.verbose else None)
+                     workers=args.workers, progress=progress if args.verbose else None)
     print(result.report(), flush=True)
     try:
         plots = write_exploration_plots(result, program, out / f"{kind}_{label}")
@@ -134,6 +134,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--out", default="explore_out")
+    ap.add_argument("--workers", type=int, default=None, help="compiling processes (default: dpia.explore's)")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)

@@ -158,6 +158,7 @@ class Outcome:
     error: str | None = None
     time_s: float | None = None
     rule: str | None = None
+    stage_s: Mapping[str, float] | None = None  # seconds per stage, measured by the parent ("queue": waiting for the device)
 
 
 # ------------------------------------------------------------------------------ the jobs
@@ -404,6 +405,18 @@ class _Worker:
         self.state, self.spec, self.stage = "starting", None, None
         self.deadline = time.monotonic() + STARTUP_TIMEOUT_S
         self.derivation: str | None = None
+        self.marks: list[tuple[str, float]] = []  # (stage, when it began) for the current candidate
+
+    def mark(self, stage: str) -> None:
+        self.marks.append((stage, time.monotonic()))
+
+    def stage_seconds(self) -> dict[str, float]:
+        """Seconds spent per stage of the current candidate so far (stages summed by name)."""
+        out: dict[str, float] = {}
+        ends = [t for _, t in self.marks[1:]] + [time.monotonic()]
+        for (stage, start), end in zip(self.marks, ends):
+            out[stage] = round(out.get(stage, 0.0) + end - start, 4)
+        return out
 
     def send(self, message) -> None:
         self.conn.send(message)
@@ -457,6 +470,8 @@ class _Pool:
         worker.send(("job", spec))
         worker.state, worker.spec, worker.stage, worker.derivation = "compiling", spec, "derive", None
         worker.deadline = time.monotonic() + self._timeout
+        worker.marks = []
+        worker.mark("derive")
 
     # -- events -------------------------------------------------------------------------
 
@@ -482,6 +497,8 @@ class _Pool:
             raise ExploreError(f"a worker process cannot open the device: {message[1]}", where=self._key)
         elif kind == "stage":
             worker.stage = message[1]
+            if message[1] != "derive":  # dispatch marked it
+                worker.mark(message[1])
         elif kind == "derived":
             worker.derivation = message[2]
             go = self._on_derived(worker.spec, message[1], message[2])
@@ -490,10 +507,12 @@ class _Pool:
                 worker.state, worker.spec = "idle", None
         elif kind == "built":
             worker.state, worker.deadline = "built", time.monotonic() + EXCLUSIVE_WAIT_S
+            worker.mark("queue")
             self._waiting.append(worker)
         elif kind == "done":
+            outcome = attrs.evolve(message[1], stage_s=worker.stage_seconds())
             spec, worker.state, worker.spec = worker.spec, "idle", None
-            self._on_done(spec, message[1], worker.derivation)
+            self._on_done(spec, outcome, worker.derivation)
 
     def _grant(self) -> None:
         """Let the next built candidate measure when the device is free."""
@@ -733,6 +752,8 @@ class _Run:
                   "seed": self.seed}
         if outcome.rule:
             params["rule"] = outcome.rule
+        if outcome.stage_s:
+            params["stage_s"] = dict(outcome.stage_s)
         text = derivation or Derivation(spec.program, ()).to_text()  # failed before a derivation existed
         return Candidate(self.program_text, dict(spec.sizes), self.device, text, outcome.status,
                          time_s=outcome.time_s, stage=outcome.stage, error=outcome.error, params=params,

@@ -345,3 +345,17 @@ def test_a_candidate_slow_on_its_probe_is_abandoned_before_the_real_sizes(tmp_pa
     assert stored["default_schedule"].status == "ok"  # the baseline: no best yet, no probe
     assert stored["twin"].status == "slow" and "probe sizes" in stored["twin"].error
     assert result.failed == 0
+
+
+def test_every_candidate_records_where_its_time_went(tmp_path):
+    """Seconds per stage (derive ... time, and "queue": waiting for the device) are stored with
+    each candidate, so a slow exploration can be diagnosed from its database."""
+    with TuningDB(tmp_path / "t.sqlite") as db:
+        result = explore(TOTAL, SUM_SIZES, db=db, seed=1, workers=2, families=[TWIN], evaluator=Evaluator(repeat=3))
+        stored = db.candidates(run_id=result.run_id)
+    ok = [c for c in stored if c.status == "ok"]
+    assert ok
+    for c in ok:
+        stages = c.params["stage_s"]
+        assert {"derive", "translate", "build", "run", "check", "time"} <= set(stages)
+        assert all(seconds >= 0 for seconds in stages.values())
