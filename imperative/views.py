@@ -202,12 +202,18 @@ def _apply_index(fun: IndexFun, i: Nat, n: Nat) -> Nat:
     return fun(i, n)
 
 
-def _vector_from_lanes(src: Exp, i: Nat, w: Nat) -> Exp:
-    width = w.as_int()
-    lanes = [read(src, (i * w + k,)) for k in range(width)]
+def _aligned_run(lanes: list, kind: type, w: Nat) -> bool:
+    """The lanes' accesses (Loads or Stores) are w consecutive elements of one leaf, the
+    first at a multiple of w: one vector access can replace them."""
     first = lanes[0]
-    if (isinstance(first, Load) and all(isinstance(x, Load) and x.leaf == first.leaf and x.index == first.index + k
-                                        for k, x in enumerate(lanes)) and divides(w, first.index)):
+    return (all(isinstance(x, kind) and x.leaf == first.leaf and x.index == first.index + k for k, x in enumerate(lanes))
+            and divides(w, first.index))
+
+
+def _vector_from_lanes(src: Exp, i: Nat, w: Nat) -> Exp:
+    lanes = [read(src, (i * w + k,)) for k in range(w.as_int())]
+    first = lanes[0]
+    if _aligned_run(lanes, Load, w):
         return Load(first.leaf, first.index / w, VectorType(first.type, w), first.space)
     return Op("vec", (w,), tuple(lanes), VectorType(first.type, w))
 
@@ -277,8 +283,7 @@ def _vector_store(target: Acc, i: Nat, w: Nat):
     consecutive and aligned, else LaneStores."""
     lanes = [write(target, (i * w + k,)) for k in range(w.as_int())]
     first = lanes[0]
-    if (all(isinstance(x, Store) and x.leaf == first.leaf and x.index == first.index + k for k, x in enumerate(lanes))
-            and divides(w, first.index)):
+    if _aligned_run(lanes, Store, w):
         return Store(first.leaf, first.index / w, VectorType(first.type, w), first.space)
     return LaneStores(tuple(lanes))
 

@@ -391,17 +391,12 @@ rule("materialise_reduce_init_unrolled", "blocking",
 # ------------------------------------------------------------------ vectorize_accumulator
 
 
-def _is_projection_of(e: Expr, name: str, p: str) -> bool:
-    app = _prim_app(e, name, 1)
-    return app is not None and isinstance(app[1][0], Identifier) and app[1][0].name == p
-
-
 def _lane_wise(e: Expr, p: str, vt) -> Expr:
     """E with `snd p` a vector lane's value: every subterm not mentioning p is the same for
     all lanes (cast to a vector: a broadcast); arithmetic applies lane-wise."""
     if p not in free_identifiers(e):
         return fl.cast(vt, e)
-    if _is_projection_of(e, "snd", p):
+    if _projection(e, "snd", p):
         return e
     head, args = spine(e)
     if isinstance(head, Prim) and head.name in ("add", "sub", "mul", "max", "min") and len(args) == 2:
@@ -428,11 +423,11 @@ def _accumulator_parts(m):
     lane_fn, inner = lanes[1]
     inner_zip = _prim_app(inner, "zip", 2)
     q = row_fn.param.name
-    if inner_zip is None or not _is_projection_of(inner_zip[1][0], "fst", q):
+    if inner_zip is None or not _projection(inner_zip[1][0], "fst", q):
         raise NotApplicable("a row's update does not zip the accumulator's row first")
     add = _prim_app(lane_fn.body, "add", 2)
     p = lane_fn.param.name
-    if add is None or not _is_projection_of(add[1][0], "fst", p):
+    if add is None or not _projection(add[1][0], "fst", p):
         raise NotApplicable("a lane's update is not `fst p + E`")
     if acc.param.name in free_identifiers(outer_zip[1][1]) or acc.param.name in free_identifiers(row_fn.body):
         raise NotApplicable("the accumulator is read elsewhere in the step")
