@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import dpia  # noqa: E402
 import functional as fl  # noqa: E402
 from codegen_opencl.runtime import choose_device, describe  # noqa: E402
+from sgemm_hand import ptx_counts  # noqa: E402 -- static load widths of a built kernel's PTX
 
 
 def _dot(r, c):
@@ -208,8 +209,6 @@ def main(argv=None) -> int:
                 got = kernel(a, b)
                 err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
                 t = kernel.time(a, b, repeat=args.repeat)
-                from sgemm_hand import ptx_counts
-
                 print(f"{spec:18s} {name:32s} {t * 1e3:9.3f} {flops / t / 1e12:8.2f} {t_ref / t:9.3f} {err:.1e} "
                       f"{ptx_counts(kernel._cl_program)}", flush=True)
             except Exception as exc:  # noqa: BLE001 -- a failing variant is reported, the run goes on

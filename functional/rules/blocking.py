@@ -333,15 +333,21 @@ def unrolled_copy(t, e):
     return fl.map_seq_unroll(lambda x: unrolled_copy(t.elem, x), e)
 
 
+def _symbolic_dimension(t):
+    """The first dimension of the (nested) array type t that is not a constant, or None."""
+    while isinstance(t, ArrayType):
+        if t.size.as_int() is None:
+            return t.size
+        t = t.elem
+    return None
+
+
 def _unrolled_side(m):
     t = m.root.t
     if not isinstance(t, ArrayType):
         return "the reduction's result is not an array"
-    while isinstance(t, ArrayType):
-        if t.size.as_int() is None:
-            return f"a dimension of the result ({t.size}) is not a constant: cannot unroll"
-        t = t.elem
-    return None
+    size = _symbolic_dimension(t)
+    return None if size is None else f"a dimension of the result ({size}) is not a constant: cannot unroll"
 
 
 def _ex_unrolled(rng):
@@ -365,12 +371,8 @@ def _init_unrolled_side(m):
     problem = _materialise_side(m)
     if problem:
         return problem
-    t = m.z.t
-    while isinstance(t, ArrayType):
-        if t.size.as_int() is None:
-            return f"a dimension of the initial value ({t.size}) is not a constant: cannot unroll"
-        t = t.elem
-    return None
+    size = _symbolic_dimension(m.z.t)
+    return None if size is None else f"a dimension of the initial value ({size}) is not a constant: cannot unroll"
 
 
 def _ex_init_unrolled(rng):
