@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     ap.add_argument("--log2n", type=int, default=26)
     ap.add_argument("--sizes", default="1024x1024x1024", help="mm: MxNxK list")
     ap.add_argument("--budget", type=float, default=600.0, help="seconds of exploration per size")
-    ap.add_argument("--search", default="evolutionary")
+    ap.add_argument("--search", default="bayesian")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--out", default="explore_out")

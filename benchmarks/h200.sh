@@ -4,7 +4,7 @@
 # OpenCL library, then run.  See ../shared/reference/gpu.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
+python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD
 mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
 export OCL_ICD_VENDORS=/tmp/icd DPIA_DEVICE=nvidia PYTHONUNBUFFERED=1

@@ -6,7 +6,7 @@
     dpia run FILE[:NAME] --size N=1048576 [--json]      run the best known variant (or the default) on
                                                         random inputs, check it, print time and GB/s
     dpia explore FILE[:NAME] --size ... --budget 10m    search lowerings, store them in the tuning DB
-        [--candidates N] [--strategy random|evolutionary] [--plots [PREFIX]]   (PREFIX default:
+        [--candidates N] [--strategy random|evolutionary|bayesian] [--plots [PREFIX]]   (PREFIX default:
         dpia-NAME-SIZES in the current directory)
     dpia show FILE[:NAME] [--size ...]                  the chosen variant's derivation, imperative
                                                         program and OpenCL source
@@ -333,12 +333,14 @@ def parse_budget(text: str) -> float:
 
 
 def _explore_args(p: argparse.ArgumentParser) -> None:
+    from .search import SEARCHES
+
     _program_args(p, "a size of the program, e.g. N=1048576 or N=2^20 (repeatable; every size is needed)")
     p.add_argument("--budget", type=parse_budget, metavar="TIME",
                    help="time to search: 90s, 10m, 1h (default 10m unless --candidates is given)")
     p.add_argument("--candidates", type=_positive_int, metavar="N", help="stop after N candidates")
-    p.add_argument("--strategy", choices=("random", "evolutionary"), default="random",
-                   help="how to choose the next candidates (default random)")
+    p.add_argument("--strategy", choices=sorted(SEARCHES), default="bayesian",
+                   help="how to choose the next candidates (default bayesian)")
     p.add_argument("--seed", type=int, default=0, help="seed of the search and of the inputs (default 0)")
     p.add_argument("--workers", type=_positive_int, metavar="W", help="candidates prepared in parallel processes")
     p.add_argument("--plots", nargs="?", const="", metavar="PREFIX",

@@ -1,7 +1,7 @@
 """Exploration (issue 5): from a high-level program and its input sizes to the fastest
 correct kernel the rewrite rules can derive for a device.
 
-    result = explore(program, {"N": 1 << 24}, db=TuningDB(), budget_s=600, search="evolutionary")
+    result = explore(program, {"N": 1 << 24}, db=TuningDB(), budget_s=600, search="bayesian")
     result.best, result.default            # Candidates (dpia.tuning): derivation text, time
     print(result.report())                 # tried / failed per stage and per rule / speed-up
 
@@ -56,7 +56,7 @@ from functional.interp import interpret, layout
 from functional.nat import evaluate
 from functional.syntax import to_text
 
-from .programs import canonical, known_flops, random_inputs, relative_error
+from .programs import canonical, input_shapes, known_flops, layout_leaves, random_inputs, relative_error
 from .search import PENDING, SEARCHES, Search, Trial
 from .space import CHECK_FLOOR, DeviceLimits, Family, Point, Shape, Space, check_size, with_size_facts
 from .tuning import Candidate, TuningDB
@@ -82,14 +82,6 @@ class BudgetError(ExploreError):
 # ------------------------------------------------------------------------ inputs, checks, work
 
 
-def _leaves(lay):
-    if isinstance(lay, tuple):
-        for sub in lay:
-            yield from _leaves(sub)
-    else:
-        yield lay
-
-
 def mismatch(got, want, tolerance: float) -> str | None:
     """Why `got` is not `want` (dpia.programs.relative_error above `tolerance`), or None."""
     error = relative_error(got, want)
@@ -101,7 +93,7 @@ def program_bytes(program: Expr, sizes: Mapping[str, int]) -> int:
     shape = Shape.of(program)
     total = 0
     for t in [p.t for p in shape.inputs] + [shape.body.t]:
-        for leaf in _leaves(layout(t)):
+        for leaf in layout_leaves(layout(t)):
             total += math.prod(int(evaluate(d, sizes)) for d in leaf.dims) * leaf.scalar.dtype.itemsize
     return total
 
@@ -178,6 +170,13 @@ class Spec:
     seed: int
     baseline: bool = False
     probe_sizes: Mapping[str, int] | None = None
+    reference: Expr | None = None  # the program as the user wrote it: inputs and results are its
+
+    @property
+    def oracle(self) -> Expr:
+        """The program the interpreter runs for the check (the same meaning without the
+        re-declared facts, so one result serves every candidate)."""
+        return self.reference if self.reference is not None else self.program
 
     @property
     def point(self) -> Point | None:
@@ -198,7 +197,9 @@ class Spec:
 @attrs.frozen
 class Evaluator:
     """The stages of one candidate, each a method (a subclass may replace one: tests make a
-    build hang).  Runs in the worker processes, so it must pickle (module-level class)."""
+    build hang).  Runs in the worker processes, so it must pickle (module-level class).
+    `build` returns a runtime Kernel (timing binds it to the worker's device copies of the
+    inputs: `Kernel.bind`)."""
 
     repeat: int = 10  # timed runs at least; short kernels get more (see `runs`)
     min_timed_s: float = 0.05  # ... so that the timed runs last about this long together
@@ -234,16 +235,17 @@ class Evaluator:
     def time(self, kernel, inputs: tuple, best_s: float | None, spec: Spec) -> tuple[str, float]:
         """("ok", median of the timed runs), or ("slow", the first run) when that run is more
         than `slow_factor` times the best so far."""
-        first = kernel.time(*inputs, repeat=1, warmup=1)
+        bound = kernel.bind(*inputs)
+        first = bound.time(repeat=1, warmup=1)
         if best_s is not None and first > self.slow_factor * best_s:
             return "slow", first
-        return "ok", kernel.time(*inputs, repeat=self.runs(first), warmup=0)
+        return "ok", bound.time(repeat=self.runs(first), warmup=0)
 
     def probe(self, kernel, inputs: tuple, spec: Spec) -> float:
         """One run at the probe sizes (after one warm-up: the first launch may compile),
         extrapolated to the real sizes by the ratio of work (the product of the sizes) when it
         is long enough not to be launch overhead; else the probe's own time, a lower bound."""
-        t = kernel.time(*inputs, repeat=1, warmup=1)
+        t = kernel.bind(*inputs).time(repeat=1, warmup=1)
         return t * _work(spec.sizes) / _work(spec.probe_sizes) if t >= PROBE_MIN_S else t
 
     def runs(self, first_s: float) -> int:
@@ -280,6 +282,23 @@ def probe_sizes(program: Expr, sizes: Mapping[str, int]) -> dict[str, int] | Non
     return probe if _work(probe) * 4 <= _work(sizes) else None
 
 
+class _Uploaded:
+    """A built kernel whose `bind` reuses the worker's device copies of the inputs (the
+    Evaluator's stages see a kernel as before)."""
+
+    def __init__(self, kernel, uploads):
+        self._kernel, self._uploads = kernel, uploads
+
+    def bind(self, *arrays):
+        return self._kernel.bind(*arrays, uploads=self._uploads)
+
+    def __call__(self, *arrays):
+        return self._kernel(*arrays)
+
+    def __getattr__(self, name):
+        return getattr(self._kernel, name)
+
+
 class _StageFailure(Exception):
     def __init__(self, stage: str, cause: BaseException):
         super().__init__(stage)
@@ -296,25 +315,46 @@ def _stage(conn, name: str, fn, *args):
 
 
 class _Inputs:
-    """A worker's inputs and interpreter results, made once per program and sizes."""
+    """A worker's inputs and interpreter results, kept across candidates: every candidate of
+    an exploration computes the same program (its re-declared facts change no input), so
+    inputs are keyed by their shapes and the results by the program's text.  Real-size
+    inputs take seconds to make (two 4096x4096 matrices): made once, not per candidate."""
+
+    KEEP = 8  # entries of each cache, least recently used dropped first
 
     def __init__(self):
-        self._inputs: dict = {}
-        self._expected: dict = {}
+        from codegen_opencl.runtime import Uploads
 
-    def inputs(self, program: Expr, sizes: Mapping[str, int], seed: int) -> tuple:
-        key = (str(program), tuple(sorted(sizes.items())), seed)
-        if key not in self._inputs:
-            if len(self._inputs) > 4:  # real-size inputs can be large: keep a few
-                self._inputs.clear()
-            self._inputs[key] = random_inputs(infer(program), sizes, seed)
-        return self._inputs[key]
+        self._inputs: collections.OrderedDict = collections.OrderedDict()
+        self._expected: collections.OrderedDict = collections.OrderedDict()
+        self._pinned: dict = {}  # the real sizes' inputs (one entry)
+        self.uploads = Uploads(self.KEEP)  # their device copies, in the worker's one context
+
+    @staticmethod
+    def _lookup(cache: collections.OrderedDict, key, make):
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+        value = cache[key] = make()
+        while len(cache) > _Inputs.KEEP:
+            cache.popitem(last=False)
+        return value
+
+    def inputs(self, program: Expr, sizes: Mapping[str, int], seed: int, pin: bool = False) -> tuple:
+        """Random inputs at `sizes`; `pin`: the real sizes, kept however many check sizes
+        pass through the cache (they are the expensive ones)."""
+        key = (input_shapes(program, sizes), seed)
+        if pin:
+            if key not in self._pinned:
+                self._pinned = {key: self._inputs.pop(key, None) or random_inputs(program, sizes, seed)}
+            return self._pinned[key]
+        if key in self._pinned:
+            return self._pinned[key]
+        return self._lookup(self._inputs, key, lambda: random_inputs(program, sizes, seed))
 
     def expected(self, program: Expr, sizes: Mapping[str, int], seed: int):
         key = (str(program), tuple(sorted(sizes.items())), seed)
-        if key not in self._expected:
-            self._expected[key] = interpret(program, *self.inputs(program, sizes, seed))
-        return self._expected[key]
+        return self._lookup(self._expected, key, lambda: interpret(program, *self.inputs(program, sizes, seed)))
 
 
 def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -> None:
@@ -337,24 +377,24 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
         return
     conn.send(("built",))
     _, best_s = conn.recv()
-    conn.send(("done", _measure(conn, spec, evaluator, kernel, cache, best_s)))
+    conn.send(("done", _measure(conn, spec, evaluator, _Uploaded(kernel, cache.uploads), cache, best_s)))
 
 
 def _measure(conn, spec: Spec, evaluator: Evaluator, kernel, cache: _Inputs, best_s) -> Outcome:
     try:
-        small = cache.inputs(spec.program, spec.check_sizes, spec.seed)
+        small = cache.inputs(spec.oracle, spec.check_sizes, spec.seed)
         got = _stage(conn, "run", evaluator.run, kernel, small, spec)
         wrong = _stage(conn, "check", lambda: evaluator.check(
-            got, cache.expected(spec.program, spec.check_sizes, spec.seed), spec))
+            got, cache.expected(spec.oracle, spec.check_sizes, spec.seed), spec))
         if wrong:
             return Outcome("wrong", "check", wrong)
         if best_s is not None and spec.probe_sizes is not None:
-            probe = cache.inputs(spec.program, spec.probe_sizes, spec.seed)
+            probe = cache.inputs(spec.oracle, spec.probe_sizes, spec.seed)
             estimate = _stage(conn, "time", evaluator.probe, kernel, probe, spec)
             if estimate > PROBE_SLACK * evaluator.slow_factor * best_s:
                 return Outcome("slow", "time", f"abandoned on probe sizes {dict(spec.probe_sizes)}: "
                                f"about {estimate:.3g} s at the real sizes", float(estimate))
-        real = cache.inputs(spec.program, spec.sizes, spec.seed)
+        real = cache.inputs(spec.oracle, spec.sizes, spec.seed, pin=True)
         status, seconds = _stage(conn, "time", evaluator.time, kernel, real, best_s, spec)
     except _StageFailure as f:
         return Outcome("failed", f.stage, _error_text(f.cause))
@@ -607,6 +647,15 @@ class Exploration:
     elapsed_s: float
     candidates: tuple[Candidate, ...]
 
+    def stage_seconds(self) -> dict[str, float]:
+        """Mean seconds per candidate in each stage (from the candidates' `stage_s`): where
+        an exploration's time goes ("queue": built, waiting for the device)."""
+        totals: collections.Counter = collections.Counter()
+        timed = [c.params["stage_s"] for c in self.candidates if c.params.get("stage_s")]
+        for stages in timed:
+            totals.update(stages)
+        return {stage: totals[stage] / len(timed) for stage in sorted(totals)} if timed else {}
+
     @property
     def speedup(self) -> float | None:
         """How much faster the best candidate is than the default lowering."""
@@ -635,6 +684,8 @@ class Exploration:
                 lines.append(f"  {title}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         for family, statuses in sorted(self.by_family.items()):
             lines.append(f"  {family}: " + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())))
+        if stages := self.stage_seconds():
+            lines.append("  seconds per candidate: " + ", ".join(f"{k} {v:.3f}" for k, v in stages.items()))
         return "\n".join(lines)
 
 
@@ -676,7 +727,7 @@ class _Run:
             check = space.check_sizes(point, self.evaluator.check_floor)
             self.trials[index] = Trial(point)
         return Spec(index, program, family, params, check, dict(space.sizes), self.seed, baseline,
-                    probe_sizes(program, space.sizes))
+                    probe_sizes(program, space.sizes), space.program)
 
     def baseline_spec(self) -> Spec:
         from functional import schedules
@@ -764,7 +815,7 @@ class _Run:
         status alone (a duplicate of a candidate still being measured)."""
         if spec.index in self.trials:
             status, seconds = (result, None) if isinstance(result, str) else (result.status, result.time_s)
-            self.trials[spec.index] = Trial(self.trials[spec.index].point, status, seconds if status == "ok" else None)
+            self.trials[spec.index] = Trial(self.trials[spec.index].point, status, seconds if status in ("ok", "slow") else None)
 
     def _consider(self, c: Candidate) -> None:
         if c.status == "ok" and (self.best is None or c.time_s < self.best.time_s):
@@ -797,10 +848,12 @@ def _check_budgets(budget_s, max_candidates) -> None:
         raise BudgetError(f"the candidate budget must be a positive integer, got {max_candidates!r}")
 
 
-def default_workers() -> int:
-    """Two compiling processes at least (one compiles while another is timed), at most four
-    (eight measured slower on the H200 host: 63 against 97 candidates in the budget)."""
-    return min(4, max(2, (os.cpu_count() or 2) // 2))
+def default_workers(cpu_device: bool = True) -> int:
+    """Compiling processes: two at least (one compiles while another is timed), half the
+    host's cores, at most eight for a GPU (deriving a candidate takes about 1 s and timing it
+    0.3 s: 8 workers kept the H200 busy, 531 candidates in 180 s against 345 with 4) and four
+    for a CPU device (its compiles and its timings share the cores)."""
+    return min(4 if cpu_device else 8, max(2, (os.cpu_count() or 2) // 2))
 
 
 def _open_db(db):
@@ -810,7 +863,7 @@ def _open_db(db):
 
 
 def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, budget_s: float | None = None,
-            max_candidates: int | None = None, search: str = "random", seed: int = 0, workers: int | None = None,
+            max_candidates: int | None = None, search: str = "bayesian", seed: int = 0, workers: int | None = None,
             progress: Callable[[Candidate], None] | None = None, run_id: str | None = None,
             families=None, evaluator: Evaluator | None = None, timeout_s: float = 120.0) -> Exploration:
     """Explore lowerings of `program` at `sizes` on `device` (see the module docstring).
@@ -823,14 +876,14 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
     _check_budgets(budget_s, max_candidates)
     if search not in SEARCHES:
         raise ExploreError(f"unknown search {search!r}; known: {', '.join(SEARCHES)}")
-    workers = default_workers() if workers is None else workers
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ExploreError(f"workers must be a positive integer, got {workers!r}")
     from codegen_opencl.runtime import choose_device, device_key
 
     started = time.monotonic()
     chosen = choose_device(device)
     key, limits = device_key(chosen), DeviceLimits.of(chosen)
+    workers = default_workers("CPU" in limits.device_type) if workers is None else workers
     typed = program if program.t is not None else infer(program)
     space = Space.build(typed, sizes, limits, families)
     evaluator = evaluator or Evaluator()

@@ -9,6 +9,13 @@ seed (the explorer's `random.Random(seed)`) and the same history it proposes the
     evolutionary    a population of the fastest correct points; children by crossover within
                     a family and by mutation (one choice one step up or down its range), a
                     few random immigrants; random until enough points succeeded
+    bayesian        Thompson sampling from a Bayesian linear model of log time over each
+                    choice's value and each pair of choices' values (per family): every
+                    measured point, slow and failed ones too, teaches it which values and
+                    combinations are fast; each proposal takes one draw of the model's
+                    weights: the family with the fastest measured point (give or take a
+                    measurement's noise), then its untried point fastest under the draw
+                    (draws differ: a batch explores)
 
 `SEARCHES` names them for `explore(search=...)`; a synchronous search (evolutionary) gets
 its next batch only after the previous one finished, so its choices depend on complete,
@@ -17,11 +24,14 @@ ordered results and stay deterministic with several worker processes.
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 import types
 from collections.abc import Callable, Sequence
 
 import attrs
+import numpy as np
 
 from .space import Point, Space
 
@@ -30,8 +40,9 @@ PENDING = "pending"  # a trial proposed but not finished
 
 @attrs.frozen
 class Trial:
-    """One proposed point and, once finished, its outcome (time_s only for correct, fully
-    timed candidates)."""
+    """One proposed point and, once finished, its outcome: time_s is the median for a
+    correct, fully timed candidate ("ok"), the time it was abandoned at for a "slow" one
+    (a lower bound), None otherwise."""
 
     point: Point
     status: str = PENDING
@@ -116,6 +127,169 @@ def _tournament(parents: list[Point], rng: random.Random) -> Point:
 
 
 @attrs.frozen
+class Model:
+    """Settings of the Bayesian search.  Log time is modelled as a sum of weights: one per
+    family, per (family, choice, value) and per (family, two choices, their values); in
+    the prior a family's weight has spread `prior_sd` (log units), its values and pairs of
+    values half as much variance again (`_Features.prior_variances`); measurements have
+    noise `noise_sd`.  A failed candidate counts as `failure_penalty` (log units) slower
+    than the slowest measured one (its values are not tried again soon); a slow one as the
+    time it was abandoned at (a lower bound).  Random points until `warmup` are measured
+    and, after that, with probability `immigrants`."""
+
+    prior_sd: float = 1.0
+    noise_sd: float = 0.25
+    failure_penalty: float = 1.0
+    warmup: int = 8
+    immigrants: float = 0.1
+
+
+def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: int,
+             settings: Model = Model()) -> list[Point]:
+    """Untried points chosen by Thompson sampling in two steps, one posterior draw of the
+    weights per point: the family with the fastest measured point, give or take one
+    measurement's noise (a draw of it per family), then that family's untried point
+    fastest under the draw.  (One argmin over every point, or
+    over the model's predictions per family, would favour the family with the most points:
+    the best of thousands of noisy predictions is far below the best of a few dozen.)
+    Random points until `settings.warmup` trials have taught the model something."""
+    points, ys = _observations(history, settings)
+    if len(points) < settings.warmup:
+        return random_search(space, history, rng, count)
+    seen = _tried(history)
+    untried = [p for p in space.points if p not in seen]
+    if not untried:
+        return []
+    features = _Features(space)
+    gen = np.random.default_rng(rng.getrandbits(64))
+    draws = _posterior(features, points, ys, settings, gen, count)
+    scores = features.predict(features.columns(untried), draws)  # (untried points, draws): log time
+    # A family not measured yet counts as good as the best measurement (one pick, not a batch).
+    best: dict[str, float] = {}
+    for p, y in zip(points, ys):
+        best[p.family] = min(best.get(p.family, math.inf), float(y))
+    for p in untried:
+        best.setdefault(p.family, float(ys.min()))
+    row = {p: i for i, p in enumerate(untried)}
+    members = {name: np.array([i for i, p in enumerate(untried) if p.family == name])
+               for name in sorted({p.family for p in untried})}
+    out: list[Point] = []
+    taken = np.zeros(len(untried), dtype=bool)
+    for j in range(count):
+        if rng.random() < settings.immigrants:
+            p = space.sample(rng, exclude=seen | set(out))
+            if p is not None:
+                taken[row[p]] = True
+                out.append(p)
+                continue
+        family_scores = {}
+        for name, rows in members.items():
+            if not taken[rows].all():
+                family_scores[name] = best[name] + settings.noise_sd * gen.standard_normal()
+        if not family_scores:
+            break
+        left = members[min(family_scores, key=family_scores.get)]
+        left = left[~taken[left]]
+        pick = int(left[np.argmin(scores[left, j])])
+        taken[pick] = True
+        out.append(untried[pick])
+    return out
+
+
+LEARNED_FAILURES = ("failed", "wrong", "timeout")  # a "duplicate" (same kernel as another point) teaches nothing
+
+
+def _observations(history: Sequence[Trial], settings: Model) -> tuple[list[Point], np.ndarray]:
+    """(points, log time) the model learns from: measured times ("ok"), slow candidates'
+    lower bounds, failures a penalty slower than the slowest measurement."""
+    timed = [(t.point, math.log(t.time_s)) for t in history if t.time_s is not None and t.time_s > 0]
+    worst = max((y for _, y in timed), default=0.0) + settings.failure_penalty
+    failed = [t.point for t in history if t.status in LEARNED_FAILURES]
+    return [p for p, _ in timed] + failed, np.asarray([y for _, y in timed] + [worst] * len(failed))
+
+
+def _posterior(features: _Features, points: Sequence[Point], ys: np.ndarray, settings: Model,
+               gen: np.random.Generator, count: int) -> np.ndarray:
+    """`count` draws (columns) of the weights from their Gaussian posterior given log times
+    `ys` at `points`."""
+    x = features.design(points)
+    precision = x.T @ x / settings.noise_sd ** 2 + np.diag(1.0 / features.prior_variances(settings.prior_sd))
+    centre = float(ys.mean())
+    chol = np.linalg.cholesky(precision)
+    mean = np.linalg.solve(precision, x.T @ (ys - centre) / settings.noise_sd ** 2)
+    # w = mean + L^-T z has covariance (L L^T)^-1 = precision^-1.
+    noise = np.linalg.solve(chol.T, gen.standard_normal((features.size, count)))
+    return mean[:, None] + noise
+
+
+class _Features:
+    """Columns of the model's weights: per family, per (family, choice, value), per (family,
+    choice pair, value pair); a point uses one column of each kind that applies to it.
+    `columns(points)` gives them as an array (vectorised: the search scores every untried
+    point of a space of thousands at each batch)."""
+
+    def __init__(self, space: Space):
+        self._families: dict[str, tuple] = {}
+        size = 0
+        for f in space.families:
+            names = sorted(f.choices)
+            lengths = [len(f.choices[n]) for n in names]
+            family_column, size = size, size + 1
+            singles = []
+            for n in lengths:
+                singles.append(size)
+                size += n
+            pairs = []
+            for a, b in itertools.combinations(range(len(names)), 2):
+                pairs.append((a, b, size))
+                size += lengths[a] * lengths[b]
+            codes = {n: {v: i for i, v in enumerate(f.choices[n])} for n in names}
+            self._families[f.name] = (names, lengths, family_column, singles, pairs, codes)
+        self.size = size
+        self.per_point = max(1 + len(f.choices) + math.comb(len(f.choices), 2) for f in space.families)
+
+    def prior_variances(self, prior_sd: float) -> np.ndarray:
+        """Per weight: a family's own weight varies by `prior_sd`; its choices' values, and
+        its pairs of values, each add up to half that variance over a point (families
+        differ most; within one, single values matter more than each of the many pairs)."""
+        out = np.empty(self.size)
+        for names, lengths, family_column, singles, pairs, _ in self._families.values():
+            out[family_column] = prior_sd ** 2
+            for start, n in zip(singles, lengths):
+                out[start:start + n] = prior_sd ** 2 / (2 * max(1, len(singles)))
+            for a, b, start in pairs:
+                out[start:start + lengths[a] * lengths[b]] = prior_sd ** 2 / (2 * max(1, len(pairs)))
+        return out
+
+    def columns(self, points: Sequence[Point]) -> np.ndarray:
+        """(points, per_point) column indices; unused places hold `size` (a zero weight)."""
+        out = np.full((len(points), self.per_point), self.size, dtype=np.int64)
+        by_family: dict[str, list[int]] = {}
+        for row, p in enumerate(points):
+            by_family.setdefault(p.family, []).append(row)
+        for family, rows in by_family.items():
+            names, lengths, family_column, singles, pairs, codes = self._families[family]
+            code = np.array([[codes[n][v] for n, v in points[r].params] for r in rows],
+                            dtype=np.int64).reshape(len(rows), len(names))
+            cols = [np.full(len(rows), family_column)]
+            cols += [singles[a] + code[:, a] for a in range(len(names))]
+            cols += [offset + code[:, a] * lengths[b] + code[:, b] for a, b, offset in pairs]
+            out[rows, : len(cols)] = np.stack(cols, axis=1)
+        return out
+
+    def design(self, points: Sequence[Point]) -> np.ndarray:
+        x = np.zeros((len(points), self.size + 1))
+        np.put_along_axis(x, self.columns(points), 1.0, axis=1)
+        return x[:, : self.size]
+
+    def predict(self, columns: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Predicted (centred) log time of the points with these `columns` under each column
+        of `weights`: (points, weight draws)."""
+        extended = np.vstack([weights, np.zeros((1, weights.shape[1]))])
+        return extended[columns].sum(axis=1)
+
+
+@attrs.frozen
 class Search:
     """A named search: `propose`, and whether its next batch waits for the previous one."""
 
@@ -132,7 +306,9 @@ class Search:
 SEARCHES = types.MappingProxyType({
     "random": Search("random", random_search, synchronous=False),
     "evolutionary": Search("evolutionary", evolutionary, synchronous=True),
+    "bayesian": Search("bayesian", bayesian, synchronous=True),
 })
 
 
-__all__ = ["PENDING", "SEARCHES", "Evolution", "Search", "Trial", "evolutionary", "random_search"]
+__all__ = ["PENDING", "SEARCHES", "Evolution", "Model", "Search", "Trial", "bayesian", "evolutionary",
+           "random_search"]

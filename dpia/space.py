@@ -486,6 +486,20 @@ class Space:
     roles: Mapping[str, Mapping[str, str]]  # family name -> {role: size variable name}
     points: tuple[Point, ...]
     infeasible: Mapping[str, int]
+    # Derived once (searches ask for them at every proposal, over thousands of points).
+    feasible_points: frozenset = attrs.field(init=False, eq=False, repr=False)
+    _by_family: Mapping[str, tuple[Point, ...]] = attrs.field(init=False, eq=False, repr=False)
+
+    @feasible_points.default
+    def _feasible_points(self) -> frozenset:
+        return frozenset(self.points)
+
+    @_by_family.default
+    def _group_by_family(self) -> Mapping[str, tuple[Point, ...]]:
+        out: dict[str, list[Point]] = {f.name: [] for f in self.families}
+        for p in self.points:
+            out[p.family].append(p)
+        return {name: tuple(ps) for name, ps in out.items()}  # read only: by_family() copies
 
     @staticmethod
     def build(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits,
@@ -536,19 +550,16 @@ class Space:
     # -- for search strategies ------------------------------------------------------------
 
     def by_family(self) -> dict[str, list[Point]]:
-        out: dict[str, list[Point]] = {f.name: [] for f in self.families}
-        for p in self.points:
-            out[p.family].append(p)
-        return out
+        return {name: list(ps) for name, ps in self._by_family.items()}
 
     def sample(self, rng: random.Random, exclude=frozenset()) -> Point | None:
         """A feasible point not in `exclude`: a family uniformly (so a family with few
         points is not drowned by one with many), then one of its points uniformly."""
-        left = {name: [p for p in ps if p not in exclude] for name, ps in self.by_family().items()}
-        names = [name for name, ps in left.items() if ps]
+        names = [name for name, ps in self._by_family.items() if any(p not in exclude for p in ps)]
         if not names:
             return None
-        return rng.choice(left[rng.choice(names)])
+        family = rng.choice(names)
+        return rng.choice([p for p in self._by_family[family] if p not in exclude])
 
     def neighbours(self, point: Point, rng: random.Random | None = None) -> list[Point]:
         """Feasible points of the same family one step away in one choice (the next value
@@ -556,7 +567,7 @@ class Space:
         that take it together with one step in another choice (coupled choices, e.g.
         vector_a needs pad 0: pad 1 -> 0 with vector_a 0 -> 4, stay reachable).  Shuffled by
         `rng` when given."""
-        feasible = set(self.by_family()[point.family])
+        feasible = self.feasible_points
         out: list[Point] = []
         for q in self._steps(point):
             if q in feasible:
@@ -584,7 +595,7 @@ class Space:
             return None
         pa, pb = a.as_dict(), b.as_dict()
         child = Point(a.family, {k: rng.choice((pa[k], pb[k])) for k in sorted(pa)})
-        return child if child in set(self.by_family()[a.family]) else None
+        return child if child in self.feasible_points else None
 
 
 def check_program_sizes(program: Expr, sizes: Mapping[str, int]) -> None:

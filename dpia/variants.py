@@ -210,6 +210,11 @@ class VariantKernel:
         """Median seconds of the variant for these inputs' sizes (see runtime.Kernel.time)."""
         return self._select(arrays).time(*arrays, repeat=repeat, warmup=warmup)
 
+    def bind(self, *arrays):
+        """The variant for these inputs' sizes with the inputs uploaded once, to be timed
+        repeatedly (see runtime.Kernel.bind)."""
+        return self._select(arrays).bind(*arrays)
+
     def sizes_of(self, arrays) -> dict[str, int]:
         """The program's sizes, read from the inputs' shapes as the interpreter reads them."""
         if len(arrays) != len(self._params):

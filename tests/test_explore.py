@@ -27,7 +27,7 @@ from dpia.explore import (
     write_exploration_plots,
 )
 from dpia.programs import random_inputs
-from dpia.search import SEARCHES, Trial, evolutionary, random_search
+from dpia.search import SEARCHES, Model, Trial, bayesian, evolutionary, random_search
 from dpia.space import (
     DeviceLimits,
     Family,
@@ -182,6 +182,90 @@ def test_evolutionary_search_breeds_from_the_fastest():
     assert sum(c.family == "mm_tiled" for c in children) >= 8  # mostly near the fast tiles
     assert evolutionary(space, [], random.Random(3), 5) == random_search(space, [], random.Random(3), 5)
     assert set(SEARCHES) >= {"random", "evolutionary"}
+
+
+def _synthetic_time(point) -> float:
+    """A made-up landscape with interactions: big tiles, blocks of about 32 values, vector
+    copies only pay with k=8 (one best point per family value pattern)."""
+    if point.family != "mm_register_blocked":
+        return 1e-2
+    d = point.as_dict()
+    t = 1e-3 * 128 / math.sqrt(d["n"] * d["m"])
+    t *= 1 + abs(math.log2(d["l1"] * d["l2"]) - 5)
+    t *= 0.6 if d["vector_a"] and d["vector_b"] and d["k"] == 8 else 1.0
+    t *= 1.3 if d["pad"] == 4 else 1.0
+    return t
+
+
+def _best_after(search, space, trials: int, seed: int) -> float:
+    rng, history = random.Random(seed), []
+    while len(history) < trials:
+        batch = search(space, history, rng, 8)
+        assert batch and len(set(batch)) == len(batch) and not set(batch) & {t.point for t in history}
+        history += [Trial(p, "ok", _synthetic_time(p)) for p in batch]
+    return min(t.time_s for t in history)
+
+
+def test_bayesian_search_learns_which_choices_are_fast():
+    """Thompson sampling over a model of choice values and pairs: on a landscape with
+    interactions it gets closer to the optimum than random search in as many trials."""
+    space = Space.build(MM, {"M": 4096, "N": 4096, "K": 4096}, GPU)
+    optimum = min(_synthetic_time(p) for p in space.points)
+    bayes = [_best_after(bayesian, space, 128, seed) / optimum for seed in range(3)]
+    rand = [_best_after(random_search, space, 128, seed) / optimum for seed in range(3)]
+    assert max(bayes) < 1.01 and min(rand) > 1.5  # the optimum: 128 of 7848 points tried
+
+
+def test_bayesian_search_leaves_a_big_slow_family_for_a_small_fast_one():
+    """A CPU: thousands of register-blocked points 5x slower than a few dozen row-vectorised
+    ones.  The family is chosen first, so the big family's many noisy predictions do not win."""
+    space = Space.build(MM, {"M": 1024, "N": 1024, "K": 1024}, CPU)
+
+    def cpu_time(p):
+        if p.family == "mm_register_blocked":
+            return 5e-3 * (1 + 0.1 * (len(str(p)) % 3))
+        return 1e-3 if p.family == "mm_rows_vectorized" else 3e-3
+
+    rng, history = random.Random(0), []
+    while len(history) < 48:
+        history += [Trial(p, "ok", cpu_time(p)) for p in bayesian(space, history, rng, 8)]
+    later = [t.point.family for t in history[24:]]
+    assert later.count("mm_register_blocked") <= 6
+
+
+def test_bayesian_search_is_deterministic_and_learns_from_failures_too():
+    space = _space()
+    first = random_search(space, [], random.Random(1), Model().warmup)
+    history = [Trial(p, "ok", _synthetic_time(p)) for p in first[:-2]]
+    history += [Trial(first[-2], "failed"), Trial(first[-1], "slow", 5e-2)]
+    batch = bayesian(space, history, random.Random(4), 10)
+    assert batch == bayesian(space, history, random.Random(4), 10)
+    assert len(set(batch)) == 10 and not set(batch) & set(first)
+    assert bayesian(space, history[:3], random.Random(4), 5) == random_search(space, history[:3], random.Random(4), 5)
+    pending = history + [Trial(p) for p in batch]  # proposed, not finished: not proposed again
+    assert not set(bayesian(space, pending, random.Random(5), 10)) & set(batch)
+    assert "bayesian" in SEARCHES and SEARCHES["bayesian"].synchronous
+
+
+def test_inputs_are_made_once_for_every_candidate_of_a_program():
+    """Candidates re-declare the program with their own facts; their inputs (seconds to make
+    at real sizes) and the interpreter's results are the same and are made once."""
+    from dpia.explore import _Inputs
+
+    cache, sizes = _Inputs(), {"M": 16, "N": 8, "K": 8}
+    tiled = with_size_facts(MM, {"M": 16, "N": 8, "K": 4})
+    first = cache.inputs(MM, sizes, 0)
+    assert cache.inputs(tiled, sizes, 0) is first and cache.inputs(MM, sizes, 1) is not first
+    assert cache.expected(MM, sizes, 0) is cache.expected(MM, sizes, 0)
+    early = cache.inputs(MM, {"M": 32, "N": 8, "K": 8}, 2)
+    for m in range(3, _Inputs.KEEP + 3):  # more entries than kept: the least recently used go
+        cache.inputs(MM, {"M": 16 * m, "N": 8, "K": 8}, 2)
+        assert cache.inputs(MM, sizes, 0) is first  # used every time: kept
+    assert cache.inputs(MM, {"M": 32, "N": 8, "K": 8}, 2) is not early
+    real = cache.inputs(MM, {"M": 64, "N": 64, "K": 64}, 0, pin=True)  # the real sizes: never evicted
+    for m in range(1, _Inputs.KEEP + 2):
+        cache.inputs(MM, {"M": 8 * m, "N": 16, "K": 8}, 3)
+    assert cache.inputs(MM, {"M": 64, "N": 64, "K": 64}, 0, pin=True) is real
 
 
 def test_failing_rule_is_named():
@@ -359,3 +443,5 @@ def test_every_candidate_records_where_its_time_went(tmp_path):
         stages = c.params["stage_s"]
         assert {"derive", "translate", "build", "run", "check", "time"} <= set(stages)
         assert all(seconds >= 0 for seconds in stages.values())
+    mean = result.stage_seconds()
+    assert set(mean) >= {"derive", "build", "time"} and "seconds per candidate: build" in result.report()

@@ -57,6 +57,7 @@ def test_a_high_level_program_runs_the_default_variant_per_sizes():
     _check(kernel, dot, {"N": 100}, seed=1)  # other sizes: another variant, compiled once
     assert kernel.source != first_source
     assert kernel.time(*random_inputs(dot, {"N": 100}, 0), repeat=2) > 0
+    assert kernel.bind(*random_inputs(dot, {"N": 100}, 0)).time(repeat=2) > 0
     assert len(kernel._by_sizes) == 2
 
 

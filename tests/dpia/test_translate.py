@@ -103,7 +103,27 @@ def test_c_target_compiles_with_gcc(tmp_path):
 
 def test_kernel_time_is_a_positive_median():
     prog, inputs = CASES["zip_map_global"]
-    assert dpia.compile(prog).time(*inputs, repeat=3) > 0
+    kernel = dpia.compile(prog)
+    assert kernel.time(*inputs, repeat=3) > 0
+    bound = kernel.bind(*inputs)  # uploaded once, timed again and again
+    assert bound.time(repeat=1, warmup=0) > 0 and bound.time(repeat=2, warmup=1) > 0
+    with pytest.raises(Exception, match="input"):
+        kernel.bind(*inputs[:-1])
+
+
+def test_uploads_reuse_device_copies_of_the_same_arrays():
+    from codegen_opencl.runtime import Kernel, Uploads
+
+    prog, inputs = CASES["zip_map_global"]
+    assert len(inputs) == 2
+    kernel, uploads = Kernel(dpia.translate(prog)), Uploads(keep=2)
+    first = [uploads.buffer(kernel.context, np.ascontiguousarray(x)) for x in inputs]
+    assert [uploads.buffer(kernel.context, np.ascontiguousarray(x)) for x in inputs] == first
+    assert kernel.bind(*inputs, uploads=uploads).time(repeat=1, warmup=0) > 0
+    assert [entry[2] for entry in uploads._held.values()] == first  # bind used the held copies
+    copy = np.array(inputs[0])  # equal values, another array: another upload
+    assert uploads.buffer(kernel.context, copy) is not first[0]
+    assert uploads.buffer(kernel.context, np.ascontiguousarray(inputs[0])) is not first[0]  # evicted (keep=2)
 
 
 def test_bad_inputs_are_rejected_before_launch():
