@@ -11,8 +11,8 @@ the macro rules, (2) and the mapping to OpenCL (work-groups, local and private m
 allow, (4) each candidate is derived, translated, emitted, built, run at small check sizes
 and compared with the interpreter, then timed at the real sizes (median of event-timed
 runs; one run first, and a candidate slower than 5x the best so far is abandoned as
-"slow").  Once a best exists, a candidate first runs on probe sizes (about 1/32 of the
-work: the size variables halved while their facts allow): a probe that extrapolates to
+"slow").  Once a best exists, a candidate first runs on probe sizes (about 1/1024, then
+1/32 of the work: the size variables halved while their facts allow): a probe that extrapolates to
 more than PROBE_SLACK x 5x the best is abandoned then (probes under PROBE_MIN_S are not
 extrapolated: launch overhead), so a kernel that would take seconds at the real sizes
 (naive mm at 4096^3 on the H200: 39 s a run) costs a fraction of one run.  The default lowering (functional.schedules.default_schedule, else the obvious
@@ -63,6 +63,7 @@ from .tuning import Candidate, TuningDB
 
 SLOW_FACTOR = 5.0  # abandon a candidate whose first timed run is this much slower than the best
 PROBE_WORK = 1 / 32  # probe sizes: at most this fraction of the real sizes' work (product of the sizes)
+PROBE_LEVELS = (1 / 1024, PROBE_WORK)  # probed in this order: a candidate 1000x slower costs milliseconds
 PROBE_SLACK = 3.0  # small sizes fill a device less: a probe's extrapolation may be this pessimistic
 PROBE_MIN_S = 1e-3  # a shorter probe may be mostly launch overhead: it is not extrapolated
 STARTUP_TIMEOUT_S = 120.0  # a worker process that is not ready by then cannot open the device
@@ -169,7 +170,7 @@ class Spec:
     sizes: Mapping[str, int]
     seed: int
     baseline: bool = False
-    probe_sizes: Mapping[str, int] | None = None
+    probes: tuple[Mapping[str, int], ...] = ()  # probe sizes, least work first
     reference: Expr | None = None  # the program as the user wrote it: inputs and results are its
 
     @property
@@ -241,12 +242,12 @@ class Evaluator:
             return "slow", first
         return "ok", bound.time(repeat=self.runs(first), warmup=0)
 
-    def probe(self, kernel, inputs: tuple, spec: Spec) -> float:
-        """One run at the probe sizes (after one warm-up: the first launch may compile),
+    def probe(self, kernel, inputs: tuple, sizes: Mapping[str, int], spec: Spec) -> float:
+        """One run at probe `sizes` (after one warm-up: the first launch may compile),
         extrapolated to the real sizes by the ratio of work (the product of the sizes) when it
         is long enough not to be launch overhead; else the probe's own time, a lower bound."""
         t = kernel.bind(*inputs).time(repeat=1, warmup=1)
-        return t * _work(spec.sizes) / _work(spec.probe_sizes) if t >= PROBE_MIN_S else t
+        return t * _work(spec.sizes) / _work(sizes) if t >= PROBE_MIN_S else t
 
     def runs(self, first_s: float) -> int:
         """How many runs to time: a median of a few runs of a 0.1 ms kernel is at the mercy
@@ -259,8 +260,19 @@ def _work(sizes: Mapping[str, int]) -> int:
     return math.prod(sizes.values())
 
 
-def probe_sizes(program: Expr, sizes: Mapping[str, int]) -> dict[str, int] | None:
-    """Sizes with at most PROBE_WORK of the real sizes' work: the largest size halved while
+def probe_levels(program: Expr, sizes: Mapping[str, int]) -> tuple[dict[str, int], ...]:
+    """The distinct probe sizes of PROBE_LEVELS (least work first; none where the sizes
+    cannot shrink)."""
+    out: list[dict[str, int]] = []
+    for work in PROBE_LEVELS:
+        probe = probe_sizes(program, sizes, work)
+        if probe is not None and probe not in out:
+            out.append(probe)
+    return tuple(out)
+
+
+def probe_sizes(program: Expr, sizes: Mapping[str, int], work: float = PROBE_WORK) -> dict[str, int] | None:
+    """Sizes with at most `work` of the real sizes' work: the largest size halved while
     it keeps its facts (a multiple of multiple_of, at least lo and multiple_of), or None when
     the sizes cannot shrink to a quarter of the work."""
     from .programs import size_vars
@@ -273,7 +285,7 @@ def probe_sizes(program: Expr, sizes: Mapping[str, int]) -> dict[str, int] | Non
         return value % 2 == 0 and (value // 2) % multiple == 0 and value // 2 >= max(multiple, lo)
 
     probe = dict(sizes)
-    while _work(probe) > PROBE_WORK * _work(sizes):
+    while _work(probe) > work * _work(sizes):
         shrinkable = [n for n, v in probe.items() if halvable(n, v)]
         if not shrinkable:
             break
@@ -388,11 +400,11 @@ def _measure(conn, spec: Spec, evaluator: Evaluator, kernel, cache: _Inputs, bes
             got, cache.expected(spec.oracle, spec.check_sizes, spec.seed), spec))
         if wrong:
             return Outcome("wrong", "check", wrong)
-        if best_s is not None and spec.probe_sizes is not None:
-            probe = cache.inputs(spec.oracle, spec.probe_sizes, spec.seed)
-            estimate = _stage(conn, "time", evaluator.probe, kernel, probe, spec)
+        for sizes in spec.probes if best_s is not None else ():
+            probe = cache.inputs(spec.oracle, sizes, spec.seed)
+            estimate = _stage(conn, "time", evaluator.probe, kernel, probe, sizes, spec)
             if estimate > PROBE_SLACK * evaluator.slow_factor * best_s:
-                return Outcome("slow", "time", f"abandoned on probe sizes {dict(spec.probe_sizes)}: "
+                return Outcome("slow", "time", f"abandoned on probe sizes {dict(sizes)}: "
                                f"about {estimate:.3g} s at the real sizes", float(estimate))
         real = cache.inputs(spec.oracle, spec.sizes, spec.seed, pin=True)
         status, seconds = _stage(conn, "time", evaluator.time, kernel, real, best_s, spec)
@@ -727,7 +739,7 @@ class _Run:
             check = space.check_sizes(point, self.evaluator.check_floor)
             self.trials[index] = Trial(point)
         return Spec(index, program, family, params, check, dict(space.sizes), self.seed, baseline,
-                    probe_sizes(program, space.sizes), space.program)
+                    probe_levels(program, space.sizes), space.program)
 
     def baseline_spec(self) -> Spec:
         from functional import schedules

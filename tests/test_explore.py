@@ -398,7 +398,7 @@ def test_time_budget_is_respected():
 
 
 def test_probe_sizes_shrink_the_largest_size_within_its_facts():
-    from dpia.explore import PROBE_WORK, probe_sizes
+    from dpia.explore import PROBE_LEVELS, PROBE_WORK, probe_levels, probe_sizes
 
     mm = fl.fun([fl.array(fl.nat("M", multiple_of=128), fl.array(fl.nat("K", multiple_of=16), fl.f32)),
                  fl.array(fl.nat("K", multiple_of=16), fl.array(fl.nat("N", multiple_of=128), fl.f32))],
@@ -409,13 +409,19 @@ def test_probe_sizes_shrink_the_largest_size_within_its_facts():
     assert math.prod(probe.values()) <= PROBE_WORK * math.prod(sizes.values())
     assert probe["M"] % 128 == 0 and probe["N"] % 128 == 0 and probe["K"] % 16 == 0
     assert probe_sizes(infer(mm), {"M": 128, "N": 128, "K": 16}) is None  # nothing may shrink
+    levels = probe_levels(infer(mm), sizes)  # least work first, each within its fraction
+    assert [math.prod(p.values()) for p in levels] == sorted(math.prod(p.values()) for p in levels)
+    assert len(levels) == len(PROBE_LEVELS) and levels[-1] == probe
+    assert all(math.prod(p.values()) <= w * math.prod(sizes.values()) for p, w in zip(levels, PROBE_LEVELS))
+    assert probe_levels(infer(mm), {"M": 128, "N": 128, "K": 16}) == ()
 
 
 class SlowOnProbes(Evaluator):
     """Every probe of the twin family extrapolates to an hour; a real-size timing would fail."""
 
-    def probe(self, kernel, inputs, spec):
-        return 3600.0 if spec.family_name == "twin" else super().probe(kernel, inputs, spec)
+    def probe(self, kernel, inputs, sizes, spec):
+        assert sizes == spec.probes[0], "the probe with the least work comes first"
+        return 3600.0 if spec.family_name == "twin" else super().probe(kernel, inputs, sizes, spec)
 
     def time(self, kernel, inputs, best_s, spec):
         assert spec.family_name != "twin", "a candidate abandoned on its probe was timed at the real sizes"
