@@ -129,8 +129,11 @@ def _tournament(parents: list[Point], rng: random.Random) -> Point:
 @attrs.frozen
 class Model:
     """Settings of the Bayesian search.  Log time is modelled as a sum of weights: one per
-    family, per (family, choice, value) and per (family, two choices, their values); in
-    the prior a family's weight has spread `prior_sd` (log units), its values and pairs of
+    family, per (family, choice, value) and per (family, two choices, their values),
+
+        log t(p) = w[f] + sum_c w[f, c, p_c] + sum_{c<d} w[f, c, d, p_c, p_d] + noise
+
+    for a point p of family f with value p_c for choice c; in the prior a family's weight has spread `prior_sd` (log units), its values and pairs of
     values half as much variance again (`_Features.prior_variances`); measurements have
     noise `noise_sd`.  A failed candidate counts as `failure_penalty` (log units) slower
     than the slowest measured one (its values are not tried again soon); a slow one as the
@@ -149,9 +152,9 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     """Untried points chosen by Thompson sampling in two steps, one posterior draw of the
     weights per point: the family with the fastest measured point, give or take one
     measurement's noise (a draw of it per family), then that family's untried point
-    fastest under the draw.  (One argmin over every point, or
-    over the model's predictions per family, would favour the family with the most points:
-    the best of thousands of noisy predictions is far below the best of a few dozen.)
+    fastest under the draw.  (One argmin over every point, or over the model's predictions
+    per family, would favour the family with the most points: the best of thousands of
+    noisy predictions is far below the best of a few dozen.)
     Random points until `settings.warmup` trials have taught the model something."""
     points, ys = _observations(history, settings)
     if len(points) < settings.warmup:
