@@ -355,7 +355,6 @@ class _ProgressBar:
     """The exploration's progress on stderr: candidates done, failures, best time so far.
     Redrawn in place on a terminal, one line per candidate otherwise (logs)."""
 
-    FAILED = ("failed", "wrong", "timeout")
     WIDTH = 24
 
     def __init__(self, stream, budget_s: float | None, max_candidates: int | None):
@@ -365,8 +364,10 @@ class _ProgressBar:
         self.best_s: float | None = None
 
     def __call__(self, candidate) -> None:
+        from .search import FAILED  # here: the CLI starts without the exploration modules
+
         self.done += 1
-        self.failed += candidate.status in self.FAILED
+        self.failed += candidate.status in FAILED
         if candidate.status == "ok" and (self.best_s is None or candidate.time_s < self.best_s):
             self.best_s = candidate.time_s
         line = self.line()

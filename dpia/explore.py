@@ -57,7 +57,7 @@ from functional.nat import evaluate
 from functional.syntax import to_text
 
 from .programs import canonical, input_shapes, known_flops, layout_leaves, random_inputs, relative_error
-from .search import PENDING, SEARCHES, Search, Trial
+from .search import FAILED, PENDING, SEARCHES, Search, Trial
 from .space import CHECK_FLOOR, DeviceLimits, Family, Point, Shape, Space, check_size, with_size_facts
 from .tuning import Candidate, TuningDB
 
@@ -69,7 +69,6 @@ PROBE_MIN_S = 1e-3  # a shorter probe may be mostly launch overhead: it is not e
 STARTUP_TIMEOUT_S = 120.0  # a worker process that is not ready by then cannot open the device
 EXCLUSIVE_WAIT_S = 10.0  # on a CPU device a built candidate waits this long at most for compiles to end
 DEFAULT_FACT_CAP = 256  # the default schedule may assume each size a multiple of up to this power of two
-FAILED = ("failed", "wrong", "timeout")
 
 
 class ExploreError(FunctionalError):

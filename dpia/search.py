@@ -36,6 +36,7 @@ import numpy as np
 from .space import Point, Space
 
 PENDING = "pending"  # a trial proposed but not finished
+FAILED = ("failed", "wrong", "timeout")  # the outcomes that are failures (not "slow", not "duplicate")
 
 
 @attrs.frozen
@@ -199,15 +200,12 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     return out
 
 
-LEARNED_FAILURES = ("failed", "wrong", "timeout")  # a "duplicate" (same kernel as another point) teaches nothing
-
-
 def _observations(history: Sequence[Trial], settings: Model) -> tuple[list[Point], np.ndarray]:
     """(points, log time) the model learns from: measured times ("ok"), slow candidates'
     lower bounds, failures a penalty slower than the slowest measurement."""
     timed = [(t.point, math.log(t.time_s)) for t in history if t.time_s is not None and t.time_s > 0]
     worst = max((y for _, y in timed), default=0.0) + settings.failure_penalty
-    failed = [t.point for t in history if t.status in LEARNED_FAILURES]
+    failed = [t.point for t in history if t.status in FAILED]  # a duplicate teaches nothing
     return [p for p, _ in timed] + failed, np.asarray([y for _, y in timed] + [worst] * len(failed))
 
 
@@ -313,5 +311,5 @@ SEARCHES = types.MappingProxyType({
 })
 
 
-__all__ = ["PENDING", "SEARCHES", "Evolution", "Model", "Search", "Trial", "bayesian", "evolutionary",
+__all__ = ["FAILED", "PENDING", "SEARCHES", "Evolution", "Model", "Search", "Trial", "bayesian", "evolutionary",
            "random_search"]
