@@ -123,9 +123,17 @@ class Translator:
                 return seq(self.acc(args[0], env, ProjAcc(out, 0, args[0].t)),
                            self.acc(args[1], env, ProjAcc(out, 1, args[1].t)))
             if name == "let":
-                return self.con(args[0], env, lambda v: self.apply(
-                    args[1], [v], env, lambda call, env2: self.acc(call, env2, out)))
+                return self.con(args[0], env, lambda v: self._once(v, lambda v2: self.apply(
+                    args[1], [v2], env, lambda call, env2: self.acc(call, env2, out))))
         return self.con(e, env, lambda v: self.copy(v, out, e))
+
+    def _once(self, v: Exp, k: K):
+        """A let's value, computed once: a scalar computation is stored in a private
+        variable that every use reads (a view or a stored value is passed on as it is)."""
+        if isinstance(v, Op) and isinstance(v.type, (ScalarType, VectorType)):
+            tmp = Mem(self.fresh("v"), v.type, AddressSpace.PRIVATE)
+            return New(tmp, seq(Assign(MemAcc(tmp), v), k(tmp)))
+        return k(v)
 
     def copy(self, v: Exp, out: Acc, node: Expr):
         t = v.type
@@ -221,7 +229,8 @@ class Translator:
             tmp = Mem(self.fresh("tmp"), e.t, _SPACES[name])
             return New(tmp, seq(self.acc(args[0], env, MemAcc(tmp)), k(tmp)))
         if name == "let":
-            return self.con(args[0], env, lambda v: self.apply(args[1], [v], env, lambda call, env2: self.con(call, env2, k)))
+            return self.con(args[0], env, lambda v: self._once(v, lambda v2: self.apply(
+                args[1], [v2], env, lambda call, env2: self.con(call, env2, k))))
         if name == "iterate":
             return self._iterate(e, head, args, env, k)
         if name == "generate":
@@ -257,12 +266,23 @@ class Translator:
         def loop(v: Exp):
             i = self.loop_var("i", n)
             elem = Idx(v, Nat.atom(i), xs.t.elem)
-            step = self.apply(f, [acc_mem, elem], env, lambda call, env2: self.acc(call, env2, MemAcc(acc_mem)))
-            return For(i, n, step, unroll=head.name == "reduce_seq_unroll")
+            return For(i, n, self._step(e, f, acc_mem, elem, env), unroll=head.name == "reduce_seq_unroll")
 
         # The input first: a global temporary it needs then precedes the accumulator, so the
         # host plan can run it as an earlier kernel.
         return self.con(xs, env, lambda v: New(acc_mem, seq(self.acc(z, env, MemAcc(acc_mem)), loop(v), k(acc_mem))))
+
+    def _step(self, e: Expr, f: Expr, acc_mem: Mem, elem: Exp, env: dict):
+        """One step of a reduction, `acc := f acc x`.  An accumulator of several scalars (a
+        tuple) is written component by component, so a later component would read an earlier
+        one already updated: its next value is computed into a temporary first."""
+        def into(out: Acc):
+            return self.apply(f, [acc_mem, elem], env, lambda call, env2: self.acc(call, env2, out))
+
+        if not (isinstance(e.t, TupleType) and _all_scalars(e.t)):
+            return into(MemAcc(acc_mem))
+        nxt = Mem(self.fresh("next"), e.t, AddressSpace.PRIVATE)
+        return New(nxt, seq(into(MemAcc(nxt)), self.copy(nxt, MemAcc(acc_mem), e)))
 
     def _iterate(self, e: Expr, head: Prim, args: list, env: dict, k: K):
         """Unrolled: step j applies `f` at the length it then has; each step stores its
@@ -340,6 +360,12 @@ class Translator:
                 env[name] = v
                 call = App(call, Identifier(name, t=_fun_param(call.t)), t=_fun_result(call.t))
         return then(call, env)
+
+
+def _all_scalars(t) -> bool:
+    if isinstance(t, TupleType):
+        return all(_all_scalars(x) for x in t.elems)
+    return isinstance(t, (ScalarType, VectorType))
 
 
 def _as_type(v: Exp, t) -> Exp:

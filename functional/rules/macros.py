@@ -228,6 +228,11 @@ rule("map_join_transpose", "movement", "map join (transpose xsss) -> transpose (
 
 
 def _tree_side(m):
+    from .algorithmic import monoid_side
+
+    reason = monoid_side("associative", "commutative", "neutral")(m)
+    if reason:
+        return reason
     k = m.k.as_int() if isinstance(m.k, Nat) else m.k
     if k is None or k < 1:
         return "k must be a positive constant"
@@ -259,7 +264,7 @@ def _ex_tree(rng):
 
 rule("partial_reduce_iterate_stride", "reduce",
      "map (reduce f z) (split n xs) -> iterate k (fun(l: nat, ys) => map (reduce f z) (split 2 (reorder_stride l ys))) xs"
-     "   (n = 2^k = length xs: one full reduction)",
+     "   (n = 2^k = length xs: one full reduction; f associative and commutative, z neutral)",
      lhs=P("map", P("reduce", V("f"), V("z")), P("split", V("xs"), params=("n",))), params=("k",),
      side=_tree_side, build=_tree_build, exact=False, example=_ex_tree,
      doc="The seed's tree: each stage adds element j and element j + l (l = half the length), which "
