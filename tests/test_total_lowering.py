@@ -31,16 +31,19 @@ def _argmin(xs, n):
 
 
 def _mean_var(xs):
-    """A Welford running (count, mean, m2) update: its components read each other."""
+    """Chan's merge of (count, mean, m2) summaries, a reduction over triples whose components
+    read each other (not provably associative as written: it stays in order)."""
     zero = fl.literal(0.0, f32)
 
-    def step(acc, x):
-        count = fl.fst(acc) + 1.0
-        mean = fl.fst(fl.snd(acc))
-        new_mean = mean + (x - mean) / count
-        return fl.pair(count, fl.pair(new_mean, fl.snd(fl.snd(acc)) + (x - mean) * (x - new_mean)))
+    def merge(a, b):
+        na, ma, m2a = fl.fst(a), fl.fst(fl.snd(a)), fl.snd(fl.snd(a))
+        nb, mb, m2b = fl.fst(b), fl.fst(fl.snd(b)), fl.snd(fl.snd(b))
+        n = na + nb
+        delta = mb - ma
+        return fl.pair(n, fl.pair(ma + delta * nb / fl.max(n, 1.0), m2a + m2b + delta * delta * na * nb / fl.max(n, 1.0)))
 
-    return fl.reduce(step, fl.pair(zero, fl.pair(zero, zero)), xs)
+    return fl.reduce(merge, fl.pair(zero, fl.pair(zero, zero)),
+                     fl.map(lambda x: fl.pair(fl.literal(1.0, f32), fl.pair(x, zero)), xs))
 
 
 CASES = {
