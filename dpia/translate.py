@@ -25,10 +25,12 @@ import attrs
 from functional.errors import excerpt
 from functional.expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine, substitute_nat
 from functional.infer import infer
+from functional.storage import first_need
+from functional.strategies import at_path
 from functional.nat import Nat
 from functional.nat import Var as NatVar
 from functional.nat import substitute as nat_substitute
-from functional.primitives import PRIMITIVES, SCALAR
+from functional.primitives import LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES, READ_VIEWS, SCALAR, STORES, WRITE_VIEWS
 from functional.types import (
     AddressSpace,
     ArrayType,
@@ -66,13 +68,13 @@ from imperative.ir import (
     seq,
 )
 
-from .phrases import LAYOUT_VIEWS, TranslationError, check_access
+from .phrases import AccessError, TranslationError, check_access  # noqa: F401 -- AccessError: re-raised with its fix
 
-_LEVELS = {"map_global": Level.GLOBAL, "map_workgroup": Level.WORKGROUP, "map_local": Level.LOCAL}
-_SPACES = {"to_global": AddressSpace.GLOBAL, "to_local": AddressSpace.LOCAL, "to_private": AddressSpace.PRIVATE}
-_VIEWS = LAYOUT_VIEWS - {"fst", "snd", "scatter"}  # read as views (projections apart; scatter only writes)
-_WRITE_VIEWS = {"join": "join_acc", "split": "split_acc", "transpose": "transpose_acc", "as_scalar": "as_scalar_acc",
-                "as_vector": "as_vector_acc", "scatter": "scatter_acc"}
+# From the primitives' declarations (functional.primitives): how each map runs, where each store puts its value
+_LEVELS = {n: Level(PRIMITIVES[n].loop) for n in LOOP_MAPS if PRIMITIVES[n].loop != "seq"}
+_SPACES = {n: AddressSpace(space) for n, space in STORES.items()}
+_VIEWS = READ_VIEWS
+_WRITE_VIEWS = WRITE_VIEWS
 
 _NAMES = {Level.GLOBAL: "map_global", Level.WORKGROUP: "map_workgroup", Level.LOCAL: "map_local"}
 K = Callable[[Exp], "Cmd"]  # noqa: F821 -- a continuation
@@ -103,7 +105,7 @@ class Translator:
             return self.con(args[0], env, lambda v: self.acc(_rest(head.body, args[1:]), {**env, head.param.name: v}, out))
         if isinstance(head, Prim) and len(args) == _arity(head):
             name = head.name
-            if name in _LEVELS or name in ("map_seq", "map_seq_unroll"):
+            if name in LOOP_MAPS:
                 return self._map(e, head, args, env, out)
             if name == "map":  # a map of layout views is a write view; any other needs a chosen loop
                 chain = _write_chain(args[0])
@@ -176,7 +178,7 @@ class Translator:
         else:
             def loop(v):
                 i = self.loop_var("i", n)
-                return For(i, n, body(v, i), unroll=head.name == "map_seq_unroll")
+                return For(i, n, body(v, i), unroll=PRIMITIVES[head.name].unroll)
         return self.con(xs, env, loop)
 
     def _check_nesting(self, e: Expr, level: Level, dim: int) -> None:
@@ -218,11 +220,11 @@ class Translator:
             return self.con(args[0], env, lambda v: k(Proj(v, 0 if name == "fst" else 1, e.t)))
         if name in _VIEWS:
             return self._con_all(args, env, lambda vs: k(View(name, tuple(head.params), tuple(vs), e.t)))
-        if name in ("reduce_seq", "reduce_seq_unroll"):
+        if name in LOW_REDUCTIONS:
             return self._reduce(e, head, args, env, AddressSpace.PRIVATE, k)
         if name in _SPACES:
             inner_head, inner_args = spine(args[0])
-            if isinstance(inner_head, Prim) and inner_head.name in ("reduce_seq", "reduce_seq_unroll"):
+            if isinstance(inner_head, Prim) and inner_head.name in LOW_REDUCTIONS:
                 return self._reduce(args[0], inner_head, inner_args, env, _SPACES[name], k)
             if _SPACES[name] is AddressSpace.LOCAL and not any(lv is Level.WORKGROUP for lv, _ in self.levels):
                 self.fail(e, "to_local outside map_workgroup: local memory belongs to a work-group")
@@ -238,7 +240,7 @@ class Translator:
         if name == "map_vec":  # OpenCL's scalar operations work lane-wise on vectors
             return self.con(args[1], env, lambda v: self.apply(args[0], [v], env, lambda call, env2: self.con(
                 call, env2, lambda r: k(_as_type(r, e.t)))))
-        if name in _LEVELS or name in ("map_seq", "map_seq_unroll"):
+        if name in LOOP_MAPS:
             self.fail(e, f"the array computed by {name} is read here but the program does not say where it is "
                          f"stored: wrap it in to_private, to_local or to_global")
         if name == "map":
@@ -266,7 +268,7 @@ class Translator:
         def loop(v: Exp):
             i = self.loop_var("i", n)
             elem = Idx(v, Nat.atom(i), xs.t.elem)
-            return For(i, n, self._step(e, f, acc_mem, elem, env), unroll=head.name == "reduce_seq_unroll")
+            return For(i, n, self._step(e, f, acc_mem, elem, env), unroll=PRIMITIVES[head.name].unroll)
 
         # The input first: a global temporary it needs then precedes the accumulator, so the
         # host plan can run it as an earlier kernel.
@@ -449,7 +451,10 @@ def _space_of(a: Acc) -> AddressSpace | None:
 def translate_program(typed: Expr, name: str = "program") -> Program:
     """Translate a typed low-level program `fun(N: nat, ..., x: T, ...) => body` (its access
     is inferred first: dpia.phrases)."""
-    check_access(typed)
+    try:
+        check_access(typed)
+    except AccessError as exc:
+        raise _with_fix(typed, exc) from None
     body, sizes = typed, []
     while isinstance(body, NatLambda):
         sizes.append(body.var)
@@ -465,5 +470,20 @@ def translate_program(typed: Expr, name: str = "program") -> Program:
     out = Mem("output", body.t, AddressSpace.GLOBAL)
     tr = Translator()
     env = {m.name: m for m in inputs}
-    cmd = tr.acc(body, env, MemAcc(out))
+    try:
+        cmd = tr.acc(body, env, MemAcc(out))
+    except TranslationError as exc:
+        raise _with_fix(typed, exc) from None
     return Program(name, tuple(inputs), out, tuple(sizes), cmd)
+
+
+def _with_fix(typed: Expr, exc: TranslationError) -> TranslationError:
+    """The error with the place and fix that the storage analysis (functional.storage) finds
+    first, when it finds one: the user's own subexpression and the rewrite that makes it
+    translate."""
+    need = first_need(typed, required_only=True)
+    if need is None:
+        return exc
+    node = at_path(typed, need.path)
+    return type(exc)(f"{need.why}: {need.proposal(node)} (the translation said: {exc.message})",
+                     where=excerpt(str(node)), origin=node.origin or exc.origin)

@@ -433,6 +433,26 @@ def spine(e: Expr) -> tuple[Expr, list[Expr]]:
     return e, args[::-1]
 
 
+def trivial(e: Expr) -> bool:
+    """Copying `e` copies no computation: an identifier, a literal, or projections of one."""
+    while True:
+        if isinstance(e, (Identifier, Literal)):
+            return True
+        head, args = spine(e)
+        if not (isinstance(head, Prim) and head.name in ("fst", "snd") and len(args) == 1):
+            return False
+        e = args[0]
+
+
+def applied(e: Expr, names, nargs: int | None = None) -> list[Expr] | None:
+    """The arguments when `e` is a primitive named in `names` (one name or a collection)
+    applied to `nargs` arguments (any number when None); else None."""
+    head, args = spine(e)
+    if not isinstance(head, Prim) or (head.name != names if isinstance(names, str) else head.name not in names):
+        return None
+    return args if nargs is None or len(args) == nargs else None
+
+
 def walk(e: Expr) -> Iterator[Expr]:
     """Every node, parents before children."""
     stack = [e]

@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 
 from .errors import InterpretError
-from .expr import IndexFun
+from .expr import Expr, Identifier, IndexFun, Lambda, Prim, spine
 from .nat import Nat, Var, evaluate, floordiv, mod
 from .types import (
     ArrayType,
@@ -31,6 +31,14 @@ from .types import (
 from .values import axis_length, take_index, tmap
 
 HIGH, LOW, SCALAR = "high", "low", "scalar"
+
+# Roles of primitives: what passes need to know about them, declared on each declaration.
+#   layout   rearranges data (split, join, zip, slide, pad, ...): views, never copies
+#   map      applies a function to every element (map, map_global, map_seq, map_vec, ...)
+#   reduce   folds an array (reduce, reduce_seq, reduce_seq_unroll)
+#   store    says where a value lives (to_global, to_local, to_private)
+#   bind     let;  iterate;  generate;  scalar: a scalar operation
+ROLES = ("layout", "map", "reduce", "store", "bind", "iterate", "generate", "scalar")
 
 # Kinds of static parameters, as they appear in text after the primitive's name.
 NAT, DIM, INDEX, TYPE, USERFUN = "nat", "dim", "index", "type", "userfun"
@@ -49,6 +57,13 @@ class PrimDecl:
     implements: str | None = None  # for low-level primitives: the high-level counterpart
     explain: Callable | None = None  # (params, argument types) -> message on a mismatch
     check: Callable | None = None  # (params) -> error message for bad static parameters
+    # What the primitive does, read by every pass from here (see ROLES):
+    role: str = "scalar"
+    loop: str | None = None  # maps and reductions: how they run (global, workgroup, local, seq, lanes)
+    unroll: bool = False  # a loop the imperative passes unroll
+    read_view: bool = False  # layout: read as a view of its arguments (index arithmetic, no copy)
+    write_view: str | None = None  # layout: the acceptor that writes through it (join -> join_acc)
+    space: str | None = None  # stores: the address space (global, local, private)
 
 
 PRIMITIVES: dict[str, PrimDecl] = {}
@@ -102,7 +117,7 @@ def _map_meaning(c):
     return c.map_apply(f, xs, axis_length(xs, c.ax))
 
 
-declare("map", HIGH, (), 2, _map_scheme, _map_meaning, "map f [x1, ..., xn] = [f x1, ..., f xn]")
+declare("map", HIGH, (), 2, _map_scheme, _map_meaning, "map f [x1, ..., xn] = [f x1, ..., f xn]", role="map")
 
 
 # reduce f z [x1..xn] = z `f` x1 `f` ... `f` xn   (f associative, z neutral)
@@ -128,7 +143,7 @@ def _fold_meaning(c):
 
 
 declare("reduce", HIGH, (), 3, _reduce_scheme, _fold_meaning,
-        "reduce f z [x1, ..., xn] = z `f` x1 `f` ... `f` xn   (f associative, z its neutral element)")
+        "reduce f z [x1, ..., xn] = z `f` x1 `f` ... `f` xn   (f associative, z its neutral element)", role="reduce")
 
 
 # zip [x..] [y..] = [(x1, y1) ..]
@@ -147,7 +162,8 @@ def _zip_meaning(c):
 
 declare("zip", HIGH, (), 2, _zip_scheme, _zip_meaning, "zip [x1, ..., xn] [y1, ..., yn] = [(x1, y1), ..., (xn, yn)]",
         explain=lambda params, ts: f"zip of arrays of lengths {_len(ts[0])} and {_len(ts[1])}"
-        if all(isinstance(t, ArrayType) for t in ts) else None)
+        if all(isinstance(t, ArrayType) for t in ts) else None,
+        role="layout", read_view=True)  # written component by component
 
 
 def _len(t):
@@ -160,7 +176,7 @@ def _unzip_scheme(fr, params):
 
 
 declare("unzip", HIGH, (), 1, _unzip_scheme, lambda c: c.args[0],
-        "unzip [(x1, y1), ..., (xn, yn)] = ([x1, ..., xn], [y1, ..., yn])")
+        "unzip [(x1, y1), ..., (xn, yn)] = ([x1, ..., xn], [y1, ..., yn])", role="layout", read_view=True)
 
 
 def _pair_scheme(fr, params):
@@ -168,7 +184,8 @@ def _pair_scheme(fr, params):
     return (s, t), TupleType((s, t))
 
 
-declare("pair", HIGH, (), 2, _pair_scheme, lambda c: (c.args[0], c.args[1]), "pair x y = (x, y)")
+declare("pair", HIGH, (), 2, _pair_scheme, lambda c: (c.args[0], c.args[1]), "pair x y = (x, y)",
+        role="layout", read_view=True)
 
 
 def _proj_scheme(k):
@@ -179,8 +196,8 @@ def _proj_scheme(k):
     return scheme
 
 
-declare("fst", HIGH, (), 1, _proj_scheme(0), lambda c: c.args[0][0], "fst (x, y) = x")
-declare("snd", HIGH, (), 1, _proj_scheme(1), lambda c: c.args[0][1], "snd (x, y) = y")
+declare("fst", HIGH, (), 1, _proj_scheme(0), lambda c: c.args[0][0], "fst (x, y) = x", role="layout")
+declare("snd", HIGH, (), 1, _proj_scheme(1), lambda c: c.args[0][1], "snd (x, y) = y", role="layout")
 
 
 # split n : (m*n).t -> m.n.t
@@ -209,7 +226,7 @@ def _explain_split(params, ts):
 
 declare("split", HIGH, (NAT,), 1, _split_scheme, _split_meaning,
         "split n [x1, ..., x(m*n)] = [[x1, ..., xn], ..., [x(m*n-n+1), ..., x(m*n)]]",
-        explain=_explain_split, check=_positive(0))
+        explain=_explain_split, check=_positive(0), role="layout", read_view=True, write_view="split_acc")
 
 
 def _join_scheme(fr, params):
@@ -222,7 +239,8 @@ def _join_meaning(c):
     return tmap(lambda a: a.reshape(a.shape[:ax] + (a.shape[ax] * a.shape[ax + 1],) + a.shape[ax + 2:]), c.args[0])
 
 
-declare("join", HIGH, (), 1, _join_scheme, _join_meaning, "join [[x11, ..., x1n], ..., [xm1, ..., xmn]] = [x11, ..., xmn]")
+declare("join", HIGH, (), 1, _join_scheme, _join_meaning, "join [[x11, ..., x1n], ..., [xm1, ..., xmn]] = [x11, ..., xmn]",
+        role="layout", read_view=True, write_view="join_acc")
 
 
 def _transpose_scheme(fr, params):
@@ -231,7 +249,7 @@ def _transpose_scheme(fr, params):
 
 
 declare("transpose", HIGH, (), 1, _transpose_scheme, lambda c: tmap(lambda a: np.swapaxes(a, c.ax, c.ax + 1), c.args[0]),
-        "transpose xs = ys where ys[j][i] = xs[i][j]")
+        "transpose xs = ys where ys[j][i] = xs[i][j]", role="layout", read_view=True, write_view="transpose_acc")
 
 
 # gather / scatter with index functions
@@ -277,9 +295,10 @@ def _scatter_meaning(c):
 
 
 declare("gather", HIGH, (INDEX,), 1, _same_len_scheme, lambda c: _gather_with(c, c.params[0]),
-        "gather idx xs = [xs[idx(0, n)], ..., xs[idx(n-1, n)]]")
+        "gather idx xs = [xs[idx(0, n)], ..., xs[idx(n-1, n)]]", role="layout", read_view=True)
 declare("scatter", HIGH, (INDEX,), 1, _same_len_scheme, _scatter_meaning,
-        "scatter idx xs = ys where ys[idx(i, n)] = xs[i]   (idx a permutation)")
+        "scatter idx xs = ys where ys[idx(i, n)] = xs[i]   (idx a permutation)",
+        role="layout", write_view="scatter_acc")
 
 
 def stride_index(s: Nat) -> IndexFun:
@@ -312,7 +331,7 @@ def _explain_multiple(what):
 
 declare("reorder_stride", HIGH, (NAT,), 1, _reorder_scheme, lambda c: _gather_with(c, stride_index(c.params[0])),
         "reorder_stride s xs = gather (fun(i, n) => i / (n/s) + s * (i % (n/s))) xs",
-        explain=_explain_multiple("reorder_stride"), check=_positive(0))
+        explain=_explain_multiple("reorder_stride"), check=_positive(0), role="layout", read_view=True)
 
 
 # slide size step : (step*(m-1) + size).t -> m.size.t
@@ -351,7 +370,7 @@ def _explain_slide(params, ts):
 
 declare("slide", HIGH, (NAT, NAT), 1, _slide_scheme, _slide_meaning,
         "slide size step xs = [xs[0 : size], xs[step : step+size], ...]", explain=_explain_slide,
-        check=_positive(0, 1))
+        check=_positive(0, 1), role="layout", read_view=True)
 
 
 # pad
@@ -389,13 +408,14 @@ def _pad_const_meaning(c):
 
 
 declare("pad_const", HIGH, (NAT, NAT), 2, _pad_scheme(True), _pad_const_meaning,
-        "pad_const l r v xs = [v]*l ++ xs ++ [v]*r", check=_nonneg(0, 1))
+        "pad_const l r v xs = [v]*l ++ xs ++ [v]*r", check=_nonneg(0, 1), role="layout", read_view=True)
 declare("pad_clamp", HIGH, (NAT, NAT), 1, _pad_scheme(False), _pad_mode("edge"),
-        "pad_clamp l r xs = [x1]*l ++ xs ++ [xn]*r", check=_nonneg(0, 1))
+        "pad_clamp l r xs = [x1]*l ++ xs ++ [xn]*r", check=_nonneg(0, 1), role="layout", read_view=True)
 declare("pad_wrap", HIGH, (NAT, NAT), 1, _pad_scheme(False), _pad_mode("wrap"),
-        "pad_wrap l r xs = xs[n-l:] ++ xs ++ xs[:r]", check=_nonneg(0, 1))
+        "pad_wrap l r xs = xs[n-l:] ++ xs ++ xs[:r]", check=_nonneg(0, 1), role="layout", read_view=True)
 declare("pad_mirror", HIGH, (NAT, NAT), 1, _pad_scheme(False), _pad_mode("symmetric"),
-        "pad_mirror l r xs = reverse(xs[:l]) ++ xs ++ reverse(xs[n-r:])", check=_nonneg(0, 1))
+        "pad_mirror l r xs = reverse(xs[:l]) ++ xs ++ reverse(xs[n-r:])", check=_nonneg(0, 1),
+        role="layout", read_view=True)
 
 
 # iterate k f : (m * n^k).t -> m.t   where f : (l: nat) -> (l*n).t -> l.t
@@ -445,7 +465,7 @@ def _explain_iterate(params, ts):
 
 declare("iterate", HIGH, (NAT,), 2, _iterate_scheme, _iterate_meaning,
         "iterate 0 f xs = xs;  iterate k f xs = iterate (k-1) f (f xs)", explain=_explain_iterate,
-        check=_nonneg(0))
+        check=_nonneg(0), role="iterate")
 
 
 # generate n f = [f 0, ..., f (n-1)]
@@ -462,7 +482,7 @@ def _generate_meaning(c):
 
 
 declare("generate", HIGH, (NAT,), 1, _generate_scheme, _generate_meaning, "generate n f = [f 0, ..., f (n-1)]",
-        check=_positive(0))
+        check=_positive(0), role="generate")
 
 
 def _take_scheme(fr, params):
@@ -490,9 +510,10 @@ def _slice_meaning(take: bool):
     return meaning
 
 
-declare("take", HIGH, (NAT,), 1, _take_scheme, _slice_meaning(True), "take n xs = [x1, ..., xn]", check=_positive(0))
+declare("take", HIGH, (NAT,), 1, _take_scheme, _slice_meaning(True), "take n xs = [x1, ..., xn]", check=_positive(0),
+        role="layout", read_view=True)
 declare("drop", HIGH, (NAT,), 1, _drop_scheme, _slice_meaning(False), "drop n xs = [x(n+1), ..., x(n+m)]",
-        check=_nonneg(0))
+        check=_nonneg(0), role="layout", read_view=True)
 
 
 def _concat_scheme(fr, params):
@@ -502,7 +523,7 @@ def _concat_scheme(fr, params):
 
 declare("concat", HIGH, (), 2, _concat_scheme,
         lambda c: tmap(lambda a, b: np.concatenate([a, b], axis=c.ax), *c.args),
-        "concat [x1, ..., xn] [y1, ..., ym] = [x1, ..., xn, y1, ..., ym]")
+        "concat [x1, ..., xn] [y1, ..., ym] = [x1, ..., xn, y1, ..., ym]", role="layout", read_view=True)
 
 
 # as_vector w : (m*w).s -> m.vec[s, w];  as_scalar : m.vec[s, w] -> (m*w).s
@@ -536,10 +557,11 @@ def _explain_as_vector(params, ts):
 
 declare("as_vector", HIGH, (NAT,), 1, _as_vector_scheme, _as_vector_meaning,
         "as_vector w [x1, ..., x(m*w)] = [<x1, ..., xw>, ..., <..., x(m*w)>]", explain=_explain_as_vector,
-        check=_check_width)
+        check=_check_width, role="layout", read_view=True, write_view="as_vector_acc")
 declare("as_scalar", HIGH, (), 1, _as_scalar_scheme,
         lambda c: tmap(lambda a: a.reshape(a.shape[:c.ax] + (a.shape[c.ax] * a.shape[c.ax + 1],)), c.args[0]),
-        "as_scalar [<x1, ..., xw>, ...] = [x1, ..., xw, ...]")
+        "as_scalar [<x1, ..., xw>, ...] = [x1, ..., xw, ...]",
+        role="layout", read_view=True, write_view="as_scalar_acc")
 
 
 def _let_scheme(fr, params):
@@ -547,7 +569,8 @@ def _let_scheme(fr, params):
     return (s, FunType(s, t)), t
 
 
-declare("let", HIGH, (), 2, _let_scheme, lambda c: c.apply(c.args[1], c.args[0]), "let x f = f x   (x computed once)")
+declare("let", HIGH, (), 2, _let_scheme, lambda c: c.apply(c.args[1], c.args[0]), "let x f = f x   (x computed once)",
+        role="bind")
 
 
 # ============================================================================ scalar
@@ -693,15 +716,17 @@ declare("user_fun", SCALAR, (USERFUN,), -1, _user_scheme, _user_meaning,
 
 for _level in ("map_global", "map_workgroup", "map_local"):
     declare(_level, LOW, (DIM,), 2, _map_scheme, _map_meaning, f"{_level} d f xs = map f xs   (parallel, dimension d)",
-            implements="map", check=_check_dim)
+            implements="map", check=_check_dim, role="map", loop=_level[len("map_"):])
 declare("map_seq", LOW, (), 2, _map_scheme, _map_meaning, "map_seq f xs = map f xs   (a sequential loop)",
-        implements="map")
+        implements="map", role="map", loop="seq")
 declare("map_seq_unroll", LOW, (), 2, _map_scheme, _map_meaning, "map_seq_unroll f xs = map f xs   (unrolled)",
-        implements="map")
+        implements="map", role="map", loop="seq", unroll=True)
 declare("reduce_seq", LOW, (), 3, _fold_scheme, _fold_meaning,
-        "reduce_seq f z [x1, ..., xn] = f (... (f z x1) ...) xn   (a sequential fold)", implements="reduce")
+        "reduce_seq f z [x1, ..., xn] = f (... (f z x1) ...) xn   (a sequential fold)", implements="reduce",
+        role="reduce", loop="seq")
 declare("reduce_seq_unroll", LOW, (), 3, _fold_scheme, _fold_meaning,
-        "reduce_seq_unroll f z xs = reduce_seq f z xs   (unrolled)", implements="reduce")
+        "reduce_seq_unroll f z xs = reduce_seq f z xs   (unrolled)", implements="reduce",
+        role="reduce", loop="seq", unroll=True)
 
 
 def _identity_scheme(fr, params):
@@ -711,7 +736,7 @@ def _identity_scheme(fr, params):
 
 for _space in ("global", "local", "private"):
     declare(f"to_{_space}", LOW, (), 1, _identity_scheme, lambda c: c.args[0],
-            f"to_{_space} x = x   (x is stored in {_space} memory)")
+            f"to_{_space} x = x   (x is stored in {_space} memory)", role="store", space=_space)
 
 
 def _map_vec_scheme(fr, params):
@@ -725,8 +750,56 @@ def _map_vec_meaning(c):
 
 
 declare("map_vec", LOW, (), 2, _map_vec_scheme, _map_vec_meaning,
-        "map_vec f <x1, ..., xw> = <f x1, ..., f xw>   (a vectorised scalar function)", implements="map")
+        "map_vec f <x1, ..., xw> = <f x1, ..., f xw>   (a vectorised scalar function)", implements="map",
+        role="map", loop="lanes")
 
 
 def decl(name: str) -> PrimDecl:
     return PRIMITIVES[name]
+
+
+def with_role(role: str, level: str | None = None) -> frozenset[str]:
+    """The primitives of a role (and level): e.g. with_role("map") is every map-like primitive."""
+    return frozenset(n for n, d in PRIMITIVES.items() if d.role == role and (level is None or d.level == level))
+
+
+# Derived sets, for passes that test membership (each computed from the declarations above).
+LAYOUT = with_role("layout")
+MAPS = with_role("map")  # map, map_global, map_workgroup, map_local, map_seq, map_seq_unroll, map_vec
+LOOP_MAPS = frozenset(n for n in MAPS if PRIMITIVES[n].loop in ("global", "workgroup", "local", "seq"))
+PARALLEL_MAPS = frozenset(n for n in MAPS if PRIMITIVES[n].loop in ("global", "workgroup", "local"))
+REDUCTIONS = with_role("reduce")
+LOW_REDUCTIONS = with_role("reduce", LOW)
+STORES = {n: PRIMITIVES[n].space for n in with_role("store")}  # to_global -> global, ...
+READ_VIEWS = frozenset(n for n in LAYOUT if PRIMITIVES[n].read_view)
+WRITE_VIEWS = {n: PRIMITIVES[n].write_view for n in LAYOUT if PRIMITIVES[n].write_view}
+
+
+def _is_view_expr(e: Expr, bound: str) -> bool:
+    """`e` only rearranges the array named `bound` (layout primitives and maps of views)."""
+    if isinstance(e, Identifier):
+        return e.name == bound
+    head, args = spine(e)
+    if not isinstance(head, Prim):
+        return False
+    if head.name in LAYOUT:
+        return all(_is_view_expr(a, bound) for a in args)
+    if head.name == "map" and len(args) == 2:
+        return is_view_fn(args[0]) and _is_view_expr(args[1], bound)
+    return False
+
+
+def is_view_fn(f: Expr) -> bool:
+    """A function that only moves data: a layout primitive (`join`, `split 4`, `transpose`,
+    `map join`) or `fun(x) => <layout primitives applied to x>`.  The identity is not a
+    view: `map (fun(v) => v)` is a copy."""
+    head, args = spine(f)
+    if isinstance(head, Prim):
+        if head.name in LAYOUT:
+            return not args
+        if head.name == "map" and len(args) == 1:
+            return is_view_fn(args[0])
+        return False
+    if isinstance(f, Lambda):
+        return not isinstance(f.body, Identifier) and _is_view_expr(f.body, f.param.name)
+    return False

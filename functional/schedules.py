@@ -31,7 +31,8 @@ maps.
 
 from __future__ import annotations
 
-from .expr import App, Expr, Identifier, Lambda, NatLambda, Prim, spine, walk
+from .expr import App, Expr, Lambda, NatLambda, Prim, applied, spine, walk
+from .primitives import LAYOUT, is_view_fn  # noqa: F401 -- part of this module's vocabulary
 from .rules import macros  # noqa: F401 -- registers the macro rules
 from .rules.macros import (guard, let_value, named, outermost, pair_parts, parallel_reduction, push_views, r,
                            reduce_fn, register_blocking_1d, register_blocking_2d, tile_2d, tile_reduction,
@@ -39,41 +40,6 @@ from .rules.macros import (guard, let_value, named, outermost, pair_parts, paral
 from .strategies import Failure, Strategy, Success, argument, body, fmap, function, lchoice, normalize, seq, top_down, try_
 
 # ----------------------------------------------------------------------------- views
-
-LAYOUT = frozenset({"split", "join", "transpose", "reorder_stride", "gather", "scatter", "as_vector", "as_scalar",
-                    "take", "drop", "slide", "pad_clamp", "pad_wrap", "pad_mirror", "zip", "unzip", "fst", "snd",
-                    "pair", "concat"})
-
-
-def _is_view_expr(e: Expr, bound: str) -> bool:
-    """`e` only rearranges the array named `bound` (layout primitives and maps of views)."""
-    if isinstance(e, Identifier):
-        return e.name == bound
-    head, args = spine(e)
-    if not isinstance(head, Prim):
-        return False
-    if head.name in LAYOUT:
-        return all(_is_view_expr(a, bound) for a in args)
-    if head.name == "map" and len(args) == 2:
-        return is_view_fn(args[0]) and _is_view_expr(args[1], bound)
-    return False
-
-
-def is_view_fn(f: Expr) -> bool:
-    """A function that only moves data: a layout primitive (`join`, `split 4`, `transpose`,
-    `map join`) or `fun(x) => <layout primitives applied to x>`.  The identity is not a
-    view: `map (fun(v) => v)` is a copy."""
-    head, args = spine(f)
-    if isinstance(head, Prim):
-        if head.name in LAYOUT:
-            return not args
-        if head.name == "map" and len(args) == 1:
-            return is_view_fn(args[0])
-        return False
-    if isinstance(f, Lambda):
-        return not isinstance(f.body, Identifier) and _is_view_expr(f.body, f.param.name)
-    return False
-
 
 def _compute_map(e: Expr) -> bool:
     head, args = spine(e)
@@ -190,13 +156,8 @@ def vectorize(w: int) -> Strategy:
 
 
 def _applies(name: str, nargs: int = 2):
-    """The test "`e` is the primitive `name` applied to `nargs` arguments"."""
-
-    def test(e: Expr) -> bool:
-        head, args = spine(e)
-        return isinstance(head, Prim) and head.name == name and len(args) == nargs
-
-    return test
+    """The test "`e` is the primitive `name` applied to `nargs` arguments" (a guard's test)."""
+    return lambda e: applied(e, name, nargs) is not None
 
 
 # ------------------------------------------------------------------ reductions

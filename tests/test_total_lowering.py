@@ -139,3 +139,32 @@ def test_a_large_f32_sum_is_about_as_accurate_as_numpys():
         ours.append(abs(float(kernel(x)) - exact) / exact)
         theirs.append(abs(float(np.sum(x)) - exact) / exact)
     assert np.mean(ours) <= 10 * max(np.mean(theirs), 1e-9)
+
+
+HAND_LOWERED = {
+    "read_of_a_sequential_map": (fl.fun([arr(4, 4)], lambda xs: fl.map_global(
+        lambda r: fl.take(2, fl.map_seq(lambda x: x * 2.0, r)), xs)), "to_private"),
+    "view_of_an_input_written": (fl.fun([arr(4, 6)], lambda xs: fl.map_global(lambda r: fl.take(2, r), xs)),
+                                 "map_seq (fun(x) => x)"),
+    "host_view_written": (fl.fun([arr(4, 6)], lambda xs: fl.transpose(xs)), "map_global 0 (fun(x) => x)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAND_LOWERED))
+def test_a_wrong_hand_lowering_names_its_subexpression_and_a_fix_that_works(name):
+    from functional.rules import RULES
+    from functional.storage import first_need
+    from functional.strategies import at_path, replace_at
+
+    program, proposed = HAND_LOWERED[name]
+    program = fl.infer(program)
+    with pytest.raises(dpia.TranslationError, match=r"in `.*`: .*" + proposed.replace("(", r"\(").replace(")", r"\)")):
+        dpia.translate(program)
+    for _ in range(5):  # apply the proposed fixes until the program translates
+        need = first_need(program, required_only=True)
+        if need is None:
+            break
+        program = fl.infer(replace_at(program, need.path, RULES[need.rule].strategy(**(
+            {"d": 0} if need.rule == "lower_map_global" else {}))(at_path(program, need.path)).expr))
+    inputs = random_inputs(program, {}, seed=1)
+    assert relative_error(dpia.compile(program)(*inputs), fl.interpret(program, *inputs)) <= TOLERANCE

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import attrs
 
 from ..errors import FunctionalError, TypeInferenceError
-from ..expr import App, Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, substitute
+from ..expr import App, Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, substitute, trivial
 from ..infer import infer
 from ..nat import Nat
 from ..strategies import Failure, Step, Strategy, Success
@@ -266,17 +266,6 @@ def occurrences(e: Expr, name: str) -> tuple[int, bool]:
         else:
             stack.extend((c, inside) for c in x.children())
     return count, under
-
-
-def trivial(e: Expr) -> bool:
-    """Copying `e` copies no computation: an identifier, a literal, or projections of one."""
-    while True:
-        if isinstance(e, (Identifier, Literal)):
-            return True
-        head, args = spine(e)
-        if not (isinstance(head, Prim) and head.name in ("fst", "snd") and len(args) == 1):
-            return False
-        e = args[0]
 
 
 def inlinable(f: Lambda, x: Expr) -> bool:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from .. import dsl as fl
 from ..expr import App, Identifier, Prim
 from ..nat import divides
+from ..primitives import LOOP_MAPS
 from ..strategies import MAP_LIKE
-from ..types import ArrayType
+from ..types import ArrayType, f32
 from . import instances as inst
 from .core import L, OneOf, P, V, rule
 
@@ -72,7 +73,7 @@ for _target in ("reduce_seq", "reduce_seq_unroll"):
          example=_ex_reduce, doc="The sequential fold keeps the order; reduce's f is associative.")
 
 
-_LOW_MAPS = MAP_LIKE - {"map", "map_vec"}
+_LOW_MAPS = LOOP_MAPS
 
 
 def _ex_store(rng):
@@ -352,7 +353,7 @@ for _kind in ("global", "local", "seq"):
 def _ex_generate(rng):
     n, m = inst.size(rng), inst.size(rng)
     prog = inst.vector_program(m, lambda xs: fl.generate(n, lambda i: fl.reduce_seq(
-        lambda a, x: a + x * fl.cast(fl.f32, i), 0.0, xs)))
+        lambda a, x: a + x * fl.cast(f32, i), 0.0, xs)))
     return prog, (inst.data(rng, m),), {}
 
 
