@@ -114,7 +114,9 @@ def normalise(message: str, limit: int = 80) -> str:
     text = re.sub(r"^in `[^`]*`: ", "", text)
     text = re.sub(r"`[^`]*`", "`…`", text)
     text = re.sub(r"\b[A-Za-z_]*\d+\b", "#", text)  # numbers and generated names (x12, in3)
-    text = re.sub(r"[\w#]+(?:\.[\w#]+)+", "T", text)  # data types such as 4.N.f32
+    text = text.replace("e.g.", "eg")
+    part = r"(?:\([^()]*\)|[\w#]+)"
+    text = re.sub(rf"{part}(?:\.{part})+", "T", text)  # data types such as 4.N.f32, 2.(N + 1).(f32, i32)
     text = text.split("--- source ---")[0]
     return text[:limit].rstrip()
 
@@ -126,9 +128,11 @@ def classify(exc: BaseException) -> tuple[str, str, str]:
         message = exc.message
         status = BUILD if "did not build" in message else REFUSED
         if status == BUILD:  # the build log's first error names the class
-            first = re.search(r"error: ([^\n]*)", message)
+            first = re.search(r"error: (?:\S+:\d+:\d+(?: <[^>]*>)?: )?([^\n]*)", message)
             return status, f"{status}: {normalise(first.group(1) if first else message)}", str(exc)[:4000]
-        return status, f"{status}: {name}: {normalise(message)}", str(exc)[:2000]
+        head = re.match(r"\W*(\w+)", exc.where or "")
+        at = f" [at {head.group(1)}]" if head else ""
+        return status, f"{status}: {name}: {normalise(message)}{at}", str(exc)[:2000]
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     place = f" at {os.path.basename(where.filename)}:{where.name}" if where else ""
     return CRASH, f"{CRASH}: {name}{place}: {normalise(str(exc))}", "".join(
@@ -211,10 +215,12 @@ class _Slot:
             self.process.join()
 
 
-def run_seeds(seeds, jobs: int = 1, timeout: float = 120.0, device=None, progress=None) -> list[Outcome]:
+def run_seeds(seeds, jobs: int = 1, timeout: float = 120.0, device=None, progress=None,
+              startup: float = 60.0) -> list[Outcome]:
     """Outcomes of the seeds, in seed order.  jobs >= 1: worker processes, a seed without an
-    answer after `timeout` seconds is a hang (its worker killed and replaced); a worker that
-    dies is a crash.  jobs 0: in this process."""
+    answer after `timeout` seconds is a hang (its worker killed and replaced; a fresh
+    worker's first seed gets `startup` seconds more, to import the compiler and open the
+    device); a worker that dies is a crash.  jobs 0: in this process."""
     seeds = list(seeds)
     if jobs <= 0:
         outcomes = []
@@ -236,7 +242,7 @@ def run_seeds(seeds, jobs: int = 1, timeout: float = 120.0, device=None, progres
     for slot in slots:
         if pending:
             # A fresh worker imports the compiler and opens the device first: allow for it.
-            slot.give(pending.pop(), timeout + 60)
+            slot.give(pending.pop(), timeout + startup)
     try:
         while any(s.seed is not None for s in slots):
             busy = [s for s in slots if s.seed is not None]
@@ -271,7 +277,7 @@ def run_seeds(seeds, jobs: int = 1, timeout: float = 120.0, device=None, progres
                     fresh = False
                 slot.seed = None
                 if pending:
-                    slot.give(pending.pop(), timeout + (60 if fresh else 0))
+                    slot.give(pending.pop(), timeout + (startup if fresh else 0.0))
     finally:
         for slot in slots:
             slot.stop()

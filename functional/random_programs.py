@@ -410,7 +410,7 @@ class _Builder:
             (2.0, lambda: self.reduction(t, d)),
             (0.5, lambda: self.project(t, d)),
             (0.4, lambda: self.let(t, d)),
-            (0.3 if t == i32 else 0.0, lambda: self.remainder(t, d)),
+            (1.0 if t == i32 else 0.0, lambda: self.remainder(t, d)),
         ]
         return self.pick(options) or self.scalar_leaf(t, ctx)
 
