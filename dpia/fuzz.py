@@ -37,6 +37,7 @@ import attrs
 import numpy as np
 
 from functional.errors import FunctionalError
+from functional.primitives import PRIMITIVES
 from functional.random_programs import GenerationError, random_program
 
 from .programs import TOLERANCE
@@ -131,7 +132,9 @@ def classify(exc: BaseException) -> tuple[str, str, str]:
             first = re.search(r"error: (?:\S+:\d+:\d+(?: <[^>]*>)?: )?([^\n]*)", message)
             return status, f"{status}: {normalise(first.group(1) if first else message)}", str(exc)[:4000]
         head = re.match(r"\W*(\w+)", exc.where or "")
-        at = f" [at {head.group(1)}]" if head else ""
+        at = ""
+        if head:  # the primitive at the place the compiler names (a variable is not a class of its own)
+            at = f" [at {head.group(1) if head.group(1) in PRIMITIVES else 'a variable'}]"
         return status, f"{status}: {name}: {normalise(message)}{at}", str(exc)[:2000]
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     place = f" at {os.path.basename(where.filename)}:{where.name}" if where else ""

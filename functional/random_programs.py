@@ -15,7 +15,7 @@ has a value and the preconditions that types do not carry (pad_wrap/pad_mirror n
 their input, products of many factors kept short, the total work bounded) are checked on it.
 
 Numerical stability.  Every scalar subterm carries `bound`, the largest magnitude it can take
-on the inputs this module makes (floats in +-[0.5, 1.5), integers 1 to 9), and `err`, a
+on the inputs this module makes (floats in +-[0.5, 1.5), integers in +-[1, 9]), and `err`, a
 bound on its absolute rounding error (f32: 2^-24 per operation, relative to the operation's
 bound; f64: 2^-53; i32: exact).  Operations that would leave the safe range are not chosen:
 products whose bound exceeds 1e6 (i32: 2^24), exp of arguments beyond +-4 (clamped first),
@@ -979,8 +979,8 @@ def _expr_vars(e: Expr) -> set:
 
 
 def random_inputs(program: Expr, sizes: dict, seed: int = 0) -> tuple:
-    """Inputs for a typed program at `sizes`: floats of magnitude 0.5 to 1.5 (a quarter
-    negative), integers 1 to 9 (the bounds the generator assumes)."""
+    """Inputs for a typed program at `sizes`: floats of magnitude 0.5 to 1.5, integers of
+    magnitude 1 to 9, a quarter of each negative (the bounds the generator assumes)."""
     rng = np.random.default_rng(seed)
     body = program
     while isinstance(body, NatLambda):
@@ -998,8 +998,8 @@ def _value(lay, sizes: dict, rng: np.random.Generator):
     shape = tuple(int(evaluate(d, sizes)) for d in lay.dims)
     if lay.scalar.is_float:
         values = (rng.random(shape) + 0.5) * np.where(rng.random(shape) < 0.25, -1.0, 1.0)
-    else:
-        values = rng.integers(1, 10, shape)
+    else:  # a quarter negative too: signedness errors show (0 - abs x < 0, division, remainder)
+        values = rng.integers(1, 10, shape) * np.where(rng.random(shape) < 0.25, -1, 1)
     values = np.asarray(values).astype(lay.scalar.dtype)
     return values[()] if not shape else values
 

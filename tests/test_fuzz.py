@@ -121,7 +121,7 @@ def test_inputs_follow_the_bounds_the_generator_assumes(sample):
             if np.issubdtype(a.dtype, np.floating):
                 assert (np.abs(a) >= 0.5).all() and (np.abs(a) < 1.5 + 1e-6).all()
             else:
-                assert ((a >= 1) & (a <= 9)).all()
+                assert ((np.abs(a) >= 1) & (np.abs(a) <= 9)).all()
 
 
 # ------------------------------------------------------------------------ the harness
@@ -151,6 +151,10 @@ def test_classify_tells_refusals_builds_and_crashes_apart():
     from dpia.translate import TranslationError
 
     assert fuzz.classify(TranslationError("map is not lowered"))[0] == fuzz.REFUSED
+    at_zip = fuzz.classify(TranslationError("no copy loop for 4.f32", where="zip xs ys"))[1]
+    at_variable = fuzz.classify(TranslationError("no copy loop for 4.f32", where="x12"))[1]
+    assert at_zip == "refused: TranslationError: no copy loop for T [at zip]"
+    assert at_variable == "refused: TranslationError: no copy loop for T [at a variable]"
     built = fuzz.classify(RuntimeError_("the kernel did not build on pocl:\n<source>:3:1: error: use of undeclared x"))
     assert built[0] == fuzz.BUILD and "use of undeclared" in built[1]
     try:
