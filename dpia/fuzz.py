@@ -116,7 +116,7 @@ def normalise(message: str, limit: int = 80) -> str:
     text = re.sub(r"`[^`]*`", "`…`", text)
     text = re.sub(r"\b[A-Za-z_]*\d+\b", "#", text)  # numbers and generated names (x12, in3)
     text = text.replace("e.g.", "eg")
-    part = r"(?:\([^()]*\)|[\w#]+)"
+    part = r"(?:\((?:[^()]|\([^()]*\))*\)|[\w#]+)"  # a name, or a tuple type nested once
     text = re.sub(rf"{part}(?:\.{part})+", "T", text)  # data types such as 4.N.f32, 2.(N + 1).(f32, i32)
     text = text.split("--- source ---")[0]
     return text[:limit].rstrip()
