@@ -154,7 +154,7 @@ def run_one(seed: int, device=None, source: bool = False) -> Outcome:
         return Outcome(seed, NO_PROGRAM, NO_PROGRAM, str(exc), seconds=time.perf_counter() - start)
     from . import compile as dpia_compile
 
-    base = dict(text=generated.text, nodes=generated.nodes, sizes=dict(generated.sizes))
+    base = {"text": generated.text, "nodes": generated.nodes, "sizes": dict(generated.sizes)}
     kernel = None
     try:
         kernel = dpia_compile(generated.program, device=device, db=False, name="fuzz")
@@ -335,7 +335,7 @@ def oclgrind_check(seed: int, timeout: float = 600.0) -> dict:
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     try:
         run = subprocess.run([sys.executable, "-m", "dpia.fuzz", "--only", str(seed), "--json"], env=env, cwd=root,
-                             capture_output=True, text=True, timeout=timeout)
+                             capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return {"seed": seed, "status": HANG, "problems": [], "stderr": ""}
     try:

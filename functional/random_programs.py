@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -126,10 +126,10 @@ class _Ctx:
     depth: int
     outer: int = 1
 
-    def deeper(self, *new_vars: Term, times: int = 1) -> "_Ctx":
+    def deeper(self, *new_vars: Term, times: int = 1) -> _Ctx:
         return _Ctx(self.env + new_vars, self.depth - 1, self.outer * times)
 
-    def down(self) -> "_Ctx":
+    def down(self) -> _Ctx:
         return _Ctx(self.env, self.depth - 1, self.outer)
 
 
@@ -648,7 +648,7 @@ class _Builder:
         if self.exhausted(ctx):
             return self.array_leaf(t, ctx)
         d = ctx.down()
-        n, elem = t.size, t.elem
+        elem = t.elem
         nested = isinstance(elem, ArrayType)
         scalar_elem = isinstance(elem, ScalarType)
         options = [
@@ -782,7 +782,7 @@ class _Builder:
             if padded is None:
                 return None
             return Term(_app("slide", padded.expr, params=(Nat.const(size), Nat.const(1))), t, padded.bound, padded.err)
-        step = self.rng.choice(sorted({1, 1, 2, size, size + 1}))
+        step = self.rng.choice(sorted({1, 2, size, size + 1}))
         xs = self.term(ArrayType(t.size * step + (size - step), u), ctx)
         if xs is None:
             return None
