@@ -37,7 +37,7 @@ import attrs
 from .expr import App, Expr, Lambda, NatApp, NatLambda, Prim, spine
 from .primitives import is_view_fn
 from .rules.core import RULES
-from .storage import HOST, ITEM, _LOW_MAPS, _REDUCTIONS, _inner, arg_path, first_need
+from .storage import HOST, HOST_SEQ, ITEM, _LOW_MAPS, _REDUCTIONS, _inner, arg_path, first_need
 from .strategies import Failure, Step, Strategy, Success, at_path, replace_at
 from .types import ScalarType, TupleType
 
@@ -107,9 +107,12 @@ def lowering_sites(e: Expr, path: tuple = (), ctx: str = HOST) -> Iterator[tuple
             fused = k == 2 and _computing_map(args[k]) and not _reduces(spine(args[k])[1][0])
             yield from lowering_sites(args[k], path + arg_path(n, k), _inner(ctx, "reduce_seq") if fused else ctx)
         return
-    inner = _inner(ctx, name) if name in _LOW_MAPS | _REDUCTIONS else ctx
+    if name == "generate":  # its function runs per element, where the array is read or by its own loop
+        inner = HOST_SEQ if ctx == HOST else ctx
+    else:
+        inner = _inner(ctx, name) if name in _LOW_MAPS | _REDUCTIONS else ctx
     for k, a in enumerate(args):
-        runs_in = inner if k == 0 and name in _LOW_MAPS | _REDUCTIONS else ctx
+        runs_in = inner if k == 0 and (name in _LOW_MAPS | _REDUCTIONS or name == "generate") else ctx
         yield from lowering_sites(a, path + arg_path(n, k), runs_in)
 
 
