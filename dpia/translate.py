@@ -206,6 +206,8 @@ class Translator:
         name = head.name
         if name in ("at", "nat_value"):
             return self._con_element(e, head, args, env, k)
+        if name == "select" and isinstance(e.t, TupleType):
+            return self._con_all(args, env, lambda vs: k(_select_components(*vs, e.t)))
         if d.level == SCALAR:
             return self._con_all(args, env, lambda vs: k(Op(name, head.params, tuple(vs), e.t)))
         if name in ("fst", "snd"):
@@ -372,6 +374,15 @@ class Translator:
                 env[name] = v
                 call = App(call, Identifier(name, t=_fun_param(call.t)), t=_fun_result(call.t))
         return then(call, env)
+
+
+def _select_components(cond: Exp, a: Exp, b: Exp, t) -> Exp:
+    """`select c a b` of tuples, as the pair of its components' selects (the printer's `?:`
+    works on scalars and vectors): select c (a0, a1) (b0, b1) = (select c a0 b0, select c a1 b1)."""
+    if not isinstance(t, TupleType):
+        return Op("select", (), (cond, a, b), t)
+    parts = tuple(_select_components(cond, Proj(a, k, et), Proj(b, k, et), et) for k, et in enumerate(t.elems))
+    return View("pair", (), parts, t)
 
 
 def _as_type(v: Exp, t) -> Exp:
