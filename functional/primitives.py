@@ -495,9 +495,20 @@ def _slice_meaning(take: bool):
     return meaning
 
 
-declare("take", HIGH, (NAT,), 1, _take_scheme, _slice_meaning(True), "take n xs = [x1, ..., xn]   (n <= length)", check=_positive(0))
-declare("drop", HIGH, (NAT,), 1, _drop_scheme, _slice_meaning(False), "drop n xs = [x(n+1), ..., x(n+m)]",
-        check=_nonneg(0))
+def _explain_cut(what):
+    def explain(params, ts):
+        if isinstance(ts[0], ArrayType) and (ts[0].size - params[0]).as_int() is not None:
+            if (ts[0].size - params[0]).as_int() < 0:
+                return f"{what}: the count {params[0]} is larger than the array's length {ts[0].size}"
+        return None
+
+    return explain
+
+
+declare("take", HIGH, (NAT,), 1, _take_scheme, _slice_meaning(True), "take n xs = [x1, ..., xn]   (n <= length)",
+        check=_positive(0), explain=_explain_cut("take"))
+declare("drop", HIGH, (NAT,), 1, _drop_scheme, _slice_meaning(False), "drop n xs = [x(n+1), ..., x(n+m)]   (n <= length)",
+        check=_nonneg(0), explain=_explain_cut("drop"))
 
 
 def _concat_scheme(fr, params):
@@ -679,7 +690,11 @@ def fused_multiply_add(a, b, c):
     f32, is the correctly rounded result.  f64: Boldo and Melquiond's emulation, exact
     product and sum parts with the small parts added rounded to odd; correctly rounded
     away from overflow and underflow (there the plain a * b + c is returned)."""
-    a, b, c = (np.asarray(x) for x in (a, b, c))
+    with np.errstate(all="ignore"):  # overflows and NaNs take the plain value's path
+        return _fma(*(np.asarray(x) for x in (a, b, c)))
+
+
+def _fma(a, b, c):
     if a.dtype == np.float32:
         wide = [x.astype(np.float64) for x in (a, b, c)]
         return _odd_sum(wide[0] * wide[1], wide[2]).astype(np.float32)

@@ -100,6 +100,8 @@ from functional import (
 from functional.interp import layout
 from functional.nat import evaluate
 from functional.primitives import PRIMITIVES
+
+from .test_builtins import COVERED_HERE
 from functional.types import FunType, NatFunType
 
 N, M, P = nat("N"), nat("M"), nat("P")
@@ -119,6 +121,7 @@ COVERED = {
     "map_global", "map_workgroup", "map_local", "map_seq", "map_seq_unroll", "reduce_seq", "reduce_seq_unroll",
     "to_global", "to_local", "to_private", "map_vec",
 }
+COVERED |= COVERED_HERE  # the math built-ins, bit operations, at and nat_value: tests/functional/test_builtins.py
 
 
 def test_every_primitive_is_covered():
