@@ -68,6 +68,20 @@ def check_kernel_name(name) -> str:
     return name
 
 
+def kernel_name_for(name: str) -> str:
+    """A usable kernel name derived from a program's name (a Python variable, a file name):
+    the name itself when `check_kernel_name` accepts it, else made an identifier and given a
+    `_kernel` suffix (`dot` -> `dot_kernel`: OpenCL's built-in `dot` may not name a kernel).
+    For drivers that name kernels after programs; a name the user gives is checked instead."""
+    clean = re.sub(r"[^A-Za-z0-9_]", "_", str(name)).lstrip("_") or "program"
+    if clean[0].isdigit():
+        clean = "k" + clean
+    try:
+        return check_kernel_name(clean)
+    except KernelNameError:
+        return check_kernel_name(f"{clean}_kernel")
+
+
 def translate(expr: Expr, name: str = "program", passes=None):
     """Type, translate and run the imperative passes (all of `imperative.passes.PIPELINE`
     unless `passes` says otherwise).  `name` names the kernels (`check_kernel_name`)."""

@@ -284,7 +284,7 @@ def test_argmin_argmax_kernels_with_a_tuple_accumulator(which):
 # ----------------------------------------------------------------------- kernel names
 
 
-@pytest.mark.parametrize("bad", ["max", "sin", "kernel", "int", "2fast", "my-kernel", "__x",
+@pytest.mark.parametrize("bad", ["max", "sin", "dot", "kernel", "int", "2fast", "my-kernel", "__x",
                                  "get_id", ""])
 def test_kernel_names_that_opencl_cannot_use_are_refused_with_the_rule(bad):
     prog = fl.fun([fl.array(N, fl.f32)], lambda xs: fl.map_global(lambda x: x + 1.0, xs))
@@ -298,4 +298,7 @@ def test_a_valid_kernel_name_names_the_kernel():
     prog = fl.fun([fl.array(N, fl.f32)], lambda xs: fl.map_global(lambda x: x + 1.0, xs))
     kernel = dpia.compile(prog, name="add_one")
     assert "kernel void add_one(" in kernel.source
+    assert [dpia.kernel_name_for(n) for n in ("dot", "mm", "3d-stencil", "__x")] == [
+        "dot_kernel", "mm", "k3d_stencil", "x"]
+    assert "kernel void dot_kernel(" in dpia.compile(prog, name=dpia.kernel_name_for("dot")).source
     assert list(kernel(np.zeros(3, np.float32))) == [1.0, 1.0, 1.0]
