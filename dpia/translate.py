@@ -24,10 +24,10 @@ import attrs
 
 from functional.errors import excerpt
 from functional.expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine, substitute_nat
-from functional.infer import infer
+from functional.infer import constant_index, infer
+from functional.nat import Nat, is_nonneg
 from functional.storage import first_need
 from functional.strategies import at_path
-from functional.nat import Nat
 from functional.nat import Var as NatVar
 from functional.nat import substitute as nat_substitute
 from functional.primitives import LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES, READ_VIEWS, SCALAR, STORES, WRITE_VIEWS
@@ -214,6 +214,10 @@ class Translator:
         if len(args) != _arity(head):
             self.fail(e, f"{head.name} is partially applied where a value is needed")
         name = head.name
+        if name in ("at", "nat_value"):
+            return self._con_element(e, head, args, env, k)
+        if name == "select" and isinstance(e.t, TupleType):
+            return self._con_all(args, env, lambda vs: k(_select_components(*vs, e.t)))
         if d.level == SCALAR:
             return self._con_all(args, env, lambda vs: k(Op(name, head.params, tuple(vs), e.t)))
         if name in ("fst", "snd"):
@@ -249,6 +253,36 @@ class Translator:
             self.fail(e, f"{name} is not lowered: choose its implementation with a rule "
                          f"(e.g. {'map_global/map_workgroup/map_local/map_seq' if name == 'map' else 'reduce_seq'})")
         self.fail(e, f"{name} cannot be translated yet")
+
+    def _con_element(self, e: Expr, head: Prim, args: list, env: dict, k: K):
+        """Sizes as values and element access:
+
+            con(nat_value n, k)   = k(n)                                      (cast if not i32)
+            con(at xs c, k)       = con(xs, v => k(v[c]))        c a literal or a size, in range (infer)
+            con(at xs i, k)       = con(xs, v => con(i, j => new ix: i32 in private {
+                                        ix := max(min(j, n - 1), 0); k(v[ix]) }))
+
+        A computed index (or a constant one not provably in range) is clamped to [0, n-1], so a kernel never reads outside the array (the
+        interpreter refuses such an index).  `ix` is also a size variable with range [0, n), so
+        the views resolve `v[ix]` as any index; the printer names both the same C variable.
+        The `new` makes a computed index count as allocating: a lazily read map or generate
+        whose function reads at a computed index is refused (store it with map_seq instead)."""
+        if head.name == "nat_value":
+            value = NatExp(head.params[0], i32)
+            return k(value if e.t == i32 else Op("cast", (e.t,), (value,), e.t))
+        xs, index = args
+        n = xs.t.size
+        known = constant_index(index)
+        if known is not None and is_nonneg(known) and is_nonneg(n - known - 1):
+            return self.con(xs, env, lambda v: k(Idx(v, known, e.t)))
+
+        def at_index(v: Exp, j: Exp):
+            ix = self.loop_var("ix", n)
+            mem = Mem(ix.name, i32, AddressSpace.PRIVATE)
+            clamped = Op("max", (), (Op("min", (), (j, NatExp(n - 1, i32)), i32), Lit(0, i32)), i32)
+            return New(mem, seq(Assign(MemAcc(mem), clamped), k(Idx(v, Nat.atom(ix), e.t))))
+
+        return self.con(xs, env, lambda v: self.con(index, env, lambda j: at_index(v, j)))
 
     def _con_all(self, args: list, env: dict, k: Callable[[list], "Cmd"]):  # noqa: F821
         def go(i: int, acc: list):
@@ -368,6 +402,15 @@ def _all_scalars(t) -> bool:
     if isinstance(t, TupleType):
         return all(_all_scalars(x) for x in t.elems)
     return isinstance(t, (ScalarType, VectorType))
+
+
+def _select_components(cond: Exp, a: Exp, b: Exp, t) -> Exp:
+    """`select c a b` of tuples, as the pair of its components' selects (the printer's `?:`
+    works on scalars and vectors): select c (a0, a1) (b0, b1) = (select c a0 b0, select c a1 b1)."""
+    if not isinstance(t, TupleType):
+        return Op("select", (), (cond, a, b), t)
+    parts = tuple(_select_components(cond, Proj(a, k, et), Proj(b, k, et), et) for k, et in enumerate(t.elems))
+    return View("pair", (), parts, t)
 
 
 def _as_type(v: Exp, t) -> Exp:
