@@ -270,7 +270,6 @@ def test_argmin_argmax_as_reductions_over_tuples_in_the_interpreter(which):
     assert index == expected(x) and value == x[expected(x)]
 
 
-@pytest.mark.xfail(strict=True, reason="tuple accumulator updated in place: lead fixes in translation")
 @pytest.mark.parametrize("which", sorted(ARGS))
 def test_argmin_argmax_kernels_with_a_tuple_accumulator(which):
     step, start, _ = ARGS[which]
