@@ -436,7 +436,13 @@ def _explored_report(loaded: _Loaded, device, result, seed: int) -> dict:
     """The exploration's summary and its best variant run again here: checked and timed."""
     from .variants import default_variant, tuned_variant
 
-    lowered = tuned_variant(result.best) if result.best is not None else default_variant(loaded.program, loaded.sizes)
+    if result.best is None:
+        lowered = default_variant(loaded.program, loaded.sizes, "no candidate succeeded")
+    elif _is_the_default(result.best, result.default):
+        lowered = tuned_variant(result.best, loaded.program, loaded.sizes, kind="default",
+                                note="no candidate was faster than the default lowering")
+    else:
+        lowered = tuned_variant(result.best, loaded.program, loaded.sizes)
     report = _measure(loaded, device, False, seed, 10, True, lowered=lowered)
     report.update(
         run_id=result.run_id, search=result.search, elapsed_s=result.elapsed_s,
@@ -447,6 +453,11 @@ def _explored_report(loaded: _Loaded, device, result, seed: int) -> dict:
         default_time_s=result.default.time_s if result.default and result.default.status == "ok" else None,
         speedup=result.speedup)
     return report
+
+
+def _is_the_default(best, default) -> bool:
+    """The fastest candidate is the default lowering (the exploration's baseline)."""
+    return bool(best.params.get("baseline")) or (default is not None and best.derivation == default.derivation)
 
 
 def _write_plots(args: argparse.Namespace, loaded: _Loaded, result, report: dict) -> bool:

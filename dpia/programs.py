@@ -73,6 +73,38 @@ def _rename_binders(e: Expr, names: dict, counter: list) -> Expr:
     return e
 
 
+def user_functions(program: Expr) -> dict[str, object]:
+    """{name: NumPy meaning} of the program's user functions, for parsing a text of it."""
+    from functional.expr import UserFun, walk
+
+    return {p.name: p.numpy for x in walk(program) if isinstance(x, Prim)
+            for p in x.params if isinstance(p, UserFun)}
+
+
+def differs_at(candidate: Expr, program: Expr, sizes: Mapping[str, int]) -> str | None:
+    """Why `candidate` (a stored derivation's program) is not `program` at `sizes`; None when
+    it is: the size facts `candidate` assumes hold at `sizes`, and the canonical forms of
+    both are equal once `sizes` are fixed in them.  (Explorations derive from the program
+    re-declared with stronger facts, or with its sizes fixed, so those may differ.)  User
+    functions are compared whole, C body and signature: they are part of the text."""
+    for v in size_vars(candidate):
+        if v.name in sizes:
+            try:
+                _check_facts(v, sizes[v.name], sizes)
+            except SizeSpecError as exc:
+                return f"it assumes what these sizes contradict ({exc.message})"
+    try:
+        got = canonical(fix_sizes(candidate, sizes))
+    except FunctionalError as exc:
+        return f"it does not type at these sizes ({exc})"
+    want = canonical(fix_sizes(program, sizes))
+    return None if got == want else f"it is the program {_shortened(got)}, not {_shortened(want)}"
+
+
+def _shortened(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 # ------------------------------------------------------------------------------- loading
 
 
@@ -398,5 +430,6 @@ def _projection(e: Expr, param: str) -> str | None:
     return None
 
 
-__all__ = ["TOLERANCE", "ProgramLoadError", "SizeSpecError", "bytes_moved", "canonical", "fix_sizes", "known_flops",
-           "load", "parse_sizes", "random_inputs", "relative_error", "signature", "size_vars"]
+__all__ = ["TOLERANCE", "ProgramLoadError", "SizeSpecError", "bytes_moved", "canonical", "differs_at", "fix_sizes",
+           "known_flops", "load", "parse_sizes", "random_inputs", "relative_error", "signature", "size_vars",
+           "user_functions"]
