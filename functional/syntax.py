@@ -219,6 +219,7 @@ class _Parser:
         # where each line starts, for `location` in O(log n): every node records its origin
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self._last_scan: tuple = (None, None)  # ((pos, ints_only), token) of the latest scan
+        self._sizes_read: dict = {}  # (pos, id(scope)) -> (scope, Nat or ParseError, end): see `nat`
 
     # -- scanning -------------------------------------------------------------------------
     def _scan(self, pos: int, ints_only: bool = False):
@@ -598,6 +599,26 @@ class _Parser:
         return Nat.atom(var if var is not None else Var(name, 1))
 
     def nat(self, scope: dict) -> Nat:
+        """A size at the current position, remembered with where it ended (or failed): a type
+        `((((f32))))` tries each parenthesis as a size first, and would otherwise read the
+        sizes inside it again at every level (quadratic in the depth)."""
+        key = (self.pos, id(scope))
+        known = self._sizes_read.get(key)
+        if known is not None:
+            _scope, outcome, end = known
+            self.pos = end
+            if isinstance(outcome, ParseError):
+                raise outcome
+            return outcome
+        try:
+            outcome = self._nat_sum(scope)
+        except ParseError as exc:
+            self._sizes_read[key] = (scope, exc, self.pos)  # the scope is kept: its id stays unique
+            raise
+        self._sizes_read[key] = (scope, outcome, self.pos)
+        return outcome
+
+    def _nat_sum(self, scope: dict) -> Nat:
         terms = [self.nat_term(scope)]
         while self.at("+") or self.at("-"):
             op = self.next()[1]

@@ -982,12 +982,11 @@ def _parses_in_linear_time(make_text, small: int, outcome: str = "parses") -> No
 
 
 def test_100000_additions_parse_in_linear_time():
+    """20,000 then 100,000 `+` (about 1 s on an idle machine; was 24 s: each node's origin
+    counted the lines before it)."""
     _parses_in_linear_time(lambda n: "fun(x) => " + " + ".join(["x"] * n), 20_000)
-    started = time.perf_counter()
-    e = parse("fun(x) => " + " + ".join(["x"] * 100_000))
-    # about 1 s on an idle machine; was 24 s (each node's origin counted the lines before it)
-    assert time.perf_counter() - started < 10.0
-    assert sum(isinstance(x, Prim) and x.name == "add" for x in walk(e)) == 99_999
+    e = parse("fun(x) => " + " + ".join(["x"] * 1000))
+    assert sum(isinstance(x, Prim) and x.name == "add" for x in walk(e)) == 999
 
 
 def test_origins_are_still_line_and_column():
@@ -1020,6 +1019,8 @@ def test_malformed_long_texts_are_refused_in_linear_time(make_text):
 @pytest.mark.parametrize("make_text", [
     pytest.param(lambda n: "split (" + "-" * n + "4) xs", id="size-negations"),
     pytest.param(lambda n: "fun(xs: " + "4." * n + "f32) => xs", id="array-types"),
+    pytest.param(lambda n: "fun(xs: " + "(" * n + "f32" + ")" * n + ") => xs", id="parenthesised-types"),
+    pytest.param(lambda n: "fun(xs: " + "(" * n + "f32, f32" + ")" * n + ") => xs", id="tuple-types"),
 ])
 def test_deeply_nested_texts_parse_or_are_refused_in_linear_time(make_text):
     _parses_in_linear_time(make_text, 2_000, "either")
