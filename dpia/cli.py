@@ -268,7 +268,6 @@ def _stored_counts(db, loaded: _Loaded, device) -> dict | None:
     from codegen_opencl.runtime import device_key
 
     from .programs import canonical
-
     from .search import FAILED  # the one definition of a failure: the exploration's and the plots'
 
     stored = db.candidates(canonical(loaded.program), loaded.sizes, device_key(device))
