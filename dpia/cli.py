@@ -15,7 +15,8 @@ FILE is a .py file (its module-level programs; NAME picks one) or a .dpia/.txt f
 program in the text syntax.  --db PATH chooses the tuning database (else $DPIA_TUNING_DB, else the
 per-user cache); --device a device by a substring of "platform: device" (else $DPIA_DEVICE).
 
-Exit codes: 0 success, 1 a check failed (or no device), 2 bad usage (message on stderr).  To add a
+Exit codes: 0 success, 1 a check failed (or no device), 2 bad usage (message on stderr), 141 the
+reader of the output went away (`dpia rules | head -1`).  `dpia --version` prints the version.  To add a
 subcommand, write `_NAME_args(parser)` and `_NAME(args) -> int` and list them in COMMANDS.
 """
 
@@ -180,12 +181,16 @@ def _program_args(p: argparse.ArgumentParser, sizes_help: str) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
-def _load_program(args: argparse.Namespace, complete: bool) -> _Loaded:
-    from .programs import ProgramLoadError, SizeSpecError, load, parse_sizes, split_spec
+def _load_program(args: argparse.Namespace, complete: bool, inputs: bool = True) -> _Loaded:
+    """The program and its sizes; `complete`: every size is needed; `inputs`: the command
+    makes the inputs, so they must fit in this machine's memory."""
+    from .programs import ProgramLoadError, SizeSpecError, check_fits_in_memory, load, parse_sizes, split_spec
 
     try:
         name, program = load(args.program)
         sizes = parse_sizes(args.size, program, complete=complete)
+        if complete and inputs:
+            check_fits_in_memory(program, sizes)
     except (ProgramLoadError, SizeSpecError) as exc:
         raise UsageError(str(exc)) from None
     return _Loaded(name, str(split_spec(args.program)[0]), program, sizes)
@@ -263,9 +268,10 @@ def _stored_counts(db, loaded: _Loaded, device) -> dict | None:
     from codegen_opencl.runtime import device_key
 
     from .programs import canonical
+    from .search import FAILED  # the one definition of a failure: the exploration's and the plots'
 
     stored = db.candidates(canonical(loaded.program), loaded.sizes, device_key(device))
-    return {"tried": len(stored), "failed": sum(c.status != "ok" for c in stored)}
+    return {"tried": len(stored), "failed": sum(c.status in FAILED for c in stored)}
 
 
 def _print_measurement(r: dict, repeat: int) -> None:
@@ -400,6 +406,13 @@ def _explore(args: argparse.Namespace) -> int:
     from .tuning import TuningDB, TuningError
 
     loaded = _load_program(args, complete=True)
+    if args.plots is not None:  # refuse now, not after the whole exploration
+        from .plots import PlotError, check_available
+
+        try:
+            check_available()
+        except PlotError as exc:
+            raise UsageError(f"--plots: {exc}") from None
     device = _open_device(args.device)
     budget = args.budget if args.budget is not None or args.candidates else DEFAULT_BUDGET_S
     try:
@@ -436,7 +449,13 @@ def _explored_report(loaded: _Loaded, device, result, seed: int) -> dict:
     """The exploration's summary and its best variant run again here: checked and timed."""
     from .variants import default_variant, tuned_variant
 
-    lowered = tuned_variant(result.best) if result.best is not None else default_variant(loaded.program, loaded.sizes)
+    if result.best is None:
+        lowered = default_variant(loaded.program, loaded.sizes, "no candidate succeeded")
+    elif _is_the_default(result.best, result.default):
+        lowered = tuned_variant(result.best, loaded.program, loaded.sizes, kind="default",
+                                note="no candidate was faster than the default lowering")
+    else:
+        lowered = tuned_variant(result.best, loaded.program, loaded.sizes)
     report = _measure(loaded, device, False, seed, 10, True, lowered=lowered)
     report.update(
         run_id=result.run_id, search=result.search, elapsed_s=result.elapsed_s,
@@ -447,6 +466,11 @@ def _explored_report(loaded: _Loaded, device, result, seed: int) -> dict:
         default_time_s=result.default.time_s if result.default and result.default.status == "ok" else None,
         speedup=result.speedup)
     return report
+
+
+def _is_the_default(best, default) -> bool:
+    """The fastest candidate is the default lowering (the exploration's baseline)."""
+    return bool(best.params.get("baseline")) or (default is not None and best.derivation == default.derivation)
 
 
 def _write_plots(args: argparse.Namespace, loaded: _Loaded, result, report: dict) -> bool:
@@ -484,7 +508,7 @@ def _show(args: argparse.Namespace) -> int:
     from .programs import size_vars
     from .variants import is_high_level
 
-    loaded = _load_program(args, complete=False)
+    loaded = _load_program(args, complete=False, inputs=False)
     device = _open_device(args.device) if args.device else None
     complete = all(v.name in loaded.sizes for v in size_vars(loaded.program))
     if complete and device is None:
@@ -523,14 +547,17 @@ def _shown_variant(loaded: _Loaded, device, db_path, complete: bool, high_level:
     try:
         if complete:
             with open_database(db_path) as db:
+                from .space import DeviceLimits
+
                 low, v = choose_variant(loaded.program, loaded.sizes, device_key(device),
-                                        db if db is not None else False)
+                                        db if db is not None else False, DeviceLimits.of(device))
         else:
             low, v = default_variant(loaded.program, loaded.sizes or None,
                                      "not every size given, so no tuned variant was looked up")
     except FunctionalError as exc:
         raise CommandFailure(str(exc)) from None
-    kind = "tuned (from the tuning database)" if v.kind == "tuned" else "default (functional.schedules.default_schedule)"
+    kind = {"tuned": "tuned (from the tuning database)", "preset": "preset (dpia.presets)",
+            "default": "default (functional.schedules.default_schedule)"}[v.kind]
     return low, {"variant": kind, "note": v.note, "derivation": v.derivation, "time_s": v.time_s,
                  "device": device_key(device) if device else None}
 
@@ -550,7 +577,10 @@ COMMANDS: list[Command] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .tuning import VERSION
+
     parser = argparse.ArgumentParser(prog="dpia", description="Code generation via rewrite rules and DPIA.")
+    parser.add_argument("--version", action="version", version=f"dpia {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for c in COMMANDS:
         p = sub.add_parser(c.name, help=c.help, description=c.help)
@@ -573,6 +603,28 @@ def main(argv: list[str] | None = None) -> int:
     except CommandFailure as exc:
         print(f"dpia {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    except MemoryError:  # what the size check could not foresee (the device's copies, ...)
+        print(f"dpia {args.command}: error: out of memory; try smaller sizes", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # `dpia rules | head -1`: the reader has what it wanted
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipeline's writer stopped by the reader
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's final flush of what is still buffered for
+    the closed pipe does not print another BrokenPipeError at exit."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real file descriptor (captured output): nothing is flushed to a pipe
+        pass
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Pictures of an exploration, from the candidates the tuning database holds:
 
     <prefix>_space.png     the exploration space: how many candidates reached each throughput
-                           (failures, wrong results, timeouts and slow ones counted in the title)
+                           (failures as dpia.search.FAILED counts them, and slow ones, in the title)
     <prefix>_progress.png  the best throughput found so far against seconds since the start
 
     space, progress = write_plots(db.candidates(run_id=run), "out/sgemm", unit="GFLOP/s", work=2 * n**3 / 1e9)
@@ -44,6 +44,12 @@ def write_plots(candidates: Sequence[Candidate], prefix: str | Path, unit: str, 
     return space, progress
 
 
+def check_available() -> None:
+    """Raise PlotError now when plots could not be drawn (matplotlib missing), so a command
+    asked for plots can refuse before its work rather than after it."""
+    _matplotlib()
+
+
 def _check_arguments(unit: str, work: float) -> None:
     if not isinstance(unit, str) or not unit.strip():
         raise PlotError(f"the unit names the throughput, like 'GB/s' or 'GFLOP/s'; got {unit!r}")
@@ -79,8 +85,16 @@ def _succeeded(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 
 def _not_ok_counts(candidates: Sequence[Candidate]) -> str:
+    """`failed N (...)` by the one definition of a failure (dpia.search.FAILED, as the
+    exploration's report and the CLI count), then the slow ones, which are not failures."""
+    from .search import FAILED
+
     counts = Counter(c.status for c in candidates if c.status != "ok")
-    return ", ".join(f"{status} {n}" for status, n in sorted(counts.items())) or "none"
+    failed = sum(n for status, n in counts.items() if status in FAILED)
+    kinds = ", ".join(f"{status} {n}" for status, n in sorted(counts.items()) if status in FAILED)
+    parts = [f"failed {failed}" + (f" ({kinds})" if failed else "")]
+    parts += [f"{status} {n}" for status, n in sorted(counts.items()) if status not in FAILED]
+    return ", ".join(parts)
 
 
 def _say_nothing_succeeded(axes) -> None:
@@ -92,7 +106,7 @@ def _space_figure(figure_type, candidates: Sequence[Candidate], unit: str, work:
     axes = figure.add_subplot()
     ok = [throughput(c, work) for c in _succeeded(candidates)]
     axes.set_title(f"Exploration space: {len(candidates)} candidates, {len(ok)} ok\n"
-                   f"not ok: {_not_ok_counts(candidates)}", fontsize=10)
+                   f"{_not_ok_counts(candidates)}", fontsize=10)
     axes.set_xlabel(f"throughput ({unit})")
     axes.set_ylabel("number of candidates")
     if not ok:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import re
 import sys
 from collections.abc import Mapping
@@ -71,6 +72,38 @@ def _rename_binders(e: Expr, names: dict, counter: list) -> Expr:
         return attrs.evolve(e, **{"body" if isinstance(e, NatLambda) else "fun":
                                   _rename_binders(e.children()[0], names, counter)})
     return e
+
+
+def user_functions(program: Expr) -> dict[str, object]:
+    """{name: NumPy meaning} of the program's user functions, for parsing a text of it."""
+    from functional.expr import UserFun, walk
+
+    return {p.name: p.numpy for x in walk(program) if isinstance(x, Prim)
+            for p in x.params if isinstance(p, UserFun)}
+
+
+def differs_at(candidate: Expr, program: Expr, sizes: Mapping[str, int]) -> str | None:
+    """Why `candidate` (a stored derivation's program) is not `program` at `sizes`; None when
+    it is: the size facts `candidate` assumes hold at `sizes`, and the canonical forms of
+    both are equal once `sizes` are fixed in them.  (Explorations derive from the program
+    re-declared with stronger facts, or with its sizes fixed, so those may differ.)  User
+    functions are compared whole, C body and signature: they are part of the text."""
+    for v in size_vars(candidate):
+        if v.name in sizes:
+            try:
+                _check_facts(v, sizes[v.name], sizes)
+            except SizeSpecError as exc:
+                return f"it assumes what these sizes contradict ({exc.message})"
+    try:
+        got = canonical(fix_sizes(candidate, sizes))
+    except FunctionalError as exc:
+        return f"it does not type at these sizes ({exc})"
+    want = canonical(fix_sizes(program, sizes))
+    return None if got == want else f"it is the program {_shortened(got)}, not {_shortened(want)}"
+
+
+def _shortened(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 # ------------------------------------------------------------------------------- loading
@@ -189,13 +222,25 @@ def _one_size(spec: str) -> tuple[str, int]:
     except ValueError:
         value = _power_of_two(m.group(2))
     if value is None:
-        raise SizeSpecError(f"size {m.group(1)}: expected an integer (e.g. 1048576, 2^20), got {m.group(2)!r}")
+        raise SizeSpecError(f"size {m.group(1)}: expected an integer (e.g. 1048576, 2^20), got "
+                            f"{_shortened(m.group(2), 40)!r}")
+    if value.bit_length() > MAX_SIZE_BITS:
+        raise SizeSpecError(f"size {m.group(1)}: {_shortened(m.group(2), 40)} is too large (sizes are below "
+                            f"2^{MAX_SIZE_BITS})")
     return m.group(1), value
 
 
+MAX_SIZE_BITS = 63  # sizes are C longs in the kernels
+
+
 def _power_of_two(text: str) -> int | None:
-    m = re.fullmatch(r"(\d+)\^(\d+)", text)
-    return int(m.group(1)) ** int(m.group(2)) if m else None
+    m = re.fullmatch(r"(\d{1,20})\^(\d{1,20})", text)
+    if m is None:
+        return None
+    base, exponent = int(m.group(1)), int(m.group(2))
+    if base > 1 and (base.bit_length() - 1) * exponent > MAX_SIZE_BITS:
+        return 1 << (MAX_SIZE_BITS + 1)  # refused by the caller, without computing 2^99999999
+    return base ** exponent
 
 
 def _check_against(program: Expr, sizes: dict, complete: bool) -> None:
@@ -270,6 +315,38 @@ def input_shapes(program: Expr, sizes: Mapping[str, int]) -> tuple:
         return tuple(int(evaluate(d, sizes)) for d in lay.dims), lay.scalar.name
 
     return tuple(shaped(layout(t)) for _, t in signature(program)[0])
+
+
+def data_bytes(program: Expr, sizes: Mapping[str, int]) -> int:
+    """Bytes of the program's inputs and result at `sizes` (Python integers: never overflows)."""
+    params, result = signature(program)
+    total = 0
+    for t in [t for _, t in params] + [result]:
+        for leaf in layout_leaves(layout(t)):
+            total += math.prod(int(evaluate(d, sizes)) for d in leaf.dims) * np.dtype(leaf.scalar.dtype).itemsize
+    return total
+
+
+def physical_memory_bytes() -> int | None:
+    """This machine's memory, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_fits_in_memory(program: Expr, sizes: Mapping[str, int], memory: int | None = None) -> None:
+    """SizeSpecError when the inputs and result at `sizes` cannot fit in `memory` bytes (default:
+    this machine's), so that a command refuses in one line instead of failing with a MemoryError."""
+    memory = physical_memory_bytes() if memory is None else memory
+    needed = data_bytes(program, sizes)
+    if memory is not None and needed > memory:
+        raise SizeSpecError(f"the sizes {_sizes_text(sizes)} need {_gib(needed)} for the inputs and the result; "
+                            f"this machine has {_gib(memory)} of memory")
+
+
+def _gib(count: int) -> str:
+    return f"{count / 2**30:.3g} GiB"
 
 
 def layout_leaves(lay):
@@ -398,5 +475,7 @@ def _projection(e: Expr, param: str) -> str | None:
     return None
 
 
-__all__ = ["TOLERANCE", "ProgramLoadError", "SizeSpecError", "bytes_moved", "canonical", "fix_sizes", "known_flops",
-           "load", "parse_sizes", "random_inputs", "relative_error", "signature", "size_vars"]
+__all__ = ["TOLERANCE", "ProgramLoadError", "SizeSpecError", "bytes_moved", "canonical", "check_fits_in_memory",
+           "data_bytes", "differs_at", "fix_sizes",
+           "known_flops", "load", "parse_sizes", "random_inputs", "relative_error", "signature", "size_vars",
+           "user_functions"]

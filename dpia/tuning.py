@@ -22,6 +22,7 @@ import json
 import math
 import os
 import sqlite3
+import tempfile
 import time
 import types
 from collections.abc import Iterable, Iterator, Mapping
@@ -193,36 +194,59 @@ class TuningDB:
         if self._path.is_dir():
             raise TuningDBError("is a directory, not a tuning database file", where=str(self._path))
         self._path.parent.mkdir(parents=True, exist_ok=True)
+        if not self._path.exists():
+            self._create()
+        elif self._path.stat().st_size == 0:
+            # SQLite would take an empty file for a new database and write our tables into it;
+            # we only create files ourselves (see _create), so an empty one is someone else's
+            raise TuningDBError(f"an empty file, not a dpia tuning database; refusing to write into it: "
+                                f"{_MOVE_IT_AWAY}", where=str(self._path))
         with self._sqlite_errors("open"):
             # autocommit mode: transactions are the explicit BEGIN IMMEDIATE ... COMMIT below
             connection = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         try:
             with self._sqlite_errors("open"):
-                self._initialise(connection)
+                self._check_file(connection)
         except BaseException:
             connection.close()
             raise
         return connection
 
-    def _initialise(self, connection: sqlite3.Connection) -> None:
-        """Create the schema in a new file, or check an existing file is ours and current.
-        Under a write lock, so processes opening a new file at once create it only once."""
-        connection.execute("BEGIN IMMEDIATE")
+    def _create(self) -> None:
+        """A new database file at the path, complete before it appears there: the schema is
+        written into a private temporary file, which is then hard-linked to the path (atomic,
+        never replacing a file).  So a file at the path is either one we finished or someone
+        else's, and processes creating the same file at once all end up using one of them."""
+        handle, temporary = tempfile.mkstemp(prefix=f".{self._path.name}.", suffix=".new", dir=self._path.parent)
+        os.close(handle)  # an empty file: SQLite makes it a new database
         try:
-            application_id = connection.execute("PRAGMA application_id").fetchone()[0]
-            user_version = connection.execute("PRAGMA user_version").fetchone()[0]
-            tables = [r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            if application_id == 0 and not tables:
-                self._create_schema(connection)
-            else:
-                self._check_ours(application_id, user_version, tables)
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
-        # WAL lets readers and one writer work at once; persistent in the file once set
-        connection.execute("PRAGMA journal_mode = WAL")
+            with self._sqlite_errors("create"):
+                connection = sqlite3.connect(temporary, isolation_level=None)
+                try:
+                    self._create_schema(connection)
+                    # WAL lets readers and one writer work at once; persistent in the file once set
+                    connection.execute("PRAGMA journal_mode = WAL")
+                finally:
+                    connection.close()  # checkpoints the WAL into the file
+            try:
+                os.link(temporary, self._path)
+            except FileExistsError:
+                pass  # another process created it first: that file is used
+            except OSError:  # a file system without hard links: exclusive creation, then the bytes
+                with contextlib.suppress(FileExistsError), open(self._path, "xb") as out:
+                    out.write(Path(temporary).read_bytes())
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+
+    def _check_file(self, connection: sqlite3.Connection) -> None:
+        """Check an existing file is a current dpia tuning database; nothing is written to a
+        file that is not."""
+        application_id = connection.execute("PRAGMA application_id").fetchone()[0]
+        user_version = connection.execute("PRAGMA user_version").fetchone()[0]
+        tables = [r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        self._check_ours(application_id, user_version, tables)
+        connection.execute("PRAGMA journal_mode = WAL")  # a no-op on our files (set at creation)
         connection.execute("PRAGMA synchronous = NORMAL")  # durable across crashes of the process in WAL
 
     @staticmethod

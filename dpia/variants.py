@@ -13,7 +13,10 @@
 The database is `db` (a TuningDB, a path, or None for TuningDB()'s default location; False:
 never consult one).  A database that cannot be opened, or a stored derivation that no longer
 replays or compiles, gives a TuningWarning and the default variant: running never depends
-on the cache.  Derivations are parsed and replayed, never evaluated or unpickled.
+on the cache.  Derivations are parsed and replayed, never evaluated or unpickled, and a
+stored one runs only when it starts from the program being compiled (its canonical form at
+these sizes, user functions' C bodies and signatures included: dpia.programs.differs_at),
+else it is refused with a TuningWarning (ForeignVariantError).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from functional.infer import infer
 from functional.interp import _collect, bind_sizes, layout
 from functional.schedules import default_schedule
 
-from .programs import canonical, fix_sizes, signature, size_vars
+from .programs import canonical, differs_at, fix_sizes, signature, size_vars, user_functions
 
 KINDS = ("tuned", "preset", "default")
 
@@ -107,10 +110,25 @@ def best_stored(db, program_key: str, sizes: dict, device_key: str):
 # ----------------------------------------------------------------------------- variants
 
 
-def tuned_variant(candidate) -> tuple[Expr, Variant]:
-    """Replay a stored candidate's derivation (raises FunctionalError if it no longer does)."""
-    low = Derivation.from_text(candidate.derivation).replay()
-    return low, Variant("tuned", candidate.derivation, candidate.time_s, candidate.run_id)
+class ForeignVariantError(FunctionalError):
+    """A stored derivation that is not for the program being compiled: it starts from
+    another program, or from one whose user functions differ (their C bodies would run)."""
+
+
+def tuned_variant(candidate, program: Expr, sizes: dict, kind: str = "tuned", note: str = "") -> tuple[Expr, Variant]:
+    """Replay a stored candidate's derivation for `program` at `sizes`: it must start from
+    this program (dpia.programs.differs_at: canonical forms, user functions included), else
+    ForeignVariantError; the NumPy meanings of user functions are the program's.  Raises
+    FunctionalError when the derivation no longer parses or replays."""
+    key = canonical(program)
+    if candidate.program != key:
+        raise ForeignVariantError(f"the stored candidate is keyed by another program ({candidate.program[:160]})")
+    derivation = Derivation.from_text(candidate.derivation, user_functions(program))
+    reason = differs_at(derivation.program, program, sizes)
+    if reason is not None:
+        raise ForeignVariantError(f"the stored derivation is not for this program: {reason}")
+    low = derivation.replay()
+    return low, Variant(kind, candidate.derivation, candidate.time_s, candidate.run_id, note)
 
 
 def default_variant(program: Expr, sizes: dict | None = None, note: str = "") -> tuple[Expr, Variant]:
@@ -149,8 +167,13 @@ def choose_variant(program: Expr, sizes: dict | None = None, device_key: str | N
         with open_database(db) as opened:
             stored = best_stored(opened, canonical(program), sizes, device_key) if opened is not None else None
         if stored is not None:
+            baseline = bool(stored.params.get("baseline"))  # the exploration found nothing faster
             try:
-                return tuned_variant(stored)
+                return tuned_variant(stored, program, sizes,
+                                     note="the default lowering, fastest in the exploration" if baseline else "")
+            except ForeignVariantError as exc:
+                note = f"the stored variant is refused: {exc}"
+                warnings.warn(f"{note}; using the default", TuningWarning, stacklevel=2)
             except FunctionalError as exc:
                 note = f"the stored variant does not replay: {exc}"
                 warnings.warn(f"{note}; using the default", TuningWarning, stacklevel=2)
@@ -261,5 +284,5 @@ class VariantKernel:
         return f"<VariantKernel {self.name} on {self.device_key}: {len(self._by_sizes)} size(s) compiled>"
 
 
-__all__ = ["KINDS", "TuningWarning", "Variant", "VariantKernel", "choose_variant", "default_variant",
+__all__ = ["KINDS", "ForeignVariantError", "TuningWarning", "Variant", "VariantKernel", "choose_variant", "default_variant",
            "is_high_level", "open_database", "preset_variant", "tuned_variant"]

@@ -39,15 +39,17 @@ class Derivation:
 
     @staticmethod
     def from_text(text: str, user_funs=None) -> "Derivation":
+        if not isinstance(text, str):
+            raise ParseError(f"a derivation is text, got {type(text).__name__}")
         lines = [ln for ln in text.splitlines() if ln.strip()]
         if not lines or not lines[0].startswith("program: "):
-            raise ParseError("a derivation starts with 'program: '", where=lines[0] if lines else "empty text")
+            raise ParseError("a derivation starts with 'program: '", where=_excerpt(lines[0]) if lines else "empty text")
         program = parse(lines[0][len("program: "):], user_funs)
         sizes = {("nat", x.var.name): x.var for x in reversed(list(walk(program))) if isinstance(x, NatLambda)}
         steps = []
         for k, ln in enumerate(lines[1:], start=2):
             if not ln.startswith("step: "):
-                raise ParseError("expected 'step: RULE {params} PATH'", where=ln, origin=f"line {k}")
+                raise ParseError("expected 'step: RULE {params} PATH'", where=_excerpt(ln), origin=f"line {k}")
             try:
                 name, rest = ln[len("step: "):].split(" ", 1)
                 params_text, path_text = rest.rsplit(" ", 1)
@@ -59,7 +61,10 @@ class Derivation:
                     raise ValueError(f"a path is 'root' or child indices like 0.1.0, got {path_text!r}")
                 path = () if path_text == "root" else tuple(int(x) for x in path_text.split("."))
             except (ValueError, ParseError) as exc:  # json.JSONDecodeError is a ValueError
-                raise ParseError(f"malformed step: {exc}", where=ln, origin=f"line {k}") from None
+                raise ParseError(f"malformed step: {exc}", where=_excerpt(ln), origin=f"line {k}") from None
+            except RecursionError:  # JSON nested thousands deep (parameters are a flat object)
+                raise ParseError("malformed step: its parameters are nested too deeply", where=_excerpt(ln),
+                                 origin=f"line {k}") from None
             steps.append(Step(name, tuple(sorted(params.items())), path))
         return Derivation(program, tuple(steps))
 
@@ -88,6 +93,11 @@ class Derivation:
             # stay typed, as during `derive`; one inference at the end
             e = replace_at(e, s.path, result.expr)
         return infer(e, expected=t)  # the expected type fixes the sizes of a point-free result
+
+
+def _excerpt(line: str, limit: int = 80) -> str:
+    """The start of a line for an error message (a malformed line may be megabytes long)."""
+    return line if len(line) <= limit else line[:limit] + "..."
 
 
 def _param_text(v) -> str:

@@ -160,10 +160,20 @@ def _mono_key(mono: Mono) -> tuple:
     return tuple((a.key, p) for a, p in mono)
 
 
+# Sizes built from a short text can be astronomically large: `((2^4096)^4096)^4096` or
+# `(N^4096)^4096` (printed as 16 million factors).  Such sizes are refused with a NatError.
+MAX_EXPONENT = 4096  # of a power of one atom (N^4096 prints as 4096 factors)
+MAX_CONSTANT_BITS = 8192  # of a coefficient's numerator or denominator (2^8000 fits; printed below
+# Python's 4300-digit limit of str(int))
+MAX_POWER_TERMS = 1024  # of the expansion of a power of a sum
+
+
 def _mono_mul(x: Mono, y: Mono) -> Mono:
     powers: dict[Atom, int] = dict(x)
     for a, p in y:
         powers[a] = powers.get(a, 0) + p
+        if abs(powers[a]) > MAX_EXPONENT:
+            raise NatError(f"a size with a power {powers[a]} of one atom is refused (at most {MAX_EXPONENT})")
     return tuple(sorted(((a, p) for a, p in powers.items() if p != 0), key=lambda ap: ap[0].key))
 
 
@@ -252,6 +262,7 @@ class Nat:
 
     def __mul__(self, other: NatLike) -> "Nat":
         o = as_nat(other)
+        _check_bits(_coefficient_bits(self) + _coefficient_bits(o))
         return Nat.from_terms((_mono_mul(m1, m2), c1 * c2) for m1, c1 in self.terms for m2, c2 in o.terms)
 
     __rmul__ = __mul__
@@ -539,10 +550,33 @@ def mod(a: Nat, b: Nat) -> Nat:
     return Nat.atom(Mod(r, b))
 
 
+def _coefficient_bits(n: Nat) -> int:
+    return max((max(c.numerator.bit_length(), c.denominator.bit_length()) for _, c in n.terms), default=0)
+
+
+def _check_bits(bits: int) -> None:
+    if bits > MAX_CONSTANT_BITS:
+        raise NatError(f"a size with a constant of about {bits} bits is refused (at most {MAX_CONSTANT_BITS})")
+
+
+def _check_power(a: Nat, k: int) -> None:
+    """Refuse a^k before computing it when the result would be absurdly large."""
+    if k > MAX_EXPONENT:
+        raise NatError(f"exponent {k} is too large for a size (at most {MAX_EXPONENT})")
+    degree = max((abs(p) for mono, _ in a.terms for _, p in mono), default=0)
+    if degree * k > MAX_EXPONENT:  # the message leaves `a` out: N^4096 prints as 4096 factors
+        raise NatError(f"a power of degree {degree * k} is refused as a size (at most {MAX_EXPONENT})")
+    _check_bits((_coefficient_bits(a) + max(0, len(a.terms) - 1).bit_length()) * k)
+    if len(a.terms) > 1 and math.comb(k + len(a.terms) - 1, len(a.terms) - 1) > MAX_POWER_TERMS:
+        raise NatError(f"a power of a sum of {len(a.terms)} terms to the {k} is refused as a size: its expansion "
+                       f"has more than {MAX_POWER_TERMS} terms")
+
+
 def power(a: Nat, e: Nat) -> Nat:
     a, e = as_nat(a), as_nat(e)
     k = e.as_int()
     if k is not None:
+        _check_power(a, abs(k))
         if k >= 0:
             return functools.reduce(lambda x, y: x * y, [a] * k, Nat.const(1))
         return Nat.const(1) / power(a, Nat.const(-k))

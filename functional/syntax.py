@@ -21,6 +21,7 @@ Sizes use `/` for exact division, `//` floor division, `%`, `^`, `min(a, b)`, `m
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -205,6 +206,9 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 _INT_ONLY = re.compile(r"\s*(?P<int>\d+)")
+_SPACE = re.compile(r"\s*")
+MAX_INTEGER_DIGITS = 1000  # longer integers are refused: no size or value needs them, and int() of
+# a long digit string is slow (and over sys.get_int_max_str_digits() a ValueError)
 
 
 class _Parser:
@@ -212,19 +216,31 @@ class _Parser:
         self.text = text
         self.pos = 0
         self.user_funs = dict(user_funs or {})
+        # where each line starts, for `location` in O(log n): every node records its origin
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._last_scan: tuple = (None, None)  # ((pos, ints_only), token) of the latest scan
+        self._sizes_read: dict = {}  # (pos, id(scope)) -> (scope, Nat or ParseError, end): see `nat`
 
     # -- scanning -------------------------------------------------------------------------
     def _scan(self, pos: int, ints_only: bool = False):
+        # peek, at and next look at one token several times: each token is matched once
+        if self._last_scan[0] == (pos, ints_only):
+            return self._last_scan[1]
+        token = self._scan_uncached(pos, ints_only)
+        self._last_scan = ((pos, ints_only), token)
+        return token
+
+    def _scan_uncached(self, pos: int, ints_only: bool):
         if ints_only:
             m = _INT_ONLY.match(self.text, pos)
             if m:
                 return "int", m.group("int"), m.end()
         m = _TOKEN.match(self.text, pos)
         if m is None:
-            rest = self.text[pos:].strip()
-            if not rest:
+            start = _SPACE.match(self.text, pos).end()  # no copy of the rest of the text
+            if start == len(self.text):
                 return "eof", "", len(self.text)
-            return "bad", rest[0], pos
+            return "bad", self.text[start], pos
         kind = m.lastgroup
         return kind, m.group(kind), m.end()
 
@@ -262,12 +278,20 @@ class _Parser:
         return v
 
     def location(self, pos: int | None = None) -> str:
-        pos = self.pos if pos is None else pos
-        while pos < len(self.text) and self.text[pos].isspace():
-            pos += 1
-        line = self.text.count("\n", 0, pos) + 1
-        col = pos - (self.text.rfind("\n", 0, pos) + 1) + 1
-        return f"{line}:{col}"
+        pos = _SPACE.match(self.text, self.pos if pos is None else pos).end()
+        line = bisect.bisect_right(self._line_starts, pos)
+        return f"{line}:{pos - self._line_starts[line - 1] + 1}"
+
+    def int_value(self, digits: str, start: int) -> int:
+        """The integer `digits` (scanned at `start`), refused when absurdly long."""
+        if len(digits) > MAX_INTEGER_DIGITS:
+            self.pos = start
+            self.fail(f"an integer of {len(digits)} digits is too long (at most {MAX_INTEGER_DIGITS})")
+        try:
+            return int(digits)
+        except ValueError as exc:  # over a lower sys.set_int_max_str_digits limit
+            self.pos = start
+            self.fail(f"the integer cannot be read: {exc}")
 
     def at_end(self, what: str) -> None:
         kind, v = self.peek()
@@ -298,21 +322,22 @@ class _Parser:
         self.expect("fun")
         self.expect("(")
         binders = []
+        scope = dict(scope)  # this lambda's own scope, extended in place: n binders cost n, not n^2
         while True:
             name = self.name()
             if self.accept(":"):
                 if self.at("nat") and not self.followed_by_dot():
                     self.next()
                     var = self.nat_binder(name, scope)
-                    scope = {**scope, ("nat", name): var}
+                    scope[("nat", name)] = var
                     binders.append(var)
                 else:
                     t = self.type(scope)
                     binders.append(Identifier(name, t))
-                    scope = {**scope, name: True}
+                    scope[name] = True
             else:
                 binders.append(Identifier(name))
-                scope = {**scope, name: True}
+                scope[name] = True
             if not self.accept(","):
                 break
         self.expect(")")
@@ -349,23 +374,35 @@ class _Parser:
 
     def integer(self) -> int:
         negative = self.accept("-")
+        start = self.pos
         kind, v = self.next(ints_only=True)
         if kind != "int":
             self.fail(f"expected an integer, found {v!r}")
-        return -int(v) if negative else int(v)
+        value = self.int_value(v, start)
+        return -value if negative else value
 
     def infix(self, scope: dict, level: int) -> Expr:
-        if level > 5:
-            return self.app(scope)
-        left = self.infix(scope, level + 1)
+        return self.infix_rest(self.app(scope), scope, level)
+
+    def _operator_level(self) -> int | None:
+        kind, v = self.peek()
+        return _PREC.get(v) if kind == "op" else None
+
+    def infix_rest(self, left: Expr, scope: dict, level: int = 1) -> Expr:
+        """Operators of precedence `level` or tighter after `left`, left associative
+        (precedence climbing: one loop per level in use, not one call per level per operand)."""
         while True:
-            kind, v = self.peek()
-            if kind != "op" or _PREC.get(v) != level:
+            op_level = self._operator_level()
+            if op_level is None or op_level < level:
                 return left
             origin = self.location()
-            self.next()
-            right = self.infix(scope, level + 1)
-            left = App(App(Prim(_INFIX[v], origin=origin), left, origin=origin), right, origin=origin)
+            op = self.next()[1]
+            right = self.app(scope)
+            tighter = self._operator_level()
+            while tighter is not None and tighter > op_level:
+                right = self.infix_rest(right, scope, op_level + 1)
+                tighter = self._operator_level()
+            left = App(App(Prim(_INFIX[op], origin=origin), left, origin=origin), right, origin=origin)
 
     def starts_atom(self) -> bool:
         kind, v = self.peek()
@@ -431,17 +468,6 @@ class _Parser:
             return inner
         self.fail(f"expected an expression, found {v or 'end of text'!r}")
 
-    def infix_rest(self, left: Expr, scope: dict) -> Expr:
-        kind, v = self.peek()
-        while kind == "op" and v in _PREC:
-            level = _PREC[v]
-            origin = self.location()
-            self.next()
-            right = self.infix(scope, level + 1)
-            left = App(App(Prim(_INFIX[v], origin=origin), left, origin=origin), right, origin=origin)
-            kind, v = self.peek()
-        return left
-
     def literal(self, scope: dict) -> Literal:
         origin = self.location()
         kind, v = self.peek()
@@ -458,8 +484,11 @@ class _Parser:
         negative = allow_minus and self.accept("-")
         kind, v = self.next()
         if kind == "int":
-            value = int(v)
+            value = self.int_value(v, start)
         elif kind == "float":
+            if len(v) > MAX_INTEGER_DIGITS:
+                self.pos = start
+                self.fail(f"a number of {len(v)} characters is too long (at most {MAX_INTEGER_DIGITS})")
             value = float(v)
         elif kind == "name" and v in ("inf", "nan"):
             value = math.inf if v == "inf" else math.nan
@@ -540,8 +569,9 @@ class _Parser:
     def nat_atom(self, scope: dict) -> Nat:
         kind, v = self.peek(ints_only=True)
         if kind == "int":
+            start = self.pos
             self.next(ints_only=True)
-            return Nat.const(int(v))
+            return Nat.const(self.int_value(v, start))
         if kind == "name" and not self.at_call():
             self.next()
             return self.nat_var(v, scope)
@@ -569,22 +599,46 @@ class _Parser:
         return Nat.atom(var if var is not None else Var(name, 1))
 
     def nat(self, scope: dict) -> Nat:
-        left = self.nat_term(scope)
+        """A size at the current position, remembered with where it ended (or failed): a type
+        `((((f32))))` tries each parenthesis as a size first, and would otherwise read the
+        sizes inside it again at every level (quadratic in the depth)."""
+        key = (self.pos, id(scope))
+        known = self._sizes_read.get(key)
+        if known is not None:
+            _scope, outcome, end = known
+            self.pos = end
+            if isinstance(outcome, ParseError):
+                raise outcome
+            return outcome
+        try:
+            outcome = self._nat_sum(scope)
+        except ParseError as exc:
+            self._sizes_read[key] = (scope, exc, self.pos)  # the scope is kept: its id stays unique
+            raise
+        self._sizes_read[key] = (scope, outcome, self.pos)
+        return outcome
+
+    def _nat_sum(self, scope: dict) -> Nat:
+        terms = [self.nat_term(scope)]
         while self.at("+") or self.at("-"):
             op = self.next()[1]
             right = self.nat_term(scope)
-            left = left + right if op == "+" else left - right
-        return left
+            terms.append(right if op == "+" else -right)
+        return _balanced(terms, lambda a, b: a + b)
 
     def nat_term(self, scope: dict) -> Nat:
-        left = self.nat_factor(scope)
+        factors = [self.nat_factor(scope)]  # a run of `*`, multiplied at once
         while self.at("*") or self.at("/") or self.at("//") or self.at("%"):
             where = self.pos
             op = self.next()[1]
             right = self.nat_factor(scope)
-            fn = {"*": lambda a, b: a * b, "/": lambda a, b: a / b, "//": floordiv, "%": mod}[op]
-            left = self.size_op(where, fn, left, right)
-        return left
+            if op == "*":
+                factors.append(right)
+                continue
+            left = self.size_op(where, _product, factors)
+            fn = {"/": lambda a, b: a / b, "//": floordiv, "%": mod}[op]
+            factors = [self.size_op(where, fn, left, right)]
+        return self.size_op(self.pos, _product, factors)
 
     def nat_factor(self, scope: dict) -> Nat:
         if self.accept("-"):
@@ -593,11 +647,7 @@ class _Parser:
         where = self.pos
         if self.accept("^"):
             exponent = self.nat_factor(scope)
-            k = exponent.as_int()
-            if k is not None and abs(k) > 4096:  # nat.power multiplies k times
-                self.pos = where
-                self.fail(f"exponent {k} is too large for a size")
-            return self.size_op(where, power, base, exponent)
+            return self.size_op(where, power, base, exponent)  # nat.power refuses absurd exponents
         return base
 
     def nat_primary(self, scope: dict) -> Nat:
@@ -612,9 +662,9 @@ class _Parser:
             return self.size_op(where, fn, a, b)
         return self.nat_atom(scope)
 
-    def size_op(self, where: int, fn, a: Nat, b: Nat) -> Nat:
+    def size_op(self, where: int, fn, *operands) -> Nat:
         try:
-            return fn(a, b)
+            return fn(*operands)
         except FunctionalError as exc:  # e.g. a division by zero in a size
             self.pos = where
             self.fail(exc.message)
@@ -659,20 +709,38 @@ class _Parser:
         if v == "(":
             start = self.pos
             self.next()
+            as_size: tuple[ParseError, int] | None = None
             try:  # a parenthesised size: (N / 64).f32
                 size = self.nat(scope)
                 if self.accept(")") and self.accept("."):
                     return ArrayType(size, self.data(scope))
-            except ParseError:
-                pass
-            self.pos = start + 0
+            except ParseError as exc:
+                as_size = exc, self.pos
+            self.pos = start
             self.next()
-            elems = [self.type(scope)]
-            while self.accept(","):
-                elems.append(self.type(scope))
-            self.expect(")")
+            try:
+                elems = [self.type(scope)]
+                while self.accept(","):
+                    elems.append(self.type(scope))
+                self.expect(")")
+            except ParseError:
+                if as_size is not None and as_size[1] > self.pos:
+                    raise as_size[0] from None  # read further as a size: `((2^4096)^4096).f32`
+                raise
             return elems[0] if len(elems) == 1 else TupleType(tuple(elems))
         self.fail(f"expected a type, found {v or 'end of text'!r}")
+
+
+def _balanced(items: list, combine):
+    """items[0] op items[1] op ... for an associative op, combined pairwise: a sum of n distinct
+    sizes then costs n log n, not n^2 (each sum is as long as its terms)."""
+    while len(items) > 1:
+        items = [combine(items[k], items[k + 1]) if k + 1 < len(items) else items[k] for k in range(0, len(items), 2)]
+    return items[0]
+
+
+def _product(factors: list) -> Nat:
+    return _balanced(factors, lambda a, b: a * b)
 
 
 def parse(text: str, user_funs: Mapping[str, Callable] | None = None) -> Expr:

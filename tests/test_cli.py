@@ -409,3 +409,113 @@ def test_parse_budget():
     from dpia.cli import parse_budget
 
     assert [parse_budget(t) for t in ("90s", "10m", "1h", "1h30m", "2.5", " 3 m ")] == [90, 600, 3600, 5400, 2.5, 180]
+
+
+# ------------------------------------------------------------------------------ polish
+
+
+def test_version(capsys):
+    from dpia.tuning import VERSION
+
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out.strip() == f"dpia {VERSION}"
+
+
+def test_a_closed_pipe_ends_quietly():
+    """`dpia rules | head -1`: the reader leaves after one line; no BrokenPipeError traceback."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    command = f"{sys.executable} -m dpia rules | head -1"
+    for _ in range(3):  # the rule table is larger than a pipe's buffer only with several writes: repeat
+        proc = subprocess.run(["bash", "-o", "pipefail", "-c", command], check=False, cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.stdout.startswith("FAMILY") and proc.stdout.count("\n") == 1
+        assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+        assert proc.returncode in (0, 141)
+
+
+def test_a_closed_pipe_exits_141(monkeypatch, capsys):
+    import dpia.cli
+
+    def closed(_args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(dpia.cli, "_rules", closed)
+    monkeypatch.setattr(dpia.cli, "COMMANDS", [c._replace(run=closed) if c.name == "rules" else c
+                                                for c in dpia.cli.COMMANDS])
+    assert main(["rules"]) == dpia.cli.EXIT_BROKEN_PIPE
+
+
+@pytest.mark.parametrize("size, needle", [
+    ("N=2^37", "need 1.02e+03 GiB for the inputs and the result"),
+    ("N=2^99999999", "too large (sizes are below 2^63)"),
+])
+def test_sizes_that_cannot_fit_are_refused_in_one_line(capsys, monkeypatch, size, needle):
+    import dpia.programs
+
+    monkeypatch.setattr(dpia.programs, "physical_memory_bytes", lambda: 64 * 2**30)
+    for command in ("run", "explore"):
+        code, out, err = run(capsys, command, f"{SEED}:dot", "--size", size)
+        assert code == 2 and out == ""
+        assert err.count("\n") == 1 and needle in err and "Traceback" not in err, err
+
+
+def test_a_memory_error_is_one_line(capsys, monkeypatch):
+    import dpia.cli
+
+    def exhausted(_args):
+        raise MemoryError
+
+    monkeypatch.setattr(dpia.cli, "COMMANDS", [c._replace(run=exhausted) if c.name == "run" else c
+                                                for c in dpia.cli.COMMANDS])
+    code, _, err = run(capsys, "run", f"{SEED}:dot", "--size", "N=64")
+    assert code == 1 and err == "dpia run: error: out of memory; try smaller sizes\n"
+
+
+def test_plots_without_matplotlib_are_refused_before_exploring(capsys, monkeypatch):
+    import dpia.explore
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("explored although the plots cannot be drawn")
+
+    monkeypatch.setattr(dpia.explore, "explore", must_not_run)
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    code, _, err = run(capsys, "explore", f"{SEED}:total", "--size", "N=1024", "--candidates", "1", "--plots")
+    assert code == 2 and "--plots: plots need matplotlib" in err
+
+
+def test_run_counts_failures_as_the_exploration_does(capsys, tmp_path):
+    """A "slow" candidate (abandoned as far slower than the best) is not a failure."""
+    from codegen_opencl.runtime import choose_device, device_key
+    from dpia.programs import canonical, load
+    from dpia.tuning import Candidate, TuningDB
+
+    _, total = load(f"{SEED}:total")
+    db_path, key = tmp_path / "counts.sqlite", device_key(choose_device())
+    with TuningDB(db_path) as db:
+        for status, stage, time_s in (("failed", "derive", None), ("wrong", "check", None), ("slow", "time", 1.0)):
+            db.add(Candidate(canonical(total), {"N": 256}, key, f"program: x\nstep: {status}\n", status,
+                             stage=stage, time_s=time_s))
+    code, out, err = run(capsys, "run", f"{SEED}:total", "--size", "N=256", "--db", str(db_path), "--json")
+    assert code == 0, err
+    assert json.loads(out)["candidates"] == {"tried": 3, "failed": 2}
+
+
+def test_a_best_that_is_the_baseline_is_labelled_default():
+    from dpia.cli import _is_the_default
+    from dpia.tuning import Candidate
+
+    def made(derivation, baseline):
+        return Candidate("p", {"N": 1}, "d", derivation, "ok", time_s=1.0, params={"baseline": baseline})
+
+    assert _is_the_default(made("a", True), None)
+    assert _is_the_default(made("a", False), made("a", True))  # the baseline derived what a point measured
+    assert not _is_the_default(made("a", False), made("b", True))
+
+
+def test_show_names_a_preset_a_preset(capsys):
+    """`show` shows what `run` executes: on PoCL mm at these sizes gets the CPU preset."""
+    code, out, err = run(capsys, "show", f"{SEED}:mm", "--size", "M=16", "--size", "K=8", "--size", "N=32")
+    assert code == 0, err
+    assert "== variant: preset (dpia.presets)" in out

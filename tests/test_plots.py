@@ -56,3 +56,25 @@ def test_missing_matplotlib_says_how_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib...` fail
     with pytest.raises(PlotError, match=r'pip install "dpia\[plot\]"'):
         write_plots([candidate(0, time_s=1.0)], tmp_path / "none", unit="GB/s", work=1.0)
+
+
+def test_the_title_counts_failures_as_the_exploration_does():
+    from dpia.plots import _not_ok_counts
+    from dpia.search import FAILED
+
+    run = [candidate(0, time_s=1.0), candidate(1, "failed"), candidate(2, "wrong"), candidate(3, "timeout"),
+           candidate(4, "slow", time_s=9.0)]
+    assert _not_ok_counts(run) == "failed 3 (failed 1, timeout 1, wrong 1), slow 1"
+    assert sum(c.status in FAILED for c in run) == 3
+    assert _not_ok_counts([candidate(0, time_s=1.0)]) == "failed 0"
+
+
+def test_check_available_refuses_without_matplotlib(monkeypatch):
+    from dpia.plots import check_available
+
+    check_available()  # installed for the tests
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(PlotError, match="matplotlib"):
+        check_available()

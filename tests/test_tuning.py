@@ -169,6 +169,37 @@ def test_another_applications_sqlite_file_is_refused(tmp_path):
     assert sqlite3.connect(path).execute("SELECT name FROM sqlite_master").fetchall() == [("contacts",)]
 
 
+def test_an_empty_file_is_refused_and_left_empty(tmp_path):
+    empty = tmp_path / "tuning.sqlite"
+    empty.touch()
+    with pytest.raises(TuningDBError, match=r"tuning\.sqlite.*an empty file"):
+        TuningDB(empty)
+    assert empty.read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tuning.sqlite"]  # no -wal, no temporary left
+
+
+def test_an_sqlite_file_without_tables_of_another_application_is_not_taken_over(tmp_path):
+    path = tmp_path / "blank.sqlite"
+    other = sqlite3.connect(path)
+    other.execute("CREATE TABLE t (x)")
+    other.execute("DROP TABLE t")  # a valid SQLite file, no tables, application_id 0
+    other.commit()
+    other.close()
+    before = path.read_bytes()
+    with pytest.raises(TuningDBError, match="another application"):
+        TuningDB(path)
+    assert path.read_bytes() == before
+
+
+def test_a_new_file_is_created_complete_and_reopened(tmp_path):
+    path = tmp_path / "sub" / "tuning.sqlite"
+    with TuningDB(path) as db:
+        db.add(candidate())
+    assert sorted(p.name for p in path.parent.iterdir() if not p.name.endswith(("-wal", "-shm"))) == ["tuning.sqlite"]
+    with TuningDB(path) as db:
+        assert len(db.candidates()) == 1
+
+
 def test_another_schema_version_is_refused(tmp_path):
     path = tmp_path / "tuning.sqlite"
     TuningDB(path).close()

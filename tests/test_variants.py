@@ -191,3 +191,81 @@ def test_a_preset_maps_its_roles_to_the_programs_own_size_names():
     kernel = dpia.compile(mm, db=False)
     a, b = random_inputs(mm, {"N": 8, "K": 8, "M": 32}, 0)
     assert relative_error(kernel(a, b), a @ b) < 1e-5 and kernel.variant.kind == "preset"
+
+
+# --------------------------------------------------------------- verified stored variants
+
+
+def test_a_stored_derivation_of_another_program_is_refused(private_db):
+    """A row keyed by `total` whose derivation starts from another program (here: the sum of
+    the absolute values) would run that program: refused with a TuningWarning, the default runs."""
+    total, asum = _program("total"), _program("asum")
+    sizes = {"N": 2048}
+    _, foreign = derive(fl.infer(fix_sizes(asum, sizes)), S.default_schedule())
+    _store(private_db, total, sizes, foreign.to_text())
+    kernel = dpia.compile(total)
+    with pytest.warns(TuningWarning, match="refused: the stored derivation is not for this program"):
+        _check(kernel, total, sizes)
+    assert kernel.variant.kind == "default" and "refused" in kernel.variant.note
+
+
+def _clamped_sum(c_body: str):
+    clamp = fl.user_fun("clamp01", [("x", fl.f32)], fl.f32, c_body, numpy=lambda x: np.clip(x, 0.0, 1.0))
+    n = fl.nat("N")
+    return fl.infer(fl.fun([fl.array(n, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, fl.map(clamp, xs))))
+
+
+def test_a_stored_user_function_body_that_differs_is_refused(private_db):
+    """The C body of a user function comes from the program being compiled, never from a row:
+    a row whose derivation carries another body (code that would be injected) is refused."""
+    honest = _clamped_sum("return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);")
+    injected = _clamped_sum("return 42.0f; } kernel void evil(global float* p) { p[0] = 1.0f;")
+    sizes = {"N": 256}
+    _, foreign = derive(fl.infer(fix_sizes(injected, sizes)), S.default_schedule())
+    _store(private_db, honest, sizes, foreign.to_text())
+    kernel = dpia.compile(honest)
+    with pytest.warns(TuningWarning, match="not for this program.*return 42.0f"):
+        _check(kernel, honest, sizes)
+    assert kernel.variant.kind == "default" and "evil" not in kernel.source
+
+
+def test_a_stored_user_function_with_the_same_body_replays_with_the_programs_meaning(private_db):
+    program = _clamped_sum("return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);")
+    sizes = {"N": 256}
+    _, derivation = derive(fl.infer(fix_sizes(program, sizes)), S.default_schedule())
+    _store(private_db, program, sizes, derivation.to_text())
+    kernel = dpia.compile(program)
+    _check(kernel, program, sizes)
+    assert kernel.variant.kind == "tuned"
+
+
+def test_stronger_size_facts_must_hold_at_the_sizes(private_db):
+    """Explorations derive from the program re-declared with the facts a candidate needs
+    (N a multiple of 256); a row claiming such a derivation for sizes that contradict the
+    facts is refused."""
+    from dpia.space import with_size_facts
+
+    total = _program("total")
+    declared = fl.infer(with_size_facts(total, {"N": 256}))
+    _, derivation = derive(declared, S.global_reduce(256))
+    _store(private_db, total, {"N": 2048}, derivation.to_text())
+    _store(private_db, total, {"N": 1000}, derivation.to_text())
+    kernel = dpia.compile(total)
+    _check(kernel, total, {"N": 2048})
+    assert kernel.variant.kind == "tuned"
+    with pytest.warns(TuningWarning, match="assumes what these sizes contradict"):
+        _check(kernel, total, {"N": 1000})
+    assert kernel.variant.kind == "default"
+
+
+def test_a_baseline_row_says_it_is_the_default_lowering(private_db):
+    total = _program("total")
+    sizes = {"N": 2048}
+    _, derivation = derive(fl.infer(fix_sizes(total, sizes)), S.default_schedule())
+    key = device_key(choose_device())
+    with TuningDB(private_db) as db:
+        db.add(Candidate(canonical(total), sizes, key, derivation.to_text(), "ok", time_s=1e-6,
+                         params={"baseline": True}))
+    kernel = dpia.compile(total)
+    _check(kernel, total, sizes)
+    assert kernel.variant.kind == "tuned" and "the default lowering" in kernel.variant.note

@@ -249,3 +249,25 @@ def test_a_size_variable_parameter_is_a_variable_not_a_python_name():
     d = Derivation.from_text('program: fun(x: f32) => x\nstep: split_join {"n": "open"} root\n')
     [(_, n)] = d.steps[0].params
     assert isinstance(n, Nat) and str(n) == "open" and n.as_int() is None
+
+
+# ------------------------------------------------------------------ hostile derivation text
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("program: fun(x) => x\nstep: r " + "[" * 100_000 + "]" * 100_000 + " root", "nested too deeply"),
+    ('program: fun(x) => x\nstep: r {"n": ' + "[" * 100_000 + "]" * 100_000 + "} root", "nested too deeply"),
+    ('program: fun(x) => x\nstep: r {"n": "' + "(" * 100_000 + "4" + ")" * 100_000 + '"} root', "nested too deeply"),
+    ('program: fun(x) => x\nstep: r {"n": "' + "9" * 5000 + '"} root', "too long"),
+    ("program: fun(x) => x\nstep: r {} " + "9" * 5000, "malformed step"),
+    ("program: split " + "9" * 5000 + " xs", "too long"),
+])
+def test_hostile_derivation_text_is_a_parse_error(text, needle):
+    with pytest.raises(ParseError, match=needle) as info:
+        Derivation.from_text(text)
+    assert len(str(info.value)) < 600  # the offending line is excerpted, not repeated whole
+
+
+def test_a_derivation_is_text():
+    with pytest.raises(ParseError, match="bytes"):
+        Derivation.from_text(b"program: fun(x) => x\n")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 
 import attrs
 import numpy as np
@@ -22,7 +23,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import functional as fl
-from functional.expr import App, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun
+from functional.expr import App, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun, spine, walk
 from functional.nat import Nat, Var, divides, floordiv, is_positive, mod, nmax, nmin
 from functional.nat import substitute as nat_substitute
 from functional.primitives import PRIMITIVES, stride_index
@@ -946,3 +947,130 @@ def test_user_functions_get_their_numpy_meaning_from_parse():
     assert without == program  # the NumPy meaning is not part of the program
     with pytest.raises(fl.InterpretError, match=r"user function mix has no NumPy meaning.*user_funs"):
         fl.interpret(without, x, y)
+
+
+# ================================================================= hostile text: time, limits
+
+
+def _seconds(thunk) -> float:
+    started = time.perf_counter()
+    thunk()
+    return time.perf_counter() - started
+
+
+def _parses_in_linear_time(make_text, small: int, outcome: str = "parses") -> None:
+    """Text of 5x the length takes well under 25x the time (quadratic) and seconds at most
+    (bounds generous for a loaded machine).  `outcome`: the text "parses", is "refused"
+    (ParseError), or "either" (deep nesting: a ParseError where Python's stack ends)."""
+
+    def attempt(n):
+        text = make_text(n)
+
+        def run():
+            try:
+                parse(text)
+            except fl.ParseError:
+                assert outcome != "parses", f"{n}: refused"
+                return
+            assert outcome != "refused", f"{n}: not refused"
+        return run
+
+    attempt(small)()  # warm up (imports, caches)
+    short, long_ = _seconds(attempt(small)), _seconds(attempt(5 * small))
+    assert long_ < 10.0, f"{5 * small}: {long_:.2f} s"
+    assert long_ < 12 * short + 0.3, f"{small}: {short:.3f} s, {5 * small}: {long_:.3f} s (quadratic?)"
+
+
+def test_100000_additions_parse_in_linear_time():
+    """20,000 then 100,000 `+` (about 1 s on an idle machine; was 24 s: each node's origin
+    counted the lines before it)."""
+    _parses_in_linear_time(lambda n: "fun(x) => " + " + ".join(["x"] * n), 20_000)
+    e = parse("fun(x) => " + " + ".join(["x"] * 1000))
+    assert sum(isinstance(x, Prim) and x.name == "add" for x in walk(e)) == 999
+
+
+def test_origins_are_still_line_and_column():
+    e = parse("fun(x) =>\n  x +\n    x * x")
+    add_head, (left, right) = spine(e.body)
+    assert add_head.origin == "2:5" and right.origin == "3:7" and left.origin == "2:3"  # operators: their own place
+
+
+@pytest.mark.parametrize("make_text", [
+    pytest.param(lambda n: "fun(x) =>\n" + "\n  + ".join(["x"] * n), id="lines"),
+    pytest.param(lambda n: "f " + " ".join(["x"] * n), id="application"),
+    pytest.param(lambda n: "fun(" + ", ".join(f"x{k}" for k in range(n)) + ") => x0", id="binders"),
+    pytest.param(lambda n: "fun(xs: (" + " + ".join(f"N{k}" for k in range(n // 5)) + ").f32) => xs", id="size-sum"),
+    pytest.param(lambda n: "fun(xs: (" + " * ".join(f"N{k}" for k in range(n // 5)) + ").f32) => xs",
+                 id="size-product"),
+])
+def test_long_texts_parse_in_linear_time(make_text):
+    _parses_in_linear_time(make_text, 10_000)
+
+
+@pytest.mark.parametrize("make_text", [
+    pytest.param(lambda n: "x " * n + " λ", id="bad-character-at-the-end"),
+    pytest.param(lambda n: "(" * n + "x" + ")" * n, id="parentheses"),
+    pytest.param(lambda n: "fun(x) => " * n + "x", id="lambdas"),
+])
+def test_malformed_long_texts_are_refused_in_linear_time(make_text):
+    _parses_in_linear_time(make_text, 10_000, "refused")
+
+
+@pytest.mark.parametrize("make_text", [
+    pytest.param(lambda n: "split (" + "-" * n + "4) xs", id="size-negations"),
+    pytest.param(lambda n: "fun(xs: " + "4." * n + "f32) => xs", id="array-types"),
+    pytest.param(lambda n: "fun(xs: " + "(" * n + "f32" + ")" * n + ") => xs", id="parenthesised-types"),
+    pytest.param(lambda n: "fun(xs: " + "(" * n + "f32, f32" + ")" * n + ") => xs", id="tuple-types"),
+])
+def test_deeply_nested_texts_parse_or_are_refused_in_linear_time(make_text):
+    _parses_in_linear_time(make_text, 2_000, "either")
+
+
+@pytest.mark.parametrize("text", [
+    "split " + "9" * 5000 + " xs",
+    "fun(x) => x + " + "9" * 5000,
+    "fun(N: nat{multiple_of=" + "9" * 5000 + "}) => N",
+    "fun(x) => x + 1." + "1" * 5000,
+])
+def test_integers_of_thousands_of_digits_are_parse_errors(text):
+    with pytest.raises(fl.ParseError, match="too long"):
+        parse(text)
+
+
+def test_pythons_integer_digit_limit_gives_a_parse_error():
+    import sys
+
+    previous = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        with pytest.raises(fl.ParseError, match="cannot be read.*640"):
+            parse("fun(x) => x + " + "9" * 700)
+    finally:
+        sys.set_int_max_str_digits(previous)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("fun(xs: (((2^4096)^4096)^4096).f32) => xs", "constant of about"),
+    ("fun(N: nat, xs: ((N^4096)^4096).f32) => xs", "degree 16777216"),
+    ("split ((N^4096)^4096) xs", "degree"),
+    ("fun(N: nat, xs: ((N + 1)^4096).f32) => xs", "expansion has more than"),
+    ("split (2 ^ 2 ^ 2 ^ 2 ^ 2) xs", "exponent 65536 is too large"),
+    ("split (" + " * ".join(["2^4096"] * 3) + ") xs", "constant of about"),
+    ("split (N^3000 * N^3000) xs", "power 6000 of one atom"),
+])
+def test_sizes_with_absurd_exponents_are_refused_at_once(text, message):
+    started = time.perf_counter()
+    with pytest.raises(fl.ParseError, match=message) as info:
+        parse(text)
+    assert time.perf_counter() - started < 2.0  # ((2^4096)^4096)^4096 ran for over 30 s
+    assert len(str(info.value)) < 400  # (N^4096)^4096 printed as 67 MB
+
+
+def test_size_limits_leave_ordinary_sizes_alone():
+    n = fl.nat("N")
+    assert spine(parse("split (2^4096 / 2^4090) xs"))[0].params[0] == 64
+    assert spine(parse("split (2^12) xs"))[0].params[0] == 4096
+    assert (n ** 4096).terms[0][0][0][1] == 4096
+    assert len(((n + 1) ** 10).terms) == 11
+    with pytest.raises(fl.NatError, match="exponent 5000"):
+        n ** 5000
