@@ -316,15 +316,23 @@ def sum_exploration(tmp_path_factory):
     return result, path, seen
 
 
-def test_exploration_finds_a_kernel_faster_than_the_default(sum_exploration):
+def test_exploration_measures_what_dpia_run_uses_first_and_never_reports_slower(sum_exploration):
     result, _, _ = sum_exploration
-    assert result.default is not None and result.default.status == "ok", result.report()
-    assert result.best is not None and result.best.status == "ok"
-    assert result.best.time_s < result.default.time_s and result.speedup > 1, result.report()
-    # Both derivations, replayed from their text, compiled here and timed in alternation (a
-    # machine busy with something else slows both alike): the best is faster with a margin,
-    # and sums the real input correctly.
-    best, default = (_kernel(c.derivation) for c in (result.best, result.default))
+    assert result.baseline == "preset" and result.candidates[0] == result.default, result.report()
+    assert result.default.status == "ok" and result.default.params["variant"] == "preset"
+    assert result.default.params["family"] == "chunked_sum"  # the CPU sum preset, a point of this space
+    assert result.best is not None and result.best.time_s <= result.default.time_s and result.speedup >= 1
+    assert "speed-up over the preset variant" in result.report()
+
+
+def test_exploration_finds_a_kernel_faster_than_the_default_schedule(sum_exploration):
+    result, _, _ = sum_exploration
+    # The best derivation, replayed from its text, and the default schedule, compiled here
+    # and timed in alternation (a machine busy with something else slows both alike): the
+    # best is faster with a margin, and sums the real input correctly.
+    from dpia.variants import default_variant
+
+    best, default = _kernel(result.best.derivation), _kernel(default_variant(TOTAL)[1].derivation)
     x = random_inputs(fl.infer(TOTAL), SUM_SIZES, 1)[0]
     assert abs(float(best(x)) - float(x.sum(dtype=np.float64))) < 1e-3 * float(x.sum())
     rounds = [(best.time(x, repeat=200), default.time(x, repeat=200)) for _ in range(5)]
@@ -371,7 +379,7 @@ def test_failures_timeouts_crashes_and_duplicates_are_counted(tmp_path):
     families = [UNTRANSLATABLE, UNDERIVABLE, SLEEPY, CRASHY, TWIN]
     with TuningDB(tmp_path / "t.sqlite") as db:
         result = explore(TOTAL, {"N": 1 << 16}, db=db, seed=1, workers=2, families=families,
-                         evaluator=HangingAndCrashingBuild(repeat=3), timeout_s=5)
+                         evaluator=HangingAndCrashingBuild(repeat=3), timeout_s=5, baseline="default")
         stored = db.candidates(run_id=result.run_id)
     status = {c.params["family"]: (c.status, c.stage) for c in stored}
     assert status["untranslatable"] == ("failed", "translate")
@@ -430,7 +438,8 @@ class SlowOnProbes(Evaluator):
 
 def test_a_candidate_slow_on_its_probe_is_abandoned_before_the_real_sizes(tmp_path):
     with TuningDB(tmp_path / "t.sqlite") as db:
-        result = explore(TOTAL, SUM_SIZES, db=db, seed=1, workers=2, families=[TWIN], evaluator=SlowOnProbes(repeat=3))
+        result = explore(TOTAL, SUM_SIZES, db=db, seed=1, workers=2, families=[TWIN], evaluator=SlowOnProbes(repeat=3),
+                         baseline="default")
         stored = {c.params["family"]: c for c in db.candidates(run_id=result.run_id)}
     assert stored["default_schedule"].status == "ok"  # the baseline: no best yet, no probe
     assert stored["twin"].status == "slow" and "probe sizes" in stored["twin"].error
