@@ -15,8 +15,22 @@ runs; one run first, and a candidate slower than 5x the best so far is abandoned
 1/32 of the work: the size variables halved while their facts allow): a probe that extrapolates to
 more than PROBE_SLACK x 5x the best is abandoned then (probes under PROBE_MIN_S are not
 extrapolated: launch overhead), so a kernel that would take seconds at the real sizes
-(naive mm at 4096^3 on the H200: 39 s a run) costs a fraction of one run.  The default lowering (functional.schedules.default_schedule, else the obvious
-named schedule of the first family) is measured first as the baseline.
+(naive mm at 4096^3 on the H200: 39 s a run) costs a fraction of one run.
+
+The baseline, measured first and quoted against (`speedup`), is the variant `dpia run`
+would use (dpia.variants.choose_variant's order: the database's best for these sizes and
+device, replayed; else the first preset that fits; else the default schedule), so an
+exploration never reports something slower than what already runs (`baseline="default"`:
+the default schedule).  A timing lasts about `Evaluator.max_timed_s` at most (a 4 s kernel
+runs once after its first run), so a slow baseline does not eat a small budget.
+
+Time: the search stops at `budget_s`; only a baseline not yet measured goes on, for half
+of `timeout_s` at most.  `status` receives a Status (phase, candidates compiling and
+measuring, done, failed, best) from the first moment, before the space is built, and
+about once a second.  Sizes whose inputs and output cannot be held on the device, or twice
+on the host, are refused (InputsTooLargeError); fewer workers start when the host cannot
+hold a copy for each.  The workers check at small sizes; checking a result at large sizes
+in bounded memory is dpia.verify's.
 
 Candidates are deduplicated by their printed low-level program; one the database has
 already measured (`TuningDB.seen`) is not measured again.  Every measured candidate is

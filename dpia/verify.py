@@ -141,7 +141,7 @@ def verify(program: Expr, low: Expr, sizes: Mapping[str, int], *, seed: int = 0,
         small_kernel = kernel
     small = random_inputs(typed, check, seed)
     worst = relative_error(small_kernel(*small), interpret(typed, *small))
-    sampled, block = _sampled_rows(typed, sizes, kernel, real, seed, work_limit, blocks)
+    sampled, block = sampled_rows(typed, sizes, kernel, real, seed, work_limit, blocks)
     for error in sampled.values():
         worst = max(worst, error)
     rows = {name: tuple(sorted(starts)) for name, starts in _starts(sampled).items()}
@@ -155,10 +155,12 @@ def _starts(sampled: Mapping[tuple[str, int], float]) -> dict[str, list[int]]:
     return out
 
 
-def _sampled_rows(program: Expr, sizes: Mapping[str, int], kernel, real: tuple, seed: int, work_limit: int,
-                  blocks: int) -> tuple[dict[tuple[str, int], float], int]:
-    """{(size name, first row): relative error} of blocks of rows of the real output, and
-    the block's rows; nothing when the program is no row map or a block is too much work."""
+def sampled_rows(program: Expr, sizes: Mapping[str, int], kernel, real: tuple, seed: int = 0,
+                 work_limit: int = INTERPRET_WORK_LIMIT, blocks: int = SAMPLE_BLOCKS
+                 ) -> tuple[dict[tuple[str, int], float], int]:
+    """{(size name, first row): relative error} of blocks of rows of `kernel(*real)` (the
+    first, the last and a random one), and the rows in a block; nothing when the program is
+    no row map (`row_map`) or a block is more work than `work_limit`."""
     found = row_map(program)
     if found is None:
         return {}, 0
@@ -183,4 +185,4 @@ def _sampled_rows(program: Expr, sizes: Mapping[str, int], kernel, real: tuple, 
 
 
 __all__ = ["INTERPRET_WORK_LIMIT", "SAMPLE_BLOCKS", "Verification", "VerifyError", "interpretable", "reduced_sizes", "row_map",
-           "verify"]
+           "sampled_rows", "verify"]
