@@ -772,7 +772,8 @@ class Exploration:
         summary = (f"exploration {self.run_id} ({self.search}, seed {self.seed}) on {self.device}: "
                    f"{self.tried} tried, {self.failed} failed, {self.duplicates} duplicates, {self.reused} reused, "
                    f"{self.abandoned} abandoned in {self.elapsed_s:.1f} s")
-        lines = [summary, f"  best:    {timed(self.best)}", f"  baseline ({self.baseline} variant): {timed(self.default)}"]
+        lines = [summary, f"  best:    {timed(self.best)}",
+                 f"  baseline ({self.baseline} variant): {timed(self.default)}"]
         if self.speedup is not None:
             lines.append(f"  speed-up over the {self.baseline} variant: {self.speedup:.2f}x")
         for title, counts in (("failures by stage", self.by_stage), ("failures by rule", self.by_rule),
@@ -1137,15 +1138,20 @@ def _wants_more(run: _Run, pool: _Pool) -> bool:
 
 
 __all__ = [
+    "BASELINES",
     "BudgetError",
     "Evaluator",
     "Exploration",
     "ExploreError",
+    "InputsTooLargeError",
     "Outcome",
     "Spec",
+    "Status",
     "default_workers",
     "explore",
     "failing_rule",
+    "host_memory_bytes",
+    "memory_problem",
     "mismatch",
     "program_bytes",
     "throughput_work",

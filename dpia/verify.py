@@ -184,5 +184,5 @@ def sampled_rows(program: Expr, sizes: Mapping[str, int], kernel, real: tuple, s
     return out, block
 
 
-__all__ = ["INTERPRET_WORK_LIMIT", "SAMPLE_BLOCKS", "Verification", "VerifyError", "interpretable", "reduced_sizes", "row_map",
-           "sampled_rows", "verify"]
+__all__ = ["INTERPRET_WORK_LIMIT", "SAMPLE_BLOCKS", "Verification", "VerifyError", "interpretable", "reduced_sizes",
+           "row_map", "sampled_rows", "verify"]
