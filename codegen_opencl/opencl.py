@@ -280,7 +280,14 @@ def index_extents(p: Program) -> list[tuple[str, Nat]]:
 def index_bounds(p: Program) -> list[tuple[str, Nat]]:
     """(what, inclusive upper bound) of `p`'s index extents whose bound is known: a
     constant, or a polynomial in the unbounded size variables."""
-    return [(what, b) for what, extent in index_extents(p) if (b := upper_bound(extent)) is not None]
+    bounds: dict[Nat, Nat | None] = {}  # one bound per distinct extent (accesses repeat their forms)
+    out = []
+    for what, extent in index_extents(p):
+        if extent not in bounds:
+            bounds[extent] = upper_bound(extent)
+        if bounds[extent] is not None:
+            out.append((what, bounds[extent]))
+    return out
 
 
 def index_overflow(p: Program, sizes=None, bounds=None) -> tuple[str, int] | None:
