@@ -108,7 +108,7 @@ def run(kind: str, sizes: dict, inputs: tuple, references, work: float, unit: st
           f"{t_best * 1e3:.3f} ms, {work / t_best:.1f} {unit}", flush=True)
     rows = [{"variant": f"explored best ({kernel.variant.kind})", "time_s": t_best, "rate": work / t_best}]
     if result.default is not None and result.default.time_s:
-        rows.append({"variant": "default schedule (from the exploration)", "time_s": result.default.time_s,
+        rows.append({"variant": f"baseline: {result.baseline} variant (exploration)", "time_s": result.default.time_s,
                      "rate": work / result.default.time_s})
     for name, t in refs:
         rows.append({"variant": name, "time_s": t, "rate": work / t, "best_vs_ref": t / t_best})

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 from functional.errors import FunctionalError
-from functional.nat import Nat
+from functional.nat import Nat, evaluate, upper_bound
 from functional.types import AddressSpace, ArrayType, ScalarType, TupleType, VectorType
 from imperative.ir import (
     Assign, Barrier, Cmd, Exp, For, If, Level, Lit, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program, Seq, Skip,
@@ -90,8 +90,9 @@ def _lit(v: Lit) -> str:
 
 
 class _Printer:
-    def __init__(self, opencl: bool, local_size: dict | None = None):
+    def __init__(self, opencl: bool, local_size: dict | None = None, index: str = "int"):
         self.opencl = opencl
+        self.index = index  # the C type of loop variables (see index_type)
         self.local_size = local_size or {}  # the program's launch contract: {dim: items}
         self.user_funs: dict[str, str] = {}
         self.vector_bytes: dict[str, int] = {}  # leaf -> the widest vector read or written through it
@@ -203,7 +204,7 @@ class _Printer:
             return [pad + "{"] + [pad + "  " + d for d in decls] + self.cmd(body, depth + 1, hoisted) + [pad + "}"]
         if isinstance(c, For):
             v, n = c.var.name, c.count.to_c()
-            head = f"for (int {v} = 0; {v} < {n}; {v} += 1) {{"
+            head = f"for ({self.index} {v} = 0; {v} < {n}; {v} += 1) {{"
             pragma = [pad + "#pragma unroll"] if c.unroll else []
             return pragma + [pad + head] + self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
         if isinstance(c, ParFor):
@@ -213,9 +214,9 @@ class _Printer:
             v, n = c.var.name, c.count.to_c()
             if c.level is Level.LOCAL and self.local_size.get(c.dim) == c.count.as_int():
                 # the launch has exactly `count` items in this dimension: one iteration each
-                return [pad + "{", pad + f"  const int {v} = {get_id}({c.dim});"] + \
+                return [pad + "{", pad + f"  const {self.index} {v} = {get_id}({c.dim});"] + \
                     self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
-            head = f"for (int {v} = {get_id}({c.dim}); {v} < {n}; {v} += {get_size}({c.dim})) {{"
+            head = f"for ({self.index} {v} = {get_id}({c.dim}); {v} < {n}; {v} += {get_size}({c.dim})) {{"
             return [pad + head] + self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
         if isinstance(c, If):
             out = [pad + f"if ({self.exp(c.cond)}) {{"] + self.cmd(c.then, depth + 1, hoisted)
@@ -250,9 +251,97 @@ class _Printer:
         return " ".join(parts)
 
 
-def kernel_params(p: Program) -> list[tuple[str, str, object]]:
+# ------------------------------------------------------------------------ index width
+#
+# Loop variables, size parameters and so every index expression (C promotes `int * long` to
+# long) are `int` unless some index can exceed INDEX_LIMIT, then `long` throughout the
+# program: a 65536x65536 matrix has element offsets up to 2^32 - 1.  The decision is made
+# from the sizes' bounds: constant sizes (dpia.compile fixes the sizes of a high-level
+# program) and size variables with an upper bound (`fl.nat("N", hi=...)`) decide it at
+# emission; a program over unbounded size variables is emitted with `int`, and the runtime
+# re-emits it with `long` at launch when the actual sizes need it (runtime.Kernel).
+
+INDEX_LIMIT = 2**31 - 1  # the largest value of a 32-bit OpenCL int
+INDEX_TYPES = ("int", "long")
+
+
+def _accesses(body: Cmd):
+    """Every Load and Store of a command."""
+    def exp(e):
+        if isinstance(e, Load):
+            yield e
+        for a in getattr(e, "args", ()):
+            yield from exp(a)
+
+    for c in walk(body):
+        if isinstance(c, Assign):
+            if isinstance(c.acc, Store):
+                yield c.acc
+            yield from exp(c.value)
+        elif isinstance(c, If):
+            yield from exp(c.cond)
+
+
+def index_extents(p: Program) -> list[tuple[str, Nat]]:
+    """(what, extent) for every quantity an index of `p` reaches up to (exclusive): each
+    buffer's and local or private array's element count, each loop's count, each access's
+    index + 1."""
+    out: list[tuple[str, Nat]] = []
+    mems = [*p.inputs, p.output, *p.temporaries] + [c.mem for c in walk(p.body) if isinstance(c, New)]
+    for m in mems:
+        for proj, dims, elem in leaves(m.type):
+            count = Nat.const(1)
+            for d in dims:
+                count = count * d
+            if isinstance(elem, VectorType):
+                count = count * elem.width
+            out.append((f"the array {leaf_name(m.name, proj)}", count))
+    for c in walk(p.body):
+        if isinstance(c, (For, ParFor)):
+            out.append((f"the loop over {c.var.name}", c.count))
+    for a in _accesses(p.body):
+        out.append((f"an index of {a.leaf}", a.index + 1))
+    return out
+
+
+def index_bounds(p: Program) -> list[tuple[str, Nat]]:
+    """(what, inclusive upper bound) of `p`'s index extents whose bound is known: a
+    constant, or a polynomial in the unbounded size variables."""
+    bounds: dict[Nat, Nat | None] = {}  # one bound per distinct extent (accesses repeat their forms)
+    out = []
+    for what, extent in index_extents(p):
+        if extent not in bounds:
+            bounds[extent] = upper_bound(extent)
+        if bounds[extent] is not None:
+            out.append((what, bounds[extent]))
+    return out
+
+
+def index_overflow(p: Program, sizes=None, bounds=None) -> tuple[str, int] | None:
+    """The first (what, bound) of `p`'s index extents above INDEX_LIMIT: for the bounds of its
+    sizes, or with `sizes` ({name: value}) bound; None when 32-bit indices suffice.
+    `bounds`: index_bounds(p), when already computed."""
+    for what, bound in index_bounds(p) if bounds is None else bounds:
+        if sizes is None:
+            value = bound.as_int()
+        else:
+            try:
+                value = evaluate(bound, sizes)
+            except FunctionalError:  # over a variable the sizes do not bind
+                value = None
+        if value is not None and value > INDEX_LIMIT:
+            return what, int(value)
+    return None
+
+
+def index_type(p: Program) -> str:
+    """"long" when the bounds of `p`'s sizes let an index exceed INDEX_LIMIT, else "int"."""
+    return "long" if index_overflow(p) is not None else "int"
+
+
+def kernel_params(p: Program, index: str = "int") -> list[tuple[str, str, object]]:
     """(C declaration, name, what) for each kernel argument, in order: input leaves,
-    output leaves, then size variables."""
+    output leaves, then size variables (of the C type `index`)."""
     out = []
     for m in p.inputs:
         if isinstance(m.type, (ArrayType, TupleType)):
@@ -268,7 +357,7 @@ def kernel_params(p: Program) -> list[tuple[str, str, object]]:
             name = leaf_name(mem.name, proj)
             out.append((f"global {ctype}* restrict {name}", name, (kind, mem, proj)))
     for v in p.sizes:
-        out.append((f"const int {v.name}", v.name, ("size", v, ())))
+        out.append((f"const {index} {v.name}", v.name, ("size", v, ())))
     return out
 
 
@@ -305,16 +394,20 @@ def _vector_accesses(body: Cmd) -> dict[str, int]:
     return out
 
 
-def emit(p: Program, target: str = "opencl") -> str:
+def emit(p: Program, target: str = "opencl", index: str | None = None) -> str:
     """Source text of a resolved program (`imperative.passes.run_passes`): one kernel per
-    phase of the host plan (`codegen_opencl.plan`)."""
+    phase of the host plan (`codegen_opencl.plan`).  `index`: the C type of loop variables
+    and sizes, "int" or "long" (None: `index_type(p)`)."""
     from .plan import phases
 
     if target not in ("opencl", "c"):
         raise EmitError(f"unknown target {target!r}: 'opencl' or 'c'")
+    if index is not None and index not in INDEX_TYPES:
+        raise EmitError(f"unknown index type {index!r}: 'int' or 'long'")
     opencl = target == "opencl"
-    pr = _Printer(opencl, dict(p.local_size))
-    params = kernel_params(p)
+    index = index or index_type(p)
+    pr = _Printer(opencl, dict(p.local_size), index)
+    params = kernel_params(p, index)
     kernels = []
     for ph in phases(p):
         hoisted: list[str] = []

@@ -24,7 +24,7 @@ from functional.nat import Nat, evaluate
 from functional.types import ArrayType, TupleType, VectorType
 from imperative.ir import Cmd, Level, New, ParFor, Program, leaves, walk
 
-from .opencl import emit, kernel_params
+from .opencl import emit, index_bounds, index_overflow, kernel_params
 from .plan import phases
 
 
@@ -241,14 +241,28 @@ class Kernel:
         self.program = program
         self.session = session or session_for(choose_device(device))
         self.device, self.context, self.queue = self.session.device, self.session.context, self.session.queue
-        self.source = emit(program, "opencl")
-        self.local_size, self.groups = local_size, groups
-        self._cl_program = self.session.build(self.source, options)
+        self.local_size, self.groups, self._options = local_size, groups, options
         self.phases = phases(program)
         self._check_local_memory()
+        self._params = kernel_params(program)
+        self._index_bounds = index_bounds(program)
+        self._load("long" if index_overflow(program, bounds=self._index_bounds) else "int")
+
+    def _load(self, index: str) -> None:
+        """Emit and build the program with `index` ("int" or "long": opencl.index_type) as
+        the type of its loop variables and sizes."""
+        cl = _import_cl()
+        self.index_type = index
+        self.source = emit(self.program, "opencl", index)
+        self._cl_program = self.session.build(self.source, self._options)
         # Own cl.Kernel objects per Kernel: the program is shared, the argument bindings are not.
         self._kernels = [cl.Kernel(self._cl_program, ph.name) for ph in self.phases]
-        self._params = kernel_params(program)
+
+    def _widen_for(self, sizes: dict) -> None:
+        """A program over unbounded sizes is built with 32-bit indices; sizes whose indices
+        do not fit rebuild it with 64-bit ones (kept for every later launch: they fit any)."""
+        if self.index_type == "int" and sizes and index_overflow(self.program, sizes, self._index_bounds):
+            self._load("long")
 
     def _check_local_memory(self) -> None:
         """Refuse, before anything runs, a kernel whose local arrays do not fit the device."""
@@ -274,6 +288,8 @@ class Kernel:
         pairs: list = []
         checked = [_collect(m.name, layout(m.type), x, pairs) for m, x in zip(p.inputs, arrays)]
         sizes = bind_sizes(pairs, list(p.sizes))
+        self._widen_for(sizes)
+        size_type = np.int64 if self.index_type == "long" else np.int32
         mf = cl.mem_flags
         args, outputs = [], []
         by_input = {m.name: v for m, v in zip(p.inputs, checked)}
@@ -294,7 +310,7 @@ class Kernel:
                 if kind == "output":
                     outputs.append((proj, host, args[-1]))
             else:
-                args.append(np.int32(sizes[obj.name]))
+                args.append(size_type(sizes[obj.name]))
         max_local = int(self.device.max_work_group_size)
         required = dict(self.program.local_size)
         launches = [launch_plan(ph.body, sizes, self.local_size, self.groups, max_local, required) if ph.parallel

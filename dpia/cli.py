@@ -368,6 +368,22 @@ class _ProgressBar:
         self.started = time.monotonic()
         self.done = self.failed = 0
         self.best_s: float | None = None
+        self.phase, self.busy = "", ""  # from the exploration's Status: before and between candidates
+        self._drawn_phase, self._drawn_at = None, -1e9
+        self.lines = 0  # lines written, for close()
+
+    def status(self, s) -> None:
+        """An exploration's Status (dpia.explore): drawn at each new phase, and on a terminal
+        about once a second (the counts of candidates compiling and measuring change)."""
+        self.phase = s.phase
+        self.busy = f", {s.compiling} compiling, {s.measuring} measuring" if s.compiling or s.measuring else ""
+        if s.best_s is not None:
+            self.best_s = s.best_s
+        now = time.monotonic()
+        if s.phase != self._drawn_phase or (self.stream.isatty() and now - self._drawn_at >= 1.0) \
+                or now - self._drawn_at >= 10.0:
+            self._drawn_phase, self._drawn_at = s.phase, now
+            self._draw()
 
     def __call__(self, candidate) -> None:
         from .search import FAILED  # here: the CLI starts without the exploration modules
@@ -376,11 +392,15 @@ class _ProgressBar:
         self.failed += candidate.status in FAILED
         if candidate.status == "ok" and (self.best_s is None or candidate.time_s < self.best_s):
             self.best_s = candidate.time_s
+        self._draw()
+
+    def _draw(self) -> None:
         line = self.line()
         if self.stream.isatty():
-            self.stream.write("\r" + line)
+            self.stream.write("\r\033[K" + line)
         else:
             self.stream.write(line + "\n")
+        self.lines += 1
         self.stream.flush()
 
     def line(self) -> str:
@@ -390,13 +410,14 @@ class _ProgressBar:
             fractions.append(elapsed / self.budget_s)
         filled = int(self.WIDTH * min(1.0, max(fractions, default=0.0)))
         best = f"{self.best_s * 1e3:.4g} ms" if self.best_s is not None else "none yet"
-        return (f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {self.done} candidates, {self.failed} failed, "
+        phase = f"{self.phase}{self.busy}: " if self.phase else ""
+        return (f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {phase}{self.done} candidates, {self.failed} failed, "
                 f"best {best}, {elapsed:.0f} s")
 
     def close(self) -> None:
-        if self.done and self.stream.isatty():
+        if self.lines and self.stream.isatty():
             self.stream.write("\n")
-        self.done = 0  # closed: a second close writes nothing
+        self.lines = 0  # closed: a second close writes nothing
 
 
 def _explore(args: argparse.Namespace) -> int:
@@ -424,8 +445,9 @@ def _explore(args: argparse.Namespace) -> int:
         with db, _warnings_to_stderr("explore"):
             result = explore(loaded.program, loaded.sizes, device=device, db=db, budget_s=budget,
                              max_candidates=args.candidates, search=args.strategy, seed=args.seed,
-                             workers=args.workers, progress=progress)
-            report = _explored_report(loaded, device, result, args.seed)
+                             workers=args.workers, progress=progress, status=progress.status)
+            progress.status(_last_status(result, "checking and timing the best variant"))
+            report = _explored_report(loaded, device, result, args.seed, db)
     except FunctionalError as exc:
         raise CommandFailure(str(exc)) from None
     except KeyboardInterrupt:  # every candidate measured so far is already committed
@@ -440,23 +462,49 @@ def _explore(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=1))
     else:
         print(result.report())
-        _print_measurement(report, 10)
+        _print_measurement(report, report["repeat"])
+        print(f"checked   {report['checked']}")
         print("== the best derivation\n" + (report["derivation"] or "none"))
     return 1 if report["correct"] is False or plots_failed else 0
 
 
-def _explored_report(loaded: _Loaded, device, result, seed: int) -> dict:
-    """The exploration's summary and its best variant run again here: checked and timed."""
-    from .variants import default_variant, tuned_variant
+FINAL_TIMING_S = 2.0  # the best variant is timed again here for about this long (10 runs at most)
 
-    if result.best is None:
-        lowered = default_variant(loaded.program, loaded.sizes, "no candidate succeeded")
-    elif _is_the_default(result.best, result.default):
-        lowered = tuned_variant(result.best, loaded.program, loaded.sizes, kind="default",
-                                note="no candidate was faster than the default lowering")
-    else:
+
+def _last_status(result, phase: str):
+    from .explore import Status
+
+    return Status(phase, result.elapsed_s, done=result.tried + result.reused, failed=result.failed,
+                  best_s=result.best.time_s if result.best else None)
+
+
+def _explored_report(loaded: _Loaded, device, result, seed: int, db=None) -> dict:
+    """The exploration's summary and its best variant run again here: timed, and checked
+    in bounded memory (dpia.verify: at reduced sizes plus sampled rows at the real ones
+    when the interpreter cannot run the real sizes).  Without a measured best, the variant
+    `dpia run` would use (dpia.variants.choose_variant)."""
+    from codegen_opencl.runtime import device_key
+
+    from .space import DeviceLimits
+    from .variants import choose_variant, default_variant, tuned_variant
+    from .verify import verify
+
+    if result.best is not None and _is_the_default(result.best, result.default):
+        kind = result.baseline if result.baseline in ("default", "preset", "tuned") else "default"
+        lowered = tuned_variant(result.best, loaded.program, loaded.sizes, kind=kind,
+                                note=f"no candidate was faster than the {kind} variant")
+    elif result.best is not None:
         lowered = tuned_variant(result.best, loaded.program, loaded.sizes)
-    report = _measure(loaded, device, False, seed, 10, True, lowered=lowered)
+    else:
+        lowered = choose_variant(loaded.program, loaded.sizes, device_key(device), db if db is not None else False,
+                                 DeviceLimits.of(device))
+    known_s = result.best.time_s if result.best is not None else None
+    repeat = 3 if known_s is None else max(1, min(10, int(FINAL_TIMING_S / max(known_s, 1e-9))))
+    report = _measure(loaded, device, False, seed, repeat, False, lowered=lowered)
+    checked = verify(loaded.program, lowered[0], loaded.sizes, seed=seed, device=device,
+                     lowered_at=lambda sizes: default_variant(loaded.program, sizes)[0])
+    report.update(correct=checked.correct, max_rel_error=checked.max_rel_error, checked=checked.describe(),
+                  check=checked.as_dict(), repeat=repeat, baseline=result.baseline)
     report.update(
         run_id=result.run_id, search=result.search, elapsed_s=result.elapsed_s,
         candidates={"tried": result.tried, "failed": result.failed, "duplicates": result.duplicates,

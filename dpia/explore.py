@@ -15,8 +15,22 @@ runs; one run first, and a candidate slower than 5x the best so far is abandoned
 1/32 of the work: the size variables halved while their facts allow): a probe that extrapolates to
 more than PROBE_SLACK x 5x the best is abandoned then (probes under PROBE_MIN_S are not
 extrapolated: launch overhead), so a kernel that would take seconds at the real sizes
-(naive mm at 4096^3 on the H200: 39 s a run) costs a fraction of one run.  The default lowering (functional.schedules.default_schedule, else the obvious
-named schedule of the first family) is measured first as the baseline.
+(naive mm at 4096^3 on the H200: 39 s a run) costs a fraction of one run.
+
+The baseline, measured first and quoted against (`speedup`), is the variant `dpia run`
+would use (dpia.variants.choose_variant's order: the database's best for these sizes and
+device, replayed; else the first preset that fits; else the default schedule), so an
+exploration never reports something slower than what already runs (`baseline="default"`:
+the default schedule).  A timing lasts about `Evaluator.max_timed_s` at most (a 4 s kernel
+runs once after its first run), so a slow baseline does not eat a small budget.
+
+Time: the search stops at `budget_s`; only a baseline not yet measured goes on, for half
+of `timeout_s` at most.  `status` receives a Status (phase, candidates compiling and
+measuring, done, failed, best) from the first moment, before the space is built, and
+about once a second.  Sizes whose inputs and output cannot be held on the device, or twice
+on the host, are refused (InputsTooLargeError); fewer workers start when the host cannot
+hold a copy for each.  The workers check at small sizes; checking a result at large sizes
+in bounded memory is dpia.verify's.
 
 Candidates are deduplicated by their printed low-level program; one the database has
 already measured (`TuningDB.seen`) is not measured again.  Every measured candidate is
@@ -79,6 +93,31 @@ class BudgetError(ExploreError):
     """A time or candidate budget that is not positive."""
 
 
+class InputsTooLargeError(ExploreError):
+    """Sizes whose inputs and output cannot fit the device's or the host's memory."""
+
+
+BASELINES = ("run", "default")  # explore's `baseline`: see _Run.baseline_spec
+STATUS_EVERY_S = 1.0  # the `status` callback is called this often at most (and at each new phase)
+
+
+@attrs.frozen
+class Status:
+    """Where an exploration stands, for a progress display (explore's `status` callback):
+    the phase ("building the space", "starting workers", "exploring", "finishing the
+    baseline", "stopping"), seconds since the start, candidates compiling (derive to
+    build), waiting for or being measured, done (measured, failed or reused) and failed,
+    and the best time so far."""
+
+    phase: str
+    elapsed_s: float
+    compiling: int = 0
+    measuring: int = 0
+    done: int = 0
+    failed: int = 0
+    best_s: float | None = None
+
+
 # ------------------------------------------------------------------------ inputs, checks, work
 
 
@@ -86,6 +125,28 @@ def mismatch(got, want, tolerance: float) -> str | None:
     """Why `got` is not `want` (dpia.programs.relative_error above `tolerance`), or None."""
     error = relative_error(got, want)
     return None if error <= tolerance else f"relative error {error:.2e} > {tolerance:.0e}"
+
+
+def host_memory_bytes() -> int | None:
+    """The host's physical memory (None where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def memory_problem(program: Expr, sizes: Mapping[str, int], device_bytes: int | None,
+                   host_bytes: int | None) -> str | None:
+    """Why the inputs and output at `sizes` cannot be held (once on the device, twice on the
+    host: the explorer's and a worker's copy), or None."""
+    need = program_bytes(program, sizes)
+    shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    if device_bytes is not None and need > device_bytes:
+        return f"the inputs and output at {shown} take {need / 1e9:.3g} GB; the device has {device_bytes / 1e9:.3g} GB"
+    if host_bytes is not None and 2 * need > host_bytes:
+        return (f"the inputs and output at {shown} take {need / 1e9:.3g} GB, twice that on the host; "
+                f"the host has {host_bytes / 1e9:.3g} GB")
+    return None
 
 
 def program_bytes(program: Expr, sizes: Mapping[str, int]) -> int:
@@ -171,6 +232,8 @@ class Spec:
     baseline: bool = False
     probes: tuple[Mapping[str, int], ...] = ()  # probe sizes, least work first
     reference: Expr | None = None  # the program as the user wrote it: inputs and results are its
+    derivation: str | None = None  # a derivation to replay (Derivation.to_text) instead of a strategy
+    variant: str = ""  # the baseline's kind of variant (dpia.variants.KINDS), or "" for a search point
 
     @property
     def oracle(self) -> Expr:
@@ -184,7 +247,9 @@ class Spec:
 
     @property
     def family_name(self) -> str:
-        return self.family.name if self.family is not None else "default_schedule"
+        if self.family is not None:
+            return self.family.name
+        return f"{self.variant}_variant" if self.derivation is not None else "default_schedule"
 
     def strategy(self):
         if self.family is None:
@@ -204,11 +269,15 @@ class Evaluator:
     repeat: int = 10  # timed runs at least; short kernels get more (see `runs`)
     min_timed_s: float = 0.05  # ... so that the timed runs last about this long together
     max_repeat: int = 500
+    max_timed_s: float = 3.0  # ... and long kernels fewer, so one timing stays within about this
     slow_factor: float = SLOW_FACTOR
     tolerance: float = 1e-3
     check_floor: int = CHECK_FLOOR
 
     def derive(self, spec: Spec) -> tuple[Expr, Derivation]:
+        if spec.derivation is not None:
+            replayed = Derivation.from_text(spec.derivation)
+            return replayed.replay(), replayed
         return derive(spec.program, spec.strategy())
 
     def translate(self, low: Expr, spec: Spec):
@@ -250,9 +319,12 @@ class Evaluator:
 
     def runs(self, first_s: float) -> int:
         """How many runs to time: a median of a few runs of a 0.1 ms kernel is at the mercy
-        of the scheduler, so short kernels run until about `min_timed_s` has passed."""
-        wanted = math.ceil(self.min_timed_s / max(first_s, 1e-9))
-        return max(self.repeat, min(self.max_repeat, wanted))
+        of the scheduler, so short kernels run until about `min_timed_s` has passed; a kernel
+        of seconds (the naive mm at 1024^3 on PoCL: 4 s) runs only as often as fits in
+        `max_timed_s` (once at least), so that one timing does not eat a small budget."""
+        first_s = max(first_s, 1e-9)
+        wanted = max(self.repeat, min(self.max_repeat, math.ceil(self.min_timed_s / first_s)))
+        return max(1, min(wanted, math.floor(self.max_timed_s / first_s)))
 
 
 def _work(sizes: Mapping[str, int]) -> int:
@@ -606,9 +678,20 @@ class _Pool:
             self._waiting.remove(worker)
         self._workers[self._workers.index(worker)] = self._start()
 
-    def abandon(self) -> int:
-        """Kill the workers of unfinished candidates (the budget ran out); how many."""
-        busy = [w for w in self._workers if w.state in ("compiling", "built", "measuring")]
+    def counts(self) -> dict[str, int]:
+        """Workers per state (starting, idle, compiling, built, measuring)."""
+        return dict(collections.Counter(w.state for w in self._workers))
+
+    def busy_with(self, which: Callable[[Spec], bool]) -> bool:
+        """Whether a busy worker's candidate is one `which` selects."""
+        return any(w.spec is not None and which(w.spec) for w in self._workers
+                   if w.state in ("compiling", "built", "measuring"))
+
+    def abandon(self, keep: Callable[[Spec], bool] | None = None) -> int:
+        """Kill the workers of unfinished candidates (the budget ran out), except those whose
+        candidate `keep` selects; how many."""
+        busy = [w for w in self._workers if w.state in ("compiling", "built", "measuring")
+                and not (keep is not None and w.spec is not None and keep(w.spec))]
         for worker in busy:
             self._replace(worker)
         return len(busy)
@@ -657,6 +740,7 @@ class Exploration:
     abandoned: int
     elapsed_s: float
     candidates: tuple[Candidate, ...]
+    baseline: str = "default"  # the kind of variant `default` is (dpia.variants.KINDS): what dpia run used
 
     def stage_seconds(self) -> dict[str, float]:
         """Mean seconds per candidate in each stage (from the candidates' `stage_s`): where
@@ -669,7 +753,9 @@ class Exploration:
 
     @property
     def speedup(self) -> float | None:
-        """How much faster the best candidate is than the default lowering."""
+        """How much faster the best candidate is than the baseline (`default`): the variant
+        `dpia run` used before this exploration (explore's baseline "run"), else the default
+        schedule."""
         if self.best is None or self.default is None or self.default.status != "ok":
             return None
         return self.default.time_s / self.best.time_s
@@ -686,9 +772,10 @@ class Exploration:
         summary = (f"exploration {self.run_id} ({self.search}, seed {self.seed}) on {self.device}: "
                    f"{self.tried} tried, {self.failed} failed, {self.duplicates} duplicates, {self.reused} reused, "
                    f"{self.abandoned} abandoned in {self.elapsed_s:.1f} s")
-        lines = [summary, f"  best:    {timed(self.best)}", f"  default: {timed(self.default)}"]
+        lines = [summary, f"  best:    {timed(self.best)}",
+                 f"  baseline ({self.baseline} variant): {timed(self.default)}"]
         if self.speedup is not None:
-            lines.append(f"  speed-up over the default: {self.speedup:.2f}x")
+            lines.append(f"  speed-up over the {self.baseline} variant: {self.speedup:.2f}x")
         for title, counts in (("failures by stage", self.by_stage), ("failures by rule", self.by_rule),
                               ("infeasible points", self.infeasible)):
             if counts:
@@ -721,6 +808,7 @@ class _Run:
         self.best: Candidate | None = None
         self.default: Candidate | None = None
         self.baseline_done = False
+        self.baseline_kind = "default"
         self._next_index = 0
 
     # -- specs ----------------------------------------------------------------------------
@@ -740,14 +828,57 @@ class _Run:
         return Spec(index, program, family, params, check, dict(space.sizes), self.seed, baseline,
                     probe_levels(program, space.sizes), space.program)
 
-    def baseline_spec(self) -> Spec:
-        from functional import schedules
+    def baseline_spec(self, baseline: str, limits: DeviceLimits) -> Spec:
+        """The candidate measured first, the one speed-ups are quoted against.  "run": the
+        variant `dpia run` would use (dpia.variants.choose_variant: the database's best for
+        these sizes and device, else the first preset that fits, else the default
+        schedule), so an exploration never reports something slower than what runs
+        already; "default": the default schedule."""
+        if baseline == "run":
+            stored = self._stored_best()
+            if stored is not None:
+                return self._replay(stored.derivation, "tuned")
+            preset = self._preset(limits)
+            if preset is not None:
+                return preset
+        return attrs.evolve(self._spec(None, baseline=True), variant="default")
 
-        if hasattr(schedules, "default_schedule"):
-            return self._spec(None, baseline=True)
-        family = next((f for f in self.space.families if f.baseline is not None), self.space.families[0])
-        params = family.baseline if family.baseline is not None else next(family.all_params())
-        return self._spec(Point(family.name, params), baseline=True)
+    def _stored_best(self) -> Candidate | None:
+        from .tuning import TuningError
+
+        if self.db is None:
+            return None
+        try:
+            return self.db.best(self.program_text, self.space.sizes, self.device)
+        except TuningError:  # dpia run would use the default then too
+            return None
+
+    def _preset(self, limits: DeviceLimits) -> Spec | None:
+        from .presets import preset_point, preset_program
+
+        point = preset_point(self.space.program, self.space.sizes, limits)
+        if point is None:
+            return None
+        if point in self.space.feasible_points:  # a point of the search: it learns from it too
+            return attrs.evolve(self._spec(point, baseline=True), variant="preset")
+        try:  # a family outside this exploration's: derived here, replayed by the worker
+            _, derivation = preset_program(self.space.program, point)
+        except FunctionalError:  # dpia run falls back to the default too
+            return None
+        return self._replay(derivation.to_text(), "preset")
+
+    def _replay(self, text: str, kind: str) -> Spec:
+        """A baseline that replays a derivation, checked at sizes its program's facts allow."""
+        from .programs import size_vars
+
+        index, self._next_index = self._next_index, self._next_index + 1
+        program = Derivation.from_text(text).program
+        facts = {v.name: v.multiple_of for v in size_vars(program)}
+        floor = self.evaluator.check_floor
+        check = {name: check_size(facts[name], real, floor) if name in facts else real
+                 for name, real in self.space.sizes.items()}
+        return Spec(index, program, None, {}, check, dict(self.space.sizes), self.seed, True,
+                    probe_levels(program, self.space.sizes), self.space.program, text, kind)
 
     def propose(self, count: int) -> list[Spec]:
         history = [self.trials[k] for k in sorted(self.trials)]
@@ -812,6 +943,8 @@ class _Run:
         params = {"family": spec.family_name, "choices": dict(spec.params), "index": spec.index,
                   "baseline": spec.baseline, "check_sizes": dict(spec.check_sizes), "search": self.search.name,
                   "seed": self.seed}
+        if spec.variant:
+            params["variant"] = spec.variant
         if outcome.rule:
             params["rule"] = outcome.rule
         if outcome.stage_s:
@@ -845,7 +978,11 @@ class _Run:
             self.program_text, dict(self.space.sizes), self.device, self.run_id, self.search.name, self.seed,
             self.best, self.default, self.tried, failed, dict(self.by_stage), dict(self.by_rule),
             {k: dict(v) for k, v in self.by_family.items()}, dict(self.space.infeasible), self.duplicates,
-            self.reused, self.abandoned, elapsed_s, tuple(self.recorded[k] for k in sorted(self.recorded)))
+            self.reused, self.abandoned, elapsed_s, tuple(self.recorded[k] for k in sorted(self.recorded)),
+            self.baseline_kind)
+
+    def failed_count(self) -> int:
+        return sum(c.status in FAILED for c in self.recorded.values())
 
 
 # ------------------------------------------------------------------------------ explore
@@ -876,63 +1013,118 @@ def _open_db(db):
 def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, budget_s: float | None = None,
             max_candidates: int | None = None, search: str = "bayesian", seed: int = 0, workers: int | None = None,
             progress: Callable[[Candidate], None] | None = None, run_id: str | None = None,
-            families=None, evaluator: Evaluator | None = None, timeout_s: float = 120.0) -> Exploration:
+            families=None, evaluator: Evaluator | None = None, timeout_s: float = 120.0,
+            baseline: str = "run", status: Callable[[Status], None] | None = None) -> Exploration:
     """Explore lowerings of `program` at `sizes` on `device` (see the module docstring).
 
     `db`: a TuningDB, a path, or None (nothing stored).  `budget_s` / `max_candidates`: stop
     after this many seconds / evaluated candidates (None: until the space is exhausted).
     `search`: a name in dpia.search.SEARCHES.  `families`: the families to draw from
     (default: dpia.space.standard_families()).  `timeout_s`: per candidate, for compiling
-    and for measuring each."""
+    and for measuring each.  `baseline`: the candidate measured first and quoted against,
+    "run" (what `dpia run` would use) or "default" (the default schedule).  `progress` is
+    called with each finished candidate, `status` with a Status from the start and about
+    once a second.
+
+    Time: the search stops at `budget_s`; a baseline still unmeasured then goes on for at
+    most half of `timeout_s` more (without it nothing could be quoted), so explore returns
+    within budget_s + timeout_s / 2 plus stopping the workers.  Sizes whose inputs and
+    output cannot be held are refused (InputsTooLargeError) before anything starts; fewer
+    workers start when the host cannot hold a copy of them for each."""
     _check_budgets(budget_s, max_candidates)
     if search not in SEARCHES:
         raise ExploreError(f"unknown search {search!r}; known: {', '.join(SEARCHES)}")
+    if baseline not in BASELINES:
+        raise ExploreError(f"unknown baseline {baseline!r}; known: {', '.join(BASELINES)}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ExploreError(f"workers must be a positive integer, got {workers!r}")
-    from codegen_opencl.runtime import choose_device, device_key
-
     started = time.monotonic()
+    tell = _Teller(status, started)
+    tell("building the search space")
+    from codegen_opencl.runtime import choose_device, device_identity, device_key
+
     chosen = choose_device(device)
     key, limits = device_key(chosen), DeviceLimits.of(chosen)
-    workers = default_workers("CPU" in limits.device_type) if workers is None else workers
     typed = program if program.t is not None else infer(program)
+    host = host_memory_bytes()
+    problem = memory_problem(typed, sizes, device_identity(chosen).get("global_mem_bytes"), host)
+    if problem is not None:
+        raise InputsTooLargeError(problem)
+    workers = default_workers("CPU" in limits.device_type) if workers is None else workers
+    if host is not None:  # each worker holds the real sizes' inputs and output
+        workers = max(1, min(workers, host // max(1, program_bytes(typed, sizes)) - 1))
     space = Space.build(typed, sizes, limits, families)
     evaluator = evaluator or Evaluator()
     tuning_db, owned = _open_db(db)
     run = _Run(space, canonical(typed), key, tuning_db, run_id or uuid.uuid4().hex[:12], SEARCHES[search], seed,
                max_candidates, progress, evaluator)
     try:
+        tell(f"starting {workers} worker process(es)")
         with _Pool(workers, key, evaluator, timeout_s, "CPU" in limits.device_type, run.on_derived,
                    run.on_done) as pool:
-            _loop(run, pool, None if budget_s is None else started + budget_s)
+            tell("choosing the baseline", run, pool)
+            first = run.baseline_spec(baseline, limits)
+            run.baseline_kind = first.variant or "default"
+            deadline = None if budget_s is None else started + budget_s
+            _loop(run, pool, first, deadline, timeout_s / 2, tell)
+            tell("stopping", run, pool)
     finally:
         if owned:
             tuning_db.close()
     return run.result(time.monotonic() - started)
 
 
-def _loop(run: _Run, pool: _Pool, deadline: float | None) -> None:
-    """Dispatch the baseline, then the search's points, until a budget or the space ends."""
-    pending = collections.deque([run.baseline_spec()])
+class _Teller:
+    """Calls the `status` callback: at each new phase, else at most every STATUS_EVERY_S."""
+
+    def __init__(self, status, started: float):
+        self._status, self._started = status, started
+        self._phase, self._last = None, -math.inf
+
+    def __call__(self, phase: str, run: _Run | None = None, pool: _Pool | None = None) -> None:
+        now = time.monotonic()
+        if self._status is None or (phase == self._phase and now - self._last < STATUS_EVERY_S):
+            return
+        self._phase, self._last = phase, now
+        counts = pool.counts() if pool is not None else {}
+        self._status(Status(
+            phase, now - self._started, counts.get("compiling", 0), counts.get("built", 0) + counts.get("measuring", 0),
+            (run.tried + run.reused) if run else 0, run.failed_count() if run else 0,
+            run.best.time_s if run and run.best else None))
+
+
+def _loop(run: _Run, pool: _Pool, first: Spec, deadline: float | None, overtime_s: float, tell) -> None:
+    """Dispatch the baseline `first`, then the search's points, until a budget or the space
+    ends.  At the deadline every candidate but an unfinished baseline is abandoned; the
+    baseline has `overtime_s` more."""
+    pending = collections.deque([first])
     exhausted = False
     while True:
         now = time.monotonic()
         if deadline is not None and now >= deadline:
-            run.abandon(pool.abandon())
-            return
+            if run.baseline_done or now >= deadline + overtime_s:
+                run.abandon(pool.abandon())
+                return
+            if any(not s.baseline for s in pending) or pool.busy_with(lambda s: not s.baseline):
+                pending = collections.deque(s for s in pending if s.baseline)
+                run.abandoned += pool.abandon(keep=lambda s: s.baseline)
         pool.best_s = run.best.time_s if run.best is not None else None
         while pending and pool.can_dispatch() and run.may_dispatch(pool.busy()):
             pool.dispatch(pending.popleft())
-        if not pending and not exhausted and run.baseline_done and _wants_more(run, pool):
+        overtime = deadline is not None and now >= deadline
+        if not overtime and not pending and not exhausted and run.baseline_done and _wants_more(run, pool):
             batch = run.propose(run.search.batch(pool.size))
             exhausted = not batch
             pending.extend(batch)
             if batch:
                 continue
+        tell("finishing the baseline" if overtime else "exploring" if run.baseline_done else "measuring the baseline",
+             run, pool)
         nothing_left = not run.may_dispatch(0) or (exhausted and not pending)
         if nothing_left and pool.busy() == 0:
             return
-        pool.wait(0.2 if deadline is None else min(0.2, deadline - now))
+        limit = deadline + (overtime_s if overtime else 0.0) if deadline is not None else None
+        pool.wait(0.2 if limit is None else max(0.0, min(0.2, limit - now)))
 
 
 def _wants_more(run: _Run, pool: _Pool) -> bool:
@@ -946,15 +1138,20 @@ def _wants_more(run: _Run, pool: _Pool) -> bool:
 
 
 __all__ = [
+    "BASELINES",
     "BudgetError",
     "Evaluator",
     "Exploration",
     "ExploreError",
+    "InputsTooLargeError",
     "Outcome",
     "Spec",
+    "Status",
     "default_workers",
     "explore",
     "failing_rule",
+    "host_memory_bytes",
+    "memory_problem",
     "mismatch",
     "program_bytes",
     "throughput_work",

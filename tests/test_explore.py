@@ -20,6 +20,8 @@ from dpia.explore import (
     BudgetError,
     Evaluator,
     ExploreError,
+    InputsTooLargeError,
+    memory_problem,
     explore,
     failing_rule,
     program_bytes,
@@ -316,15 +318,23 @@ def sum_exploration(tmp_path_factory):
     return result, path, seen
 
 
-def test_exploration_finds_a_kernel_faster_than_the_default(sum_exploration):
+def test_exploration_measures_what_dpia_run_uses_first_and_never_reports_slower(sum_exploration):
     result, _, _ = sum_exploration
-    assert result.default is not None and result.default.status == "ok", result.report()
-    assert result.best is not None and result.best.status == "ok"
-    assert result.best.time_s < result.default.time_s and result.speedup > 1, result.report()
-    # Both derivations, replayed from their text, compiled here and timed in alternation (a
-    # machine busy with something else slows both alike): the best is faster with a margin,
-    # and sums the real input correctly.
-    best, default = (_kernel(c.derivation) for c in (result.best, result.default))
+    assert result.baseline == "preset" and result.candidates[0] == result.default, result.report()
+    assert result.default.status == "ok" and result.default.params["variant"] == "preset"
+    assert result.default.params["family"] == "chunked_sum"  # the CPU sum preset, a point of this space
+    assert result.best is not None and result.best.time_s <= result.default.time_s and result.speedup >= 1
+    assert "speed-up over the preset variant" in result.report()
+
+
+def test_exploration_finds_a_kernel_faster_than_the_default_schedule(sum_exploration):
+    result, _, _ = sum_exploration
+    # The best derivation, replayed from its text, and the default schedule, compiled here
+    # and timed in alternation (a machine busy with something else slows both alike): the
+    # best is faster with a margin, and sums the real input correctly.
+    from dpia.variants import default_variant
+
+    best, default = _kernel(result.best.derivation), _kernel(default_variant(TOTAL)[1].derivation)
     x = random_inputs(fl.infer(TOTAL), SUM_SIZES, 1)[0]
     assert abs(float(best(x)) - float(x.sum(dtype=np.float64))) < 1e-3 * float(x.sum())
     rounds = [(best.time(x, repeat=200), default.time(x, repeat=200)) for _ in range(5)]
@@ -361,9 +371,13 @@ def test_a_second_run_reuses_the_database_in_the_same_order(sum_exploration):
     with TuningDB(path) as db:
         again = explore(TOTAL, SUM_SIZES, db=db, max_candidates=1, seed=0, workers=2, families=SUM_FAMILIES)
         stored = db.candidates(run_id=again.run_id)
-    # the same seed proposes the same points: every one measured before is found, none re-measured
-    assert again.reused == first.tried and again.tried == len(stored) == 1
-    assert stored[0].params["index"] == first.tried  # the first new point follows the old ones
+    # The same seed proposes the same points: every one measured before is found, none
+    # re-measured.  The baseline is now the stored best (reused); if the search proposes that
+    # point again, it is a duplicate of the baseline.
+    assert again.baseline == "tuned" and again.tried == len(stored) == 1
+    assert first.tried <= again.reused + again.duplicates <= first.tried + 1
+    assert again.reused >= first.tried - 1
+    assert stored[0].derivation not in {c.derivation for c in first.candidates}
     assert again.best is not None and again.best.time_s <= first.best.time_s
 
 
@@ -371,7 +385,7 @@ def test_failures_timeouts_crashes_and_duplicates_are_counted(tmp_path):
     families = [UNTRANSLATABLE, UNDERIVABLE, SLEEPY, CRASHY, TWIN]
     with TuningDB(tmp_path / "t.sqlite") as db:
         result = explore(TOTAL, {"N": 1 << 16}, db=db, seed=1, workers=2, families=families,
-                         evaluator=HangingAndCrashingBuild(repeat=3), timeout_s=5)
+                         evaluator=HangingAndCrashingBuild(repeat=3), timeout_s=5, baseline="default")
         stored = db.candidates(run_id=result.run_id)
     status = {c.params["family"]: (c.status, c.stage) for c in stored}
     assert status["untranslatable"] == ("failed", "translate")
@@ -430,7 +444,8 @@ class SlowOnProbes(Evaluator):
 
 def test_a_candidate_slow_on_its_probe_is_abandoned_before_the_real_sizes(tmp_path):
     with TuningDB(tmp_path / "t.sqlite") as db:
-        result = explore(TOTAL, SUM_SIZES, db=db, seed=1, workers=2, families=[TWIN], evaluator=SlowOnProbes(repeat=3))
+        result = explore(TOTAL, SUM_SIZES, db=db, seed=1, workers=2, families=[TWIN], evaluator=SlowOnProbes(repeat=3),
+                         baseline="default")
         stored = {c.params["family"]: c for c in db.candidates(run_id=result.run_id)}
     assert stored["default_schedule"].status == "ok"  # the baseline: no best yet, no probe
     assert stored["twin"].status == "slow" and "probe sizes" in stored["twin"].error
@@ -451,3 +466,97 @@ def test_every_candidate_records_where_its_time_went(tmp_path):
         assert all(seconds >= 0 for seconds in stages.values())
     mean = result.stage_seconds()
     assert set(mean) >= {"derive", "build", "time"} and "seconds per candidate: build" in result.report()
+
+
+# ------------------------------------------------------------------ budgets, progress, memory
+
+
+class SlowAfterTheBaseline(Evaluator):
+    """Every candidate but the baseline takes minutes to time."""
+
+    def time(self, kernel, inputs, best_s, spec):
+        if not spec.baseline:
+            time.sleep(600)
+        return super().time(kernel, inputs, best_s, spec)
+
+
+class SlowBaseline(Evaluator):
+    """The baseline takes `seconds` to build."""
+
+    seconds: float = 4.0
+
+    def build(self, program, session, spec):
+        if spec.baseline:
+            time.sleep(self.seconds)
+        return super().build(program, session, spec)
+
+
+class HangingBaseline(SlowBaseline):
+    seconds: float = 600.0
+
+
+def test_the_budget_holds_with_candidates_that_hang():
+    seen = []
+    started = time.monotonic()
+    result = explore(TOTAL, SUM_SIZES, budget_s=8, workers=2, families=SUM_FAMILIES, timeout_s=60,
+                     evaluator=SlowAfterTheBaseline(repeat=3), status=seen.append)
+    wall = time.monotonic() - started
+    assert wall < 8 * 1.1 + 3, wall  # the budget's 10 %, plus stopping the workers
+    assert result.default is not None and result.default.status == "ok" and result.best == result.default
+    assert result.abandoned >= 1
+    # progress from the start, before any candidate is derived, and counts that only grow
+    assert seen[0].phase == "building the search space" and seen[0].elapsed_s < 1.0
+    assert seen[-1].phase == "stopping"
+    assert any(s.phase == "exploring" and s.measuring for s in seen)
+    assert [s.done for s in seen] == sorted(s.done for s in seen)
+    assert max(b - a for a, b in zip([0.0] + [s.elapsed_s for s in seen], [s.elapsed_s for s in seen])) < 2.5
+
+
+def test_a_baseline_still_running_at_the_deadline_is_measured():
+    started = time.monotonic()
+    result = explore(TOTAL, SUM_SIZES, budget_s=2, workers=2, families=SUM_FAMILIES, timeout_s=30,
+                     evaluator=SlowBaseline(repeat=3))
+    assert time.monotonic() - started < 2 + 30 / 2 + 3
+    assert result.default is not None and result.default.status == "ok"
+    assert result.tried == 1 and result.abandoned == 0  # nothing else started after the deadline
+
+
+def test_a_baseline_gets_at_most_half_a_timeout_beyond_the_budget():
+    started = time.monotonic()
+    result = explore(TOTAL, SUM_SIZES, budget_s=2, workers=2, families=SUM_FAMILIES, timeout_s=8,
+                     evaluator=HangingBaseline(repeat=3))
+    assert time.monotonic() - started < 2 + 8 / 2 + 3
+    assert result.default is None and result.abandoned == 1 and result.speedup is None
+
+
+def test_the_default_schedule_can_be_the_baseline():
+    result = explore(TOTAL, {"N": 1 << 14}, max_candidates=1, workers=1, families=SUM_FAMILIES,
+                     baseline="default", evaluator=Evaluator(repeat=3))
+    assert result.baseline == "default" and result.default.params["family"] == "default_schedule"
+    with pytest.raises(ExploreError, match="unknown baseline"):
+        explore(TOTAL, {"N": 64}, max_candidates=1, baseline="fastest")
+
+
+def test_a_stored_best_is_the_baseline_of_the_next_exploration(sum_exploration):
+    first, path, _ = sum_exploration
+    with TuningDB(path) as db:
+        again = explore(TOTAL, SUM_SIZES, db=db, max_candidates=1, seed=5, workers=1, families=SUM_FAMILIES)
+    assert again.baseline == "tuned" and again.default.derivation == first.best.derivation
+    assert again.best.time_s <= first.best.time_s
+
+
+def test_long_kernels_are_timed_fewer_times():
+    e = Evaluator()
+    assert e.runs(1e-6) == e.max_repeat and e.runs(0.01) == e.repeat
+    assert e.runs(1.0) == 3 and e.runs(4.0) == 1
+
+
+def test_sizes_whose_inputs_cannot_fit_are_refused():
+    total = infer(TOTAL)
+    assert memory_problem(total, {"N": 1 << 20}, 1 << 30, 1 << 34) is None
+    assert "the device has 1.07 GB" in memory_problem(total, {"N": 1 << 30}, 1 << 30, 1 << 40)
+    assert "the host has" in memory_problem(total, {"N": 1 << 30}, 1 << 40, 1 << 32)
+    started = time.monotonic()
+    with pytest.raises(InputsTooLargeError, match=r"take 4\.4e\+03 GB"):
+        explore(TOTAL, {"N": 1 << 40}, budget_s=5)
+    assert time.monotonic() - started < 5  # refused before any worker starts
