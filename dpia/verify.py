@@ -28,14 +28,14 @@ import attrs
 import numpy as np
 
 from functional.errors import FunctionalError
-from functional.expr import Expr, Identifier, free_identifiers
+from functional.expr import Expr, Identifier, applied, free_identifiers
 from functional.infer import infer
 from functional.interp import interpret
 from functional.nat import var_of
 from functional.types import ArrayType, nat_vars
 
 from .programs import TOLERANCE, random_inputs, relative_error, size_vars
-from .space import CHECK_FLOOR, Shape, _prim_app, check_size
+from .space import CHECK_FLOOR, Shape, check_size
 
 INTERPRET_WORK_LIMIT = 1 << 26  # sizes' product up to which the interpreter runs at once (about 1 GiB of temporaries)
 SAMPLE_BLOCKS = 3  # blocks of rows checked at the real sizes
@@ -90,7 +90,7 @@ def row_map(program: Expr) -> tuple[int, str] | None:
     its row count a size variable that no other dimension of any input uses, and f not
     reading x: then the rows r of the result are the program applied to the rows r of x."""
     shape = Shape.of(program)
-    args = _prim_app(shape.body, "map", 2)
+    args = applied(shape.body, "map", 2)
     if args is None or not isinstance(args[1], Identifier):
         return None
     f, x = args
