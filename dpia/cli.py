@@ -233,9 +233,8 @@ def _measure(loaded: _Loaded, device, db, seed: int, repeat: int, check: bool, l
     import dpia
     from codegen_opencl.runtime import device_key
     from functional.errors import FunctionalError
-    from functional.interp import interpret
 
-    from .programs import TOLERANCE, bytes_moved, known_flops, random_inputs, relative_error
+    from .programs import TOLERANCE, bytes_moved, known_flops, random_inputs
 
     inputs = random_inputs(loaded.program, loaded.sizes, seed)
     try:
@@ -247,7 +246,8 @@ def _measure(loaded: _Loaded, device, db, seed: int, repeat: int, check: bool, l
         raise CommandFailure(str(exc)) from None
     # The variant is chosen at the first call (per sizes); None: a low-level program, as written.
     variant = lowered[1] if lowered is not None else getattr(kernel, "variant", None)
-    error = relative_error(got, interpret(loaded.program, *inputs)) if check else None
+    checked = _check(loaded, device, seed, inputs, got, lowered, variant) if check else None
+    error = checked.max_rel_error if checked is not None else None
     moved, flops = bytes_moved(inputs, got), known_flops(loaded.program, loaded.sizes)
     report = {
         "program": loaded.name, "file": loaded.file, "device": device_key(device), "sizes": loaded.sizes,
@@ -256,9 +256,33 @@ def _measure(loaded: _Loaded, device, db, seed: int, repeat: int, check: bool, l
         "tolerance": TOLERANCE, "time_s": time_s, "bytes": moved, "gbps": moved / time_s / 1e9,
         "derivation": variant.derivation if variant else None,
     }
+    if checked is not None:
+        report.update(checked=checked.describe(), check=checked.as_dict())
     if flops is not None:
         report.update(flops=flops, gflops=flops / time_s / 1e9)
     return report
+
+
+def _check(loaded: _Loaded, device, seed: int, inputs: tuple, got, lowered, variant):
+    """The kernel's result against the interpreter, in bounded memory: in full where the
+    interpreter can run the real sizes, else at reduced sizes plus sampled rows (dpia.verify)."""
+    from functional.derivation import Derivation
+    from functional.interp import interpret
+
+    from .programs import TOLERANCE, relative_error
+    from .variants import default_variant
+    from .verify import Verification, interpretable, verify
+
+    if interpretable(loaded.program, loaded.sizes):
+        return Verification("full", relative_error(got, interpret(loaded.program, *inputs)), TOLERANCE)
+    if lowered is not None:
+        low = lowered[0]
+    elif variant is not None:
+        low = Derivation.from_text(variant.derivation).replay()
+    else:
+        low = loaded.program  # lowered by hand: it is its own lowering
+    return verify(loaded.program, low, loaded.sizes, seed=seed, device=device, inputs=inputs,
+                  lowered_at=lambda sizes: default_variant(loaded.program, sizes)[0])
 
 
 def _stored_counts(db, loaded: _Loaded, device) -> dict | None:
