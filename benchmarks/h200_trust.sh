@@ -14,7 +14,7 @@ measure() {  # wall seconds and peak RSS of the whole process tree (children inc
 import resource, subprocess, sys, time
 t = time.monotonic()
 rc = subprocess.call(sys.argv[1:])
-print(f"== rc {rc}, wall {time.monotonic() - t:.1f} s, max child RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20:.2f} GiB", flush=True)
+print(f"== rc {rc}, wall {time.monotonic() - t:.1f} s, max child RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20:.2f} GiB", file=sys.stderr, flush=True)
 PY
 }
 echo "== scal over 2^31 + 2^26 elements (64-bit indices), run and checked"

@@ -37,6 +37,7 @@ from functional.types import ArrayType, nat_vars
 from .programs import TOLERANCE, random_inputs, relative_error, size_vars
 from .space import CHECK_FLOOR, Shape, check_size
 
+INTERPRET_DATA_LIMIT = 1 << 31  # bytes of inputs and output up to which the interpreter may run the real sizes
 INTERPRET_WORK_LIMIT = 1 << 26  # sizes' product up to which the interpreter runs at once (about 1 GiB of temporaries)
 SAMPLE_BLOCKS = 3  # blocks of rows checked at the real sizes
 
@@ -78,11 +79,13 @@ class Verification:
 
 def interpretable(program: Expr, sizes: Mapping[str, int], work_limit: int = INTERPRET_WORK_LIMIT) -> bool:
     """Whether interpreting at `sizes` stays in bounded memory: the work is within
-    `work_limit`, or within twice the elements of the inputs and output."""
+    `work_limit`, or within twice the elements of the inputs and output while those stay
+    within INTERPRET_DATA_LIMIT bytes (the interpreter's temporaries are a few times the data:
+    a map over 2^31 floats peaked at 110 GiB)."""
     from .explore import program_bytes
 
-    work = math.prod(sizes.values())
-    return work <= max(work_limit, 2 * program_bytes(program, sizes) // 4)
+    work, data = math.prod(sizes.values()), program_bytes(program, sizes)
+    return work <= work_limit or (work <= 2 * data // 4 and data <= INTERPRET_DATA_LIMIT)
 
 
 def row_map(program: Expr) -> tuple[int, str] | None:

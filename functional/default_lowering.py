@@ -34,7 +34,7 @@ from typing import Iterator
 
 import attrs
 
-from .expr import App, Expr, Lambda, NatApp, NatLambda, Prim, spine
+from .expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine
 from .primitives import is_view_fn
 from .rules.core import RULES
 from .storage import HOST, HOST_SEQ, ITEM, _LOW_MAPS, _REDUCTIONS, _inner, arg_path, first_need
@@ -149,6 +149,9 @@ def store_where_needed(fuel: int = 10_000) -> Strategy:
             if need is None:
                 return Success(e, tuple(steps))
             node = at_path(e, need.path)
+            if need.rule.startswith("materialise_") and applied(node, f"to_{need.rule[len('materialise_'):]}", 1):
+                return Failure(f"store: {need.why} at {'.'.join(map(str, need.path))}, which is stored already "
+                               f"(a bug in the storage analysis)")
             params = {"d": 0} if need.rule == "lower_map_global" else {}
             result = RULES[need.rule].strategy(**params)(node)
             if not result.ok:

@@ -154,6 +154,9 @@ class _Walk:
             if name == "let":
                 return self.con(args[0], path + arg_path(n, 0), ctx) or \
                     self._let_body(args[1], path + arg_path(n, 1), lambda b, p: self.acc(b, p, ctx, space))
+        if isinstance(head, Prim) and head.name in _REDUCTIONS and _has_array(e.t):
+            # written from its accumulator: a copy loop first, then the accumulator's place (con)
+            return Need(path, copy_rule(ctx), "a reduction's array is written")
         read = self.con(e, path, ctx)  # the translation reads it first, then copies what it read
         if read is None and _has_array(e.t):  # copying an array needs loops
             return Need(path, copy_rule(ctx), "a view of readable data is written")
