@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 import seed
 
-SIZES = {"scal": {"N": 96}, "asum": {"N": 2048}, "dot": {"N": 3000}, "sum": {"N": 4096},
+SIZES = {"scal": {"N": 96}, "asum": {"N": 2048}, "dot": {"N": 3000}, "total": {"N": 4096},
          "gemv": {"M": 24, "N": 40}, "mm": {"M": 12, "K": 20, "N": 16}, "stencil": {"N": 50}}
 PROGRAMS = {e.name: e.program for e in seed.EXAMPLES}
 
