@@ -307,7 +307,7 @@ class Kernel:
                     else ((1,), None) for ph in self.phases]
         self._check_launch(launches)
         _record("launch", program=p, local_size=self.local_size, groups=self.groups, arrays=arrays,
-                source_sha1=self._source_sha1)
+                sizes=sizes, source_sha1=self._source_sha1)
         return args, outputs, launches
 
     def _run(self, args, launches) -> list:
@@ -341,7 +341,7 @@ class Kernel:
 def _record(kind: str, **entry) -> None:
     """The test suite's hook (tests/oclgrind.py replays every launch under Oclgrind): with
     DPIA_RECORD_KERNELS naming a folder, each kernel built and each launch (its program,
-    launch options and inputs) is pickled there, from any process (exploration workers,
+    launch options, sizes and inputs) is pickled there, from any process (exploration workers,
     CLI runs).  Inputs of more than DPIA_RECORD_KERNELS_LIMIT elements (default 65536) are
     left out, recorded as too large.  Unset (the default), nothing is written."""
     folder = os.environ.get("DPIA_RECORD_KERNELS")

@@ -4,8 +4,9 @@
   suite well under 15 minutes).
 - Every kernel a test launches is launched again under Oclgrind after the test, which
   fails when Oclgrind reports a problem (tests/oclgrind.py); `--oclgrind=small` (the
-  default) checks launches whose inputs have at most 65536 elements, `--oclgrind=all`
-  every launch, `--oclgrind=off` none.  The summary line says how many kernels were
+  default) checks launches of at most 65536 elements of work (`--oclgrind-max-work`: the
+  inputs' elements, or the product of the sizes if larger), `--oclgrind=all` every launch,
+  `--oclgrind=off` none.  The summary line says how many kernels were
   built, launched and checked.
 - Markers: `slow` (over about a second: `-m "not slow"` runs the rest in well under a
   minute) and `device` (needs an OpenCL device).  Tests in files other than tests/dpia and
@@ -15,6 +16,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -34,21 +36,101 @@ DEVICE_MODULES = {
     "tests/test_explore.py", "tests/test_programs.py", "tests/test_runtime_cache.py", "tests/test_tuning.py",
     "tests/test_variants.py", "tests/test_readme.py", "tests/dpia/test_translate.py", "tests/test_plots.py",
 }
-# Tests measured over about a second on 2 cores (node ids, or a prefix ending in "[").
+# Tests measured at half a second or more on 2 cores (node ids, or a prefix ending in "::"
+# or "[": every exploration test starts worker processes).
 SLOW = {
+    "tests/dpia/test_translate.py::test_kernel_agrees_with_interpreter_on_pocl[seed_reduction_v1]",
+    "tests/dpia/test_translate.py::test_seed_reduction_versions_sum_each_block[1]",
+    "tests/functional/test_interp.py::test_arbitrary_inputs_never_raise_raw_python_exceptions",
+    "tests/functional/test_nat.py::test_aligned_division_agrees_with_integers_on_random_values",
+    "tests/functional/test_nat.py::test_c_text_compiles_and_agrees_with_gcc",
+    "tests/functional/test_nat.py::test_divides_holds_on_samples",
+    "tests/functional/test_nat.py::test_exact_division_cancels",
+    "tests/functional/test_nat.py::test_floor_mod_identity",
+    "tests/functional/test_nat.py::test_proves_lt_holds_on_samples",
+    "tests/functional/test_nat.py::test_ring_laws_hold_syntactically",
+    "tests/functional/test_rules.py::test_rule_preserves_meaning[block_accumulator]",
+    "tests/functional/test_rules.py::test_rule_preserves_meaning[copy_element]",
+    "tests/functional/test_rules.py::test_rule_preserves_meaning[interleave_local_rows]",
+    "tests/functional/test_rules.py::test_rule_preserves_meaning[materialise_reduce_init_local]",
+    "tests/functional/test_rules.py::test_rule_preserves_meaning[reduce_init_fusion]",
+    "tests/functional/test_rules.py::test_rule_preserves_meaning[vectorize_accumulator]",
+    "tests/functional/test_rules.py::test_rule_preserves_meaning[write_reduction_with_local_maps]",
+    "tests/functional/test_rules.py::test_tiling_side_condition_is_exact",
+    "tests/functional/test_schedules.py::test_derivation_text_replays[mm_register_blocked]",
+    "tests/functional/test_schedules.py::test_derivation_text_replays[mm_register_blocked_1d]",
+    "tests/functional/test_schedules.py::test_derivation_text_replays[mm_tiled]",
+    "tests/functional/test_schedules.py::test_schedule_lowers_typechecks_and_computes[mm_register_blocked]",
+    "tests/functional/test_schedules.py::test_schedule_lowers_typechecks_and_computes[mm_register_blocked_1d]",
+    "tests/functional/test_schedules.py::test_schedule_lowers_typechecks_and_computes[mm_tiled]",
+    "tests/functional/test_schedules.py::test_tile_reduction_and_register_blocking_2d_stay_high_level_and_correct",
+    "tests/functional/test_strategies.py::test_deep_beta_chain_rewrites_and_replays",
+    "tests/functional/test_strategies.py::test_deep_scalar_chain",
+    "tests/functional/test_strategies.py::test_two_thousand_nested_maps",
+    "tests/functional/test_syntax.py::test_damaged_text_raises_only_parse_errors",
+    "tests/functional/test_syntax.py::test_renaming_keeps_programs_equal",
+    "tests/functional/test_syntax.py::test_round_trip_of_random_programs",
+    "tests/functional/test_syntax.py::test_single_changes_make_programs_unequal",
+    "tests/test_algorithmic.py::test_heuristics_prune_deep_nesting_and_distant_products",
+    "tests/test_algorithmic.py::test_macros_tile_block_and_split_the_matrix_product",
+    "tests/test_algorithmic.py::test_the_space_of_a_matrix_product_has_the_macro_family",
+    "tests/test_cli.py::test_an_interrupted_exploration_keeps_what_it_measured",
+    "tests/test_cli.py::test_check_passes_for_every_rule",
+    "tests/test_cli.py::test_explore_with_a_tiny_budget",
+    "tests/test_cli.py::test_python_dash_m_dpia",
+    "tests/test_cli.py::test_python_dash_m_dpia_devices",
+    "tests/test_cli.py::test_run_text_reports_gflops_for_mm",
+    "tests/test_examples.py::test_lowered_seed_programs_run_on_the_device",
+    "tests/test_explore.py::",
+    "tests/test_plots.py::test_all_failed_run",
+    "tests/test_plots.py::test_empty_run",
+    "tests/test_plots.py::test_single_candidate_run",
+    "tests/test_plots.py::test_writes_both_pictures",
+    "tests/test_runtime_cache.py::test_a_failed_build_reports_log_and_source_and_is_not_remembered",
+    "tests/test_tuning.py::test_concurrent_processes_keep_every_row",
+    "tests/test_variants.py::test_a_preset_maps_its_roles_to_the_programs_own_size_names",
+    "tests/test_variants.py::test_a_preset_that_fits_runs_before_the_default",
 }
 
 _REPLAYER = pytest.StashKey[Replayer]()
+_SESSION_FOLDER = pytest.StashKey[str]()
+_SESSION_PROBLEMS = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser):
     parser.addoption("--oclgrind", choices=("small", "all", "off"), default="small",
                      help="launch again under Oclgrind the kernels each test launched: those with small inputs "
                           "(default), all, or none")
+    parser.addoption("--oclgrind-max-work", type=int, default=DEFAULT_LIMIT,
+                     help="with --oclgrind=small: the most work (input elements, or the product of the sizes "
+                          f"if larger) of a launch checked (default {DEFAULT_LIMIT})")
 
 
 def pytest_configure(config):
-    config.stash[_REPLAYER] = Replayer(enabled=config.getoption("--oclgrind") != "off")
+    mode = config.getoption("--oclgrind")
+    limit = None if mode == "all" else config.getoption("--oclgrind-max-work")
+    config.stash[_REPLAYER] = Replayer(enabled=mode != "off", limit=limit)
+    if mode == "off":
+        return
+    # Launches outside any test (module- and session-scoped fixtures) are recorded here and
+    # checked when the session ends; each test records into its own folder (below).
+    folder = tempfile.mkdtemp(prefix="dpia-kernels-session-")
+    config.stash[_SESSION_FOLDER] = folder
+    os.environ["DPIA_RECORD_KERNELS"] = folder
+    os.environ["DPIA_RECORD_KERNELS_LIMIT"] = str(limit if limit is not None else 1 << 62)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if _SESSION_FOLDER not in config.stash:
+        return
+    folder = config.stash[_SESSION_FOLDER]
+    os.environ.pop("DPIA_RECORD_KERNELS", None)
+    bad = config.stash[_REPLAYER].check(Path(folder))
+    shutil.rmtree(folder, ignore_errors=True)
+    if bad:
+        config.stash[_SESSION_PROBLEMS] = describe(bad)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_collection_modifyitems(config, items):
@@ -57,7 +139,7 @@ def pytest_collection_modifyitems(config, items):
         module = Path(item.fspath).resolve().relative_to(root).as_posix()
         if module in DEVICE_MODULES:
             item.add_marker(pytest.mark.device)
-        if item.nodeid in SLOW or any(s.endswith("[") and item.nodeid.startswith(s) for s in SLOW):
+        if item.nodeid in SLOW or any(s.endswith(("::", "[")) and item.nodeid.startswith(s) for s in SLOW):
             item.add_marker(pytest.mark.slow)
 
 
@@ -65,12 +147,11 @@ def pytest_collection_modifyitems(config, items):
 def _kernels_checked_under_oclgrind(request, monkeypatch):
     """Record the kernels the test launches (in any process), then check them under Oclgrind."""
     replayer = request.config.stash[_REPLAYER]
+    if not replayer.enabled:
+        yield
+        return
     with tempfile.TemporaryDirectory(prefix="dpia-kernels-") as folder:
-        monkeypatch.setenv("DPIA_RECORD_KERNELS", folder)
-        if request.config.getoption("--oclgrind") == "all":
-            monkeypatch.setenv("DPIA_RECORD_KERNELS_LIMIT", str(1 << 62))
-        else:
-            monkeypatch.setenv("DPIA_RECORD_KERNELS_LIMIT", str(DEFAULT_LIMIT))
+        monkeypatch.setenv("DPIA_RECORD_KERNELS", folder)  # back to the session's folder after the test
         yield
         monkeypatch.delenv("DPIA_RECORD_KERNELS")  # the checks below build kernels too: not recorded
         bad = replayer.check(Path(folder))
@@ -79,4 +160,7 @@ def _kernels_checked_under_oclgrind(request, monkeypatch):
 
 
 def pytest_terminal_summary(terminalreporter, config):
+    if _SESSION_PROBLEMS in config.stash:
+        terminalreporter.write_sep("=", "Oclgrind: kernels launched outside tests (fixtures)", red=True)
+        terminalreporter.write_line(config.stash[_SESSION_PROBLEMS])
     terminalreporter.write_line(config.stash[_REPLAYER].summary())

@@ -55,7 +55,7 @@ def test_every_seed_program_with_fixed_sizes_lowers_and_agrees(name):
     _agrees(program, _lowered(fl.infer(fix_sizes(program, sizes))), sizes)
 
 
-@pytest.mark.parametrize("name", ["sum", "asum", "dot"])
+@pytest.mark.parametrize("name", ["total", "asum", "dot"])
 def test_a_large_reduction_becomes_two_stage(name):
     low = _lowered(fl.infer(fix_sizes(PROGRAMS[name], SIZES[name])))
     text = str(low)
@@ -74,10 +74,10 @@ def test_a_symbolic_reduction_splits_by_its_multiple_of_fact():
 
 
 def test_short_or_unsplittable_reductions_stay_sequential():
-    assert str(_lowered(PROGRAMS["sum"])).endswith("=> reduce_seq (+) 0.0 xs")  # no facts: cannot split
-    short = fl.infer(fix_sizes(PROGRAMS["sum"], {"N": S.SMALL_REDUCTION - 1}))
+    assert str(_lowered(PROGRAMS["total"])).endswith("=> reduce_seq (+) 0.0 xs")  # no facts: cannot split
+    short = fl.infer(fix_sizes(PROGRAMS["total"], {"N": S.SMALL_REDUCTION - 1}))
     assert "map_global" not in str(_lowered(short))
-    prime = fl.infer(fix_sizes(PROGRAMS["sum"], {"N": 4099}))
+    prime = fl.infer(fix_sizes(PROGRAMS["total"], {"N": 4099}))
     assert "map_global" not in str(_lowered(prime))
 
 
@@ -112,7 +112,7 @@ def test_a_map_of_a_map_of_a_map_is_2d_with_a_sequential_inner_loop():
 def test_what_it_cannot_lower_is_a_strategy_error_naming_primitive_and_place(monkeypatch):
     monkeypatch.setattr(S, "lower_reductions", lambda: identity)  # as if no rule lowered reductions
     with pytest.raises(StrategyError, match=r"cannot lower `reduce` at 0\.0: reduce \(\+\) 0\.0"):
-        derive(PROGRAMS["sum"], S.default_schedule(PROGRAMS["sum"]))
+        derive(PROGRAMS["total"], S.default_schedule(PROGRAMS["total"]))
 
 
 def test_fully_lowered_names_the_first_high_level_primitive():
