@@ -40,6 +40,11 @@ _C_SCALAR = {"f32": "float", "f64": "double", "i32": "int", "u32": "uint", "bool
 _C_BUFFER = {**_C_SCALAR, "bool": "uchar"}  # OpenCL allows no bool in buffers; NumPy bools are bytes
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
           "eq": "==", "ne": "!=", "and": "&&", "or": "||"}
+# Scalar primitives printed as the OpenCL (and C99 math.h) function of the same name.
+_CALLS = frozenset({"sqrt", "exp", "log", "sin", "cos", "fma", "erf", "erfc", "tan", "asin", "acos", "atan", "sinh",
+                    "cosh", "tanh", "exp2", "expm1", "log2", "log10", "log1p", "cbrt", "rsqrt", "floor", "ceil",
+                    "trunc", "round", "pow", "fmod", "atan2", "hypot", "copysign"})
+_BITWISE = {"bit_and": "&", "bit_or": "|", "bit_xor": "^"}
 _IDS = {Level.GLOBAL: ("get_global_id", "get_global_size"), Level.WORKGROUP: ("get_group_id", "get_num_groups"),
         Level.LOCAL: ("get_local_id", "get_local_size")}
 
@@ -74,9 +79,14 @@ def _lit(v: Lit) -> str:
             return "INFINITY" if x > 0 else "(-INFINITY)"
         if math.isnan(x):
             return "NAN"
-        text = repr(float(x))
-        return f"{text}f" if v.type.name == "f32" else text
-    return f"{int(x)}" + ("u" if v.type.name == "u32" else "")
+        text = repr(float(x)) + ("f" if v.type.name == "f32" else "")
+        return f"({text})" if text.startswith("-") else text  # `-(-0.75f)`, never `--0.75f`
+    k = int(x)
+    if v.type.name == "u32":
+        return f"{k}u"
+    if k == -2**31:  # `-2147483648` is the negation of a long constant in C
+        return "(-2147483647 - 1)"
+    return f"({k})" if k < 0 else f"{k}"
 
 
 class _Printer:
@@ -108,7 +118,7 @@ class _Printer:
         name = e.name
         if name in _INFIX:
             return f"({a[0]} {_INFIX[name]} {a[1]})"
-        if name == "neg":
+        if name == "neg":  # operands never print with a leading minus (negative literals are parenthesised)
             return f"(-{a[0]})"
         if name == "not":
             return f"(!{a[0]})"
@@ -116,12 +126,29 @@ class _Printer:
             return f"({a[0]} ? {a[1]} : {a[2]})"
         if name == "cast":
             return f"(({c_type(e.params[0], self.opencl)}){a[0]})"
-        if name == "abs":
-            return f"{'fabs' if _is_float(e.type) else 'abs'}({a[0]})"
-        if name in ("min", "max"):
+        if name == "abs":  # OpenCL's integer abs returns the unsigned type
+            return f"fabs({a[0]})" if _is_float(e.type) else f"(({c_type(e.type, self.opencl)})abs({a[0]}))"
+        if name in ("min", "max"):  # floats: fmin/fmax, IEEE minNum/maxNum (a NaN operand gives the other)
             return f"{'f' + name if _is_float(e.type) else name}({a[0]}, {a[1]})"
-        if name in ("sqrt", "exp", "log", "sin", "cos", "fma"):
+        if name == "clamp":  # not OpenCL's clamp: that one is undefined when lo > hi
+            lo, hi = ("fmax", "fmin") if _is_float(e.type) else ("max", "min")
+            return f"{hi}({lo}({a[0]}, {a[1]}), {a[2]})"
+        if name == "rsqrt" and not self.opencl:
+            return f"(1 / sqrt({a[0]}))"
+        if name in _CALLS:
             return f"{name}({', '.join(a)})"
+        if name in _BITWISE:
+            return f"({a[0]} {_BITWISE[name]} {a[1]})"
+        if name == "bit_not":
+            return f"(~{a[0]})"
+        if name in ("shl", "shr"):  # the count taken modulo 32, as OpenCL does and as C leaves undefined
+            count = f"({a[1]} & 31)"
+            if name == "shr":
+                return f"({a[0]} >> {count})"
+            if e.type.name == "i32":  # shifted as unsigned: bits shifted out of an int are lost, never undefined
+                unsigned = "uint" if self.opencl else "unsigned int"
+                return f"((int)(({unsigned}){a[0]} << {count}))"
+            return f"({a[0]} << {count})"
         if name == "lane":
             k = e.params[0].as_int()
             if k is not None:

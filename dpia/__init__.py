@@ -16,17 +16,78 @@ else a preset measured on this kind of device that fits the sizes (`dpia.presets
 
 from __future__ import annotations
 
+import re
+
+from functional.errors import FunctionalError
 from functional.expr import Expr
 from functional.infer import infer
 
 from .translate import TranslationError, Translator, translate_program  # noqa: F401
 
 
+class KernelNameError(FunctionalError, ValueError):
+    """A kernel name the OpenCL C source cannot use."""
+
+
+# Words a kernel may not be named: C and OpenCL C keywords, types and qualifiers, and the
+# built-in functions (and macros) a kernel can call, whose name a kernel would shadow.
+_RESERVED = frozenset("""
+    auto break case char const continue default do double else enum extern float for goto if inline int long
+    register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
+    bool true false half size_t ptrdiff_t intptr_t uintptr_t uchar ushort uint ulong
+    kernel __kernel global __global local __local constant __constant private __private generic __generic
+    read_only write_only read_write __read_only __write_only __read_write image2d_t image3d_t sampler_t event_t
+    uniform pipe complex imaginary main
+    get_global_id get_global_size get_local_id get_local_size get_group_id get_num_groups get_work_dim
+    get_global_offset barrier mem_fence read_mem_fence write_mem_fence work_group_barrier printf
+    vload2 vload3 vload4 vload8 vload16 vstore2 vstore3 vstore4 vstore8 vstore16 vload_half vstore_half
+    min max clamp abs abs_diff fabs fmin fmax fma mad sqrt rsqrt cbrt exp exp2 exp10 expm1 log log2 log10 log1p
+    logb pow pown powr rootn sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh sinpi cospi tanpi
+    asinpi acospi atanpi atan2pi sincos erf erfc tgamma lgamma floor ceil trunc round rint nearbyint fmod
+    remainder remquo modf frexp ldexp ilogb nextafter nan copysign hypot fdim degrees radians sign step smoothstep
+    mix dot cross length distance normalize select bitselect any all isnan isinf isfinite isnormal signbit
+    isequal isnotequal isgreater isless islessgreater isordered isunordered rotate popcount clz ctz mul24 mad24
+    mul_hi mad_hi mad_sat add_sat sub_sat hadd rhadd upsample shuffle shuffle2 convert_int convert_float
+    as_int as_uint as_float native_sin native_cos native_exp native_log native_sqrt native_divide
+    half_sqrt half_exp atomic_add atomic_inc atomic_xchg async_work_group_copy wait_group_events
+    INFINITY NAN HUGE_VAL MAXFLOAT
+""".split())
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def check_kernel_name(name) -> str:
+    """`name` if a kernel may be called so: a C identifier, not starting with `__` (reserved
+    to the implementation), not a C or OpenCL C keyword, type or built-in function."""
+    rule = ("a kernel name must be a C identifier (letters, digits, _; not starting with a digit or __) "
+            "that is no C/OpenCL C keyword, type or built-in function name")
+    if not isinstance(name, str) or not _IDENTIFIER.match(name) or name.startswith("__"):
+        raise KernelNameError(f"kernel name {name!r} is not usable: {rule}")
+    if name in _RESERVED or name.startswith(("convert_", "as_", "get_", "atomic_", "vload", "vstore", "native_",
+                                               "half_", "read_image", "write_image", "sub_group_", "work_group_")):
+        raise KernelNameError(f"kernel name {name!r} is reserved in OpenCL C: {rule}")
+    return name
+
+
+def kernel_name_for(name: str) -> str:
+    """A usable kernel name derived from a program's name (a Python variable, a file name):
+    the name itself when `check_kernel_name` accepts it, else made an identifier and given a
+    `_kernel` suffix (`dot` -> `dot_kernel`: OpenCL's built-in `dot` may not name a kernel).
+    For drivers that name kernels after programs; a name the user gives is checked instead."""
+    clean = re.sub(r"[^A-Za-z0-9_]", "_", str(name)).lstrip("_") or "program"
+    if clean[0].isdigit():
+        clean = "k" + clean
+    try:
+        return check_kernel_name(clean)
+    except KernelNameError:
+        return check_kernel_name(f"{clean}_kernel")
+
+
 def translate(expr: Expr, name: str = "program", passes=None):
     """Type, translate and run the imperative passes (all of `imperative.passes.PIPELINE`
-    unless `passes` says otherwise)."""
+    unless `passes` says otherwise).  `name` names the kernels (`check_kernel_name`)."""
     from imperative.passes import PIPELINE, run_passes
 
+    check_kernel_name(name)
     typed = expr if expr.t is not None else infer(expr)
     return run_passes(translate_program(typed, name), PIPELINE if passes is None else passes)
 
@@ -38,6 +99,7 @@ def compile(expr: Expr, device=None, db=None, name: str = "program", **launch): 
     $DPIA_TUNING_DB or the per-user cache; False: none) or the default lowering."""
     from .variants import VariantKernel, is_high_level
 
+    check_kernel_name(name)
     if is_high_level(expr):
         return VariantKernel(expr, device=device, db=db, name=name, **launch)
     from codegen_opencl.runtime import compile_program

@@ -30,13 +30,14 @@ import attrs
 from functional.errors import FunctionalError
 from functional.expr import Expr, Prim, spine
 from functional.infer import infer
+from functional.primitives import MAPS, REDUCTIONS
 from functional.rules import macros as M
 from functional.schedules import program_body
 from functional.strategies import Strategy, seq, top_down
 
 from .programs import size_vars
 
-MAP_LIKE = {"map", "map_global", "map_workgroup", "map_local", "map_seq", "map_seq_unroll", "map_vec"}
+MAP_LIKE = MAPS
 
 
 class MacroError(FunctionalError):
@@ -72,7 +73,7 @@ class Heuristics:
     max_add_mul_distance: int = 4
 
 
-LOOPS = MAP_LIKE | {"reduce", "reduce_seq", "reduce_seq_unroll"}
+LOOPS = MAPS | REDUCTIONS
 
 
 def map_depth(e: Expr) -> int:

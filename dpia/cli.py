@@ -235,7 +235,7 @@ def _measure(loaded: _Loaded, device, db, seed: int, repeat: int, check: bool, l
     inputs = random_inputs(loaded.program, loaded.sizes, seed)
     try:
         kernel = dpia.compile(loaded.program if lowered is None else lowered[0], device=device, db=db,
-                              name=loaded.name)
+                              name=dpia.kernel_name_for(loaded.name))
         got = kernel(*inputs)
         time_s = kernel.time(*inputs, repeat=repeat)
     except FunctionalError as exc:  # a program the translation refuses, a kernel that does not build
@@ -492,7 +492,7 @@ def _show(args: argparse.Namespace) -> int:
     with _warnings_to_stderr("show"):
         low, variant = _shown_variant(loaded, device, args.db, complete, is_high_level(loaded.program))
     try:
-        imperative = dpia.translate(low, loaded.name)
+        imperative = dpia.translate(low, dpia.kernel_name_for(loaded.name))
         source = cg.emit(imperative)
     except FunctionalError as exc:
         raise CommandFailure(str(exc)) from None

@@ -32,8 +32,7 @@ import attrs
 
 from functional.errors import FunctionalError, excerpt
 from functional.expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine
-from functional.primitives import PRIMITIVES, SCALAR
-from functional.schedules import LAYOUT, is_view_fn
+from functional.primitives import LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES, SCALAR, STORES, is_view_fn
 from functional.types import DataType, Type
 
 
@@ -92,11 +91,6 @@ class NatFunPhrase:
         return f"({self.var}: nat) -> {self.result}"
 
 
-# functional.schedules.LAYOUT's primitives, and pad_const (a view here; its value is a scalar)
-LAYOUT_VIEWS = LAYOUT | {"pad_const"}
-PARALLEL_OR_SEQUENTIAL_MAPS = frozenset({"map_global", "map_workgroup", "map_local", "map_seq", "map_seq_unroll"})
-STORES = frozenset({"to_global", "to_local", "to_private"})
-REDUCTIONS = frozenset({"reduce_seq", "reduce_seq_unroll"})
 
 
 def _exp(e: Expr, access: Access) -> ExpPhrase:
@@ -147,11 +141,11 @@ def _primitive(e: Expr, head: Prim, args: list, env: dict):
         for a in data_args:
             _read(a, env, f"an operand of {name}")
         return _exp(e, Access.READ)
-    if name in PARALLEL_OR_SEQUENTIAL_MAPS:
+    if name in LOOP_MAPS:
         _read(args[1], env, f"the data of {name}")
         _function_body(args[0], env)
         return _exp(e, Access.WRITE)
-    if name in REDUCTIONS:
+    if name in LOW_REDUCTIONS:
         infer_access(args[1], env)  # the initial value is written into the accumulator
         _read(args[2], env, f"the data of {name}")
         _function_body(args[0], env)
@@ -172,7 +166,7 @@ def _primitive(e: Expr, head: Prim, args: list, env: dict):
     if name == "map" and len(args) == 2 and not is_view_fn(args[0]):
         _read(args[1], env, "the data of a map read lazily")
         return _exp(e, Access.READ)
-    if name in LAYOUT_VIEWS or name == "map":
+    if name in LAYOUT or name == "map":
         accesses = [infer_access(a, env) for a in data_args]
         written = any(isinstance(p, ExpPhrase) and p.access is Access.WRITE for p in accesses)
         return _exp(e, Access.WRITE if written else Access.READ)

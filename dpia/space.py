@@ -33,7 +33,7 @@ import attrs
 
 from functional import schedules
 from functional.errors import FunctionalError
-from functional.expr import Expr, Identifier, Lambda, NatLambda, Prim, spine, substitute_nat, walk
+from functional.expr import Expr, Identifier, Lambda, NatLambda, Prim, applied, substitute_nat, walk
 from functional.infer import infer
 from functional.nat import Nat, Var, var_of
 from functional.strategies import Strategy
@@ -100,14 +100,6 @@ class Shape:
         return Shape(tuple(sizes), tuple(inputs), e)
 
 
-def _prim_app(e: Expr, name: str, nargs: int) -> list[Expr] | None:
-    """The arguments when `e` is primitive `name` applied to `nargs` arguments."""
-    head, args = spine(e)
-    if isinstance(head, Prim) and head.name == name and len(args) == nargs:
-        return args
-    return None
-
-
 def _vector_size(t) -> str | None:
     """The size variable's name when `t` is a one-dimensional array of scalars N.s."""
     if isinstance(t, ArrayType) and isinstance(t.elem, ScalarType):
@@ -131,7 +123,7 @@ def _contains(e: Expr, name: str) -> bool:
 
 def reduction_roles(program: Expr) -> dict[str, str] | None:
     """`reduce f z E` over a vector (E an input, or a map of inputs and zips): {"N": length}."""
-    args = _prim_app(Shape.of(program).body, "reduce", 3)
+    args = applied(Shape.of(program).body, "reduce", 3)
     if args is None or not isinstance(args[1].t, ScalarType):
         return None
     n = _vector_size(args[2].t)
@@ -140,7 +132,7 @@ def reduction_roles(program: Expr) -> dict[str, str] | None:
 
 def plain_reduction_roles(program: Expr) -> dict[str, str] | None:
     """`reduce f z xs` of an input vector xs (what chunked_sum's vectorisation takes)."""
-    args = _prim_app(Shape.of(program).body, "reduce", 3)
+    args = applied(Shape.of(program).body, "reduce", 3)
     if args is None or not isinstance(args[2], Identifier):
         return None
     return reduction_roles(program)
@@ -149,7 +141,7 @@ def plain_reduction_roles(program: Expr) -> dict[str, str] | None:
 def map_roles(program: Expr) -> dict[str, str] | None:
     """`map f xs` producing a vector of scalars from a vector of scalars: {"N": length}."""
     body = Shape.of(program).body
-    args = _prim_app(body, "map", 2)
+    args = applied(body, "map", 2)
     if args is None or _vector_size(body.t) is None or _contains(args[0], "reduce"):
         return None
     n = _vector_size(args[1].t)
@@ -159,10 +151,10 @@ def map_roles(program: Expr) -> dict[str, str] | None:
 def gemv_roles(program: Expr) -> dict[str, str] | None:
     """gemv's shape `map f (zip (map (row => ... reduce ...) mat) (map g ys))`, mat: M.N."""
     shape = Shape.of(program)
-    args = _prim_app(shape.body, "map", 2)
-    pair = _prim_app(args[1], "zip", 2) if args else None
-    rows = _prim_app(pair[0], "map", 2) if pair else None
-    if rows is None or not _contains(rows[0], "reduce") or _prim_app(pair[1], "map", 2) is None:
+    args = applied(shape.body, "map", 2)
+    pair = applied(args[1], "zip", 2) if args else None
+    rows = applied(pair[0], "map", 2) if pair else None
+    if rows is None or not _contains(rows[0], "reduce") or applied(pair[1], "map", 2) is None:
         return None
     dims = _matrix_sizes(rows[1].t)
     return {"M": dims[0], "N": dims[1]} if dims else None
@@ -171,11 +163,11 @@ def gemv_roles(program: Expr) -> dict[str, str] | None:
 def mm_roles(program: Expr) -> dict[str, str] | None:
     """mm's shape `map (fun(r) => map (fun(c) => ... reduce ...) (transpose b)) a`, a: M.K, b: K.N."""
     shape = Shape.of(program)
-    outer = _prim_app(shape.body, "map", 2)
+    outer = applied(shape.body, "map", 2)
     if outer is None or not isinstance(outer[0], Lambda):
         return None
-    inner = _prim_app(outer[0].body, "map", 2)
-    if inner is None or not _contains(inner[0], "reduce") or _prim_app(inner[1], "transpose", 1) is None:
+    inner = applied(outer[0].body, "map", 2)
+    if inner is None or not _contains(inner[0], "reduce") or applied(inner[1], "transpose", 1) is None:
         return None
     a, b = _matrix_sizes(outer[1].t), _matrix_sizes(inner[1].t)
     if a is None or b is None or a[1] != b[1]:  # transpose b: N.K

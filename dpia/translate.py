@@ -24,11 +24,13 @@ import attrs
 
 from functional.errors import excerpt
 from functional.expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine, substitute_nat
-from functional.infer import infer
-from functional.nat import Nat
+from functional.infer import constant_index, infer
+from functional.nat import Nat, is_nonneg
+from functional.storage import first_need
+from functional.strategies import at_path
 from functional.nat import Var as NatVar
 from functional.nat import substitute as nat_substitute
-from functional.primitives import PRIMITIVES, SCALAR
+from functional.primitives import LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES, READ_VIEWS, SCALAR, STORES, WRITE_VIEWS
 from functional.types import (
     AddressSpace,
     ArrayType,
@@ -66,13 +68,13 @@ from imperative.ir import (
     seq,
 )
 
-from .phrases import LAYOUT_VIEWS, TranslationError, check_access
+from .phrases import AccessError, TranslationError, check_access  # noqa: F401 -- AccessError: re-raised with its fix
 
-_LEVELS = {"map_global": Level.GLOBAL, "map_workgroup": Level.WORKGROUP, "map_local": Level.LOCAL}
-_SPACES = {"to_global": AddressSpace.GLOBAL, "to_local": AddressSpace.LOCAL, "to_private": AddressSpace.PRIVATE}
-_VIEWS = LAYOUT_VIEWS - {"fst", "snd", "scatter"}  # read as views (projections apart; scatter only writes)
-_WRITE_VIEWS = {"join": "join_acc", "split": "split_acc", "transpose": "transpose_acc", "as_scalar": "as_scalar_acc",
-                "as_vector": "as_vector_acc", "scatter": "scatter_acc"}
+# From the primitives' declarations (functional.primitives): how each map runs, where each store puts its value
+_LEVELS = {n: Level(PRIMITIVES[n].loop) for n in LOOP_MAPS if PRIMITIVES[n].loop != "seq"}
+_SPACES = {n: AddressSpace(space) for n, space in STORES.items()}
+_VIEWS = READ_VIEWS
+_WRITE_VIEWS = WRITE_VIEWS
 
 _NAMES = {Level.GLOBAL: "map_global", Level.WORKGROUP: "map_workgroup", Level.LOCAL: "map_local"}
 K = Callable[[Exp], "Cmd"]  # noqa: F821 -- a continuation
@@ -103,7 +105,7 @@ class Translator:
             return self.con(args[0], env, lambda v: self.acc(_rest(head.body, args[1:]), {**env, head.param.name: v}, out))
         if isinstance(head, Prim) and len(args) == _arity(head):
             name = head.name
-            if name in _LEVELS or name in ("map_seq", "map_seq_unroll"):
+            if name in LOOP_MAPS:
                 return self._map(e, head, args, env, out)
             if name == "map":  # a map of layout views is a write view; any other needs a chosen loop
                 chain = _write_chain(args[0])
@@ -123,9 +125,17 @@ class Translator:
                 return seq(self.acc(args[0], env, ProjAcc(out, 0, args[0].t)),
                            self.acc(args[1], env, ProjAcc(out, 1, args[1].t)))
             if name == "let":
-                return self.con(args[0], env, lambda v: self.apply(
-                    args[1], [v], env, lambda call, env2: self.acc(call, env2, out)))
+                return self.con(args[0], env, lambda v: self._once(v, lambda v2: self.apply(
+                    args[1], [v2], env, lambda call, env2: self.acc(call, env2, out))))
         return self.con(e, env, lambda v: self.copy(v, out, e))
+
+    def _once(self, v: Exp, k: K):
+        """A let's value, computed once: a scalar computation is stored in a private
+        variable that every use reads (a view or a stored value is passed on as it is)."""
+        if isinstance(v, Op) and isinstance(v.type, (ScalarType, VectorType)):
+            tmp = Mem(self.fresh("v"), v.type, AddressSpace.PRIVATE)
+            return New(tmp, seq(Assign(MemAcc(tmp), v), k(tmp)))
+        return k(v)
 
     def copy(self, v: Exp, out: Acc, node: Expr):
         t = v.type
@@ -168,7 +178,7 @@ class Translator:
         else:
             def loop(v):
                 i = self.loop_var("i", n)
-                return For(i, n, body(v, i), unroll=head.name == "map_seq_unroll")
+                return For(i, n, body(v, i), unroll=PRIMITIVES[head.name].unroll)
         return self.con(xs, env, loop)
 
     def _check_nesting(self, e: Expr, level: Level, dim: int) -> None:
@@ -204,24 +214,29 @@ class Translator:
         if len(args) != _arity(head):
             self.fail(e, f"{head.name} is partially applied where a value is needed")
         name = head.name
+        if name in ("at", "nat_value"):
+            return self._con_element(e, head, args, env, k)
+        if name == "select" and isinstance(e.t, TupleType):
+            return self._con_all(args, env, lambda vs: k(_select_components(*vs, e.t)))
         if d.level == SCALAR:
             return self._con_all(args, env, lambda vs: k(Op(name, head.params, tuple(vs), e.t)))
         if name in ("fst", "snd"):
             return self.con(args[0], env, lambda v: k(Proj(v, 0 if name == "fst" else 1, e.t)))
         if name in _VIEWS:
             return self._con_all(args, env, lambda vs: k(View(name, tuple(head.params), tuple(vs), e.t)))
-        if name in ("reduce_seq", "reduce_seq_unroll"):
+        if name in LOW_REDUCTIONS:
             return self._reduce(e, head, args, env, AddressSpace.PRIVATE, k)
         if name in _SPACES:
             inner_head, inner_args = spine(args[0])
-            if isinstance(inner_head, Prim) and inner_head.name in ("reduce_seq", "reduce_seq_unroll"):
+            if isinstance(inner_head, Prim) and inner_head.name in LOW_REDUCTIONS:
                 return self._reduce(args[0], inner_head, inner_args, env, _SPACES[name], k)
             if _SPACES[name] is AddressSpace.LOCAL and not any(lv is Level.WORKGROUP for lv, _ in self.levels):
                 self.fail(e, "to_local outside map_workgroup: local memory belongs to a work-group")
             tmp = Mem(self.fresh("tmp"), e.t, _SPACES[name])
             return New(tmp, seq(self.acc(args[0], env, MemAcc(tmp)), k(tmp)))
         if name == "let":
-            return self.con(args[0], env, lambda v: self.apply(args[1], [v], env, lambda call, env2: self.con(call, env2, k)))
+            return self.con(args[0], env, lambda v: self._once(v, lambda v2: self.apply(
+                args[1], [v2], env, lambda call, env2: self.con(call, env2, k))))
         if name == "iterate":
             return self._iterate(e, head, args, env, k)
         if name == "generate":
@@ -229,7 +244,7 @@ class Translator:
         if name == "map_vec":  # OpenCL's scalar operations work lane-wise on vectors
             return self.con(args[1], env, lambda v: self.apply(args[0], [v], env, lambda call, env2: self.con(
                 call, env2, lambda r: k(_as_type(r, e.t)))))
-        if name in _LEVELS or name in ("map_seq", "map_seq_unroll"):
+        if name in LOOP_MAPS:
             self.fail(e, f"the array computed by {name} is read here but the program does not say where it is "
                          f"stored: wrap it in to_private, to_local or to_global")
         if name == "map":
@@ -238,6 +253,36 @@ class Translator:
             self.fail(e, f"{name} is not lowered: choose its implementation with a rule "
                          f"(e.g. {'map_global/map_workgroup/map_local/map_seq' if name == 'map' else 'reduce_seq'})")
         self.fail(e, f"{name} cannot be translated yet")
+
+    def _con_element(self, e: Expr, head: Prim, args: list, env: dict, k: K):
+        """Sizes as values and element access:
+
+            con(nat_value n, k)   = k(n)                                      (cast if not i32)
+            con(at xs c, k)       = con(xs, v => k(v[c]))        c a literal or a size, in range (infer)
+            con(at xs i, k)       = con(xs, v => con(i, j => new ix: i32 in private {
+                                        ix := max(min(j, n - 1), 0); k(v[ix]) }))
+
+        A computed index (or a constant one not provably in range) is clamped to [0, n-1], so a kernel never reads outside the array (the
+        interpreter refuses such an index).  `ix` is also a size variable with range [0, n), so
+        the views resolve `v[ix]` as any index; the printer names both the same C variable.
+        The `new` makes a computed index count as allocating: a lazily read map or generate
+        whose function reads at a computed index is refused (store it with map_seq instead)."""
+        if head.name == "nat_value":
+            value = NatExp(head.params[0], i32)
+            return k(value if e.t == i32 else Op("cast", (e.t,), (value,), e.t))
+        xs, index = args
+        n = xs.t.size
+        known = constant_index(index)
+        if known is not None and is_nonneg(known) and is_nonneg(n - known - 1):
+            return self.con(xs, env, lambda v: k(Idx(v, known, e.t)))
+
+        def at_index(v: Exp, j: Exp):
+            ix = self.loop_var("ix", n)
+            mem = Mem(ix.name, i32, AddressSpace.PRIVATE)
+            clamped = Op("max", (), (Op("min", (), (j, NatExp(n - 1, i32)), i32), Lit(0, i32)), i32)
+            return New(mem, seq(Assign(MemAcc(mem), clamped), k(Idx(v, Nat.atom(ix), e.t))))
+
+        return self.con(xs, env, lambda v: self.con(index, env, lambda j: at_index(v, j)))
 
     def _con_all(self, args: list, env: dict, k: Callable[[list], "Cmd"]):  # noqa: F821
         def go(i: int, acc: list):
@@ -257,12 +302,23 @@ class Translator:
         def loop(v: Exp):
             i = self.loop_var("i", n)
             elem = Idx(v, Nat.atom(i), xs.t.elem)
-            step = self.apply(f, [acc_mem, elem], env, lambda call, env2: self.acc(call, env2, MemAcc(acc_mem)))
-            return For(i, n, step, unroll=head.name == "reduce_seq_unroll")
+            return For(i, n, self._step(e, f, acc_mem, elem, env), unroll=PRIMITIVES[head.name].unroll)
 
         # The input first: a global temporary it needs then precedes the accumulator, so the
         # host plan can run it as an earlier kernel.
         return self.con(xs, env, lambda v: New(acc_mem, seq(self.acc(z, env, MemAcc(acc_mem)), loop(v), k(acc_mem))))
+
+    def _step(self, e: Expr, f: Expr, acc_mem: Mem, elem: Exp, env: dict):
+        """One step of a reduction, `acc := f acc x`.  An accumulator of several scalars (a
+        tuple) is written component by component, so a later component would read an earlier
+        one already updated: its next value is computed into a temporary first."""
+        def into(out: Acc):
+            return self.apply(f, [acc_mem, elem], env, lambda call, env2: self.acc(call, env2, out))
+
+        if not (isinstance(e.t, TupleType) and _all_scalars(e.t)):
+            return into(MemAcc(acc_mem))
+        nxt = Mem(self.fresh("next"), e.t, AddressSpace.PRIVATE)
+        return New(nxt, seq(into(MemAcc(nxt)), self.copy(nxt, MemAcc(acc_mem), e)))
 
     def _iterate(self, e: Expr, head: Prim, args: list, env: dict, k: K):
         """Unrolled: step j applies `f` at the length it then has; each step stores its
@@ -340,6 +396,21 @@ class Translator:
                 env[name] = v
                 call = App(call, Identifier(name, t=_fun_param(call.t)), t=_fun_result(call.t))
         return then(call, env)
+
+
+def _all_scalars(t) -> bool:
+    if isinstance(t, TupleType):
+        return all(_all_scalars(x) for x in t.elems)
+    return isinstance(t, (ScalarType, VectorType))
+
+
+def _select_components(cond: Exp, a: Exp, b: Exp, t) -> Exp:
+    """`select c a b` of tuples, as the pair of its components' selects (the printer's `?:`
+    works on scalars and vectors): select c (a0, a1) (b0, b1) = (select c a0 b0, select c a1 b1)."""
+    if not isinstance(t, TupleType):
+        return Op("select", (), (cond, a, b), t)
+    parts = tuple(_select_components(cond, Proj(a, k, et), Proj(b, k, et), et) for k, et in enumerate(t.elems))
+    return View("pair", (), parts, t)
 
 
 def _as_type(v: Exp, t) -> Exp:
@@ -423,7 +494,10 @@ def _space_of(a: Acc) -> AddressSpace | None:
 def translate_program(typed: Expr, name: str = "program") -> Program:
     """Translate a typed low-level program `fun(N: nat, ..., x: T, ...) => body` (its access
     is inferred first: dpia.phrases)."""
-    check_access(typed)
+    try:
+        check_access(typed)
+    except AccessError as exc:
+        raise _with_fix(typed, exc) from None
     body, sizes = typed, []
     while isinstance(body, NatLambda):
         sizes.append(body.var)
@@ -439,5 +513,20 @@ def translate_program(typed: Expr, name: str = "program") -> Program:
     out = Mem("output", body.t, AddressSpace.GLOBAL)
     tr = Translator()
     env = {m.name: m for m in inputs}
-    cmd = tr.acc(body, env, MemAcc(out))
+    try:
+        cmd = tr.acc(body, env, MemAcc(out))
+    except TranslationError as exc:
+        raise _with_fix(typed, exc) from None
     return Program(name, tuple(inputs), out, tuple(sizes), cmd)
+
+
+def _with_fix(typed: Expr, exc: TranslationError) -> TranslationError:
+    """The error with the place and fix that the storage analysis (functional.storage) finds
+    first, when it finds one: the user's own subexpression and the rewrite that makes it
+    translate."""
+    need = first_need(typed, required_only=True)
+    if need is None:
+        return exc
+    node = at_path(typed, need.path)
+    return type(exc)(f"{need.why}: {need.proposal(node)} (the translation said: {exc.message})",
+                     where=excerpt(str(node)), origin=node.origin or exc.origin)

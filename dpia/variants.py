@@ -55,16 +55,15 @@ class Variant:
 
 
 def is_high_level(program: Expr) -> bool:
-    """A program for the variant machinery: computing maps or reductions are left
-    (functional.schedules.high_level_left) and nothing is lowered yet.  A program with any
-    low-level primitive was lowered by hand (perhaps in part): it is compiled as written."""
+    """A program for the variant machinery: nothing in it is lowered yet (a program that only
+    rearranges its inputs is high level too: the default lowering adds its copy loops).  A
+    program with any low-level primitive was lowered by hand (perhaps in part): it is
+    compiled as written."""
     from functional.expr import Prim, walk
     from functional.primitives import PRIMITIVES
-    from functional.schedules import high_level_left
 
-    lowered = any(isinstance(x, Prim) and x.name in PRIMITIVES and PRIMITIVES[x.name].level == "low"
-                  for x in walk(program))
-    return not lowered and bool(high_level_left(program))
+    return not any(isinstance(x, Prim) and x.name in PRIMITIVES and PRIMITIVES[x.name].level == "low"
+                   for x in walk(program))
 
 
 # ---------------------------------------------------------------------------- the database

@@ -46,6 +46,11 @@ from .dsl import (  # noqa: F401 -- expression constants
     map_seq_unroll, map_vec, max, min, mul, ne, neg, not_, or_, pair, reduce, reduce_seq, reduce_seq_unroll, rem,
     select, sin, snd, sqrt, sub, to_global, to_local, to_private, transpose, unzip, zip,
 )
+from .dsl import (  # noqa: F401 -- math built-ins, bit operations, element access, sizes as values
+    PythonBoolError, acos, asin, at, atan, atan2, bit_and, bit_not, bit_or, bit_xor, cbrt, ceil, clamp, copysign,
+    cosh, erf, erfc, exp2, expm1, false, floor, fmod, hypot, lit, log1p, log2, log10, nat_value, pow, round, rsqrt,
+    shl, shr, sinh, tan, tanh, true, trunc,
+)
 from .errors import DSLError, FunctionalError, InterpretError, NatError, ParseError, TypeInferenceError  # noqa: F401
 from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun  # noqa: F401
 from .infer import infer  # noqa: F401

@@ -9,7 +9,12 @@
   (`split(64)`, `split(64, xs)`, `map_global(f, xs, dim=1)`).
 * Python functions become lambdas; Python numbers become literals; `(a, b)` a pair.
 * Operators inside lambdas: `+ - * / %`, unary `-`, `abs()`, `< <= > >=`, `& | ~` on
-  bools.  `==` is program equality (up to renaming), so use `eq(x, y)` to compare values.
+  bools; bit operations on integers are functions (`bit_and`, `shl`, ...).  `x == 0.0`
+  and `x != 0.0` with a number compare values (`eq`, `ne`); `x == y` between two
+  expressions is program equality (up to renaming), a Python bool, so use `eq(x, y)`: a
+  Python bool in a program is refused (write `true`/`false` or `lit(True)` for literals).
+* `xs[i]` reads element i (`at xs i`): i an int, an i32 expression or a size.  A size in
+  arithmetic is its value (`sum / N`: `nat_value N`, of whatever numeric type is needed).
 * Pipelines: `xs >> f` is `f(xs)`: `xs >> map(abs) >> reduce(add, 0.0)`.
 """
 
@@ -45,12 +50,21 @@ def origin() -> str | None:
     return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
 
 
+class PythonBoolError(DSLError, TypeError):
+    """A Python bool where a program expression is expected: most often `x == y` between two
+    expressions, which compares the programs, not their values."""
+
+
 def to_expr(x: Any) -> Expr:
-    """Turn a Python value into an expression (functions, numbers, pairs)."""
+    """Turn a Python value into an expression (functions, numbers, sizes, pairs)."""
     if isinstance(x, Expr):
         return x
-    if isinstance(x, bool):
-        return Literal(x, origin=origin())
+    if isinstance(x, (bool, np.bool_)):
+        raise PythonBoolError(f"a Python bool ({x}) cannot be part of a program: `x == y` between two expressions "
+                              f"compares the programs themselves; compare values with eq(x, y) / ne(x, y), and write "
+                              f"boolean literals as true, false or lit(True)", origin=origin())
+    if isinstance(x, Nat):
+        return Prim("nat_value", (x,), origin=origin())
     if isinstance(x, (int, float)):
         return Literal(x, origin=origin())
     if isinstance(x, np.generic):
@@ -265,4 +279,21 @@ def literal(value: bool | int | float, t: ScalarType) -> Expr:
     return Literal(value, t, origin=origin())
 
 
-__all__ = ["fun", "lam", "nat_fun", "nat_apply", "apply", "literal", "to_expr"]
+def lit(value: bool | int | float, t: ScalarType | None = None) -> Expr:
+    """A literal, its type given or inferred: `lit(True)`, `lit(1.0, f64)`, `lit(3, u32)`."""
+    if not isinstance(value, (bool, int, float)):
+        raise DSLError(f"lit takes a Python bool, int or float, not {value!r}", origin=origin())
+    return Literal(value, t, origin=origin())
+
+
+true = Literal(True)
+false = Literal(False)
+
+
+def nat_value(n: NatLike) -> Expr:
+    """A size as a value: `nat_value(N)` (any numeric type the program needs, i32 by default)."""
+    return Prim("nat_value", (as_nat(n),), origin=origin())
+
+
+__all__ = ["fun", "lam", "nat_fun", "nat_apply", "apply", "literal", "lit", "true", "false", "nat_value", "to_expr",
+           "PythonBoolError"]

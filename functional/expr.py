@@ -42,7 +42,11 @@ class Expr:
     def alpha_key(self) -> tuple:
         return _alpha_key(self, {}, {})
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: object):
+        """Between two expressions: program equality (up to renaming), a Python bool.  With a
+        number (`x == 0.0`): the comparison inside the program, `eq x 0.0`."""
+        if _is_number(other):
+            return _op("eq", self, other)
         if self is other:
             return True
         return isinstance(other, Expr) and self.alpha_key == other.alpha_key
@@ -50,8 +54,25 @@ class Expr:
     def __hash__(self) -> int:
         return hash(self.alpha_key)
 
-    def __ne__(self, other: object) -> bool:
+    def __ne__(self, other: object):
+        if _is_number(other):
+            return _op("ne", self, other)
         return not self == other
+
+    def __getitem__(self, index: Any) -> "Expr":
+        """`xs[i]` is `at xs i`; `xs[i, j]` is `at (at xs i) j`.  An index is an int, an i32
+        expression or a size (`xs[N - 1]`)."""
+        from .dsl import at
+
+        if isinstance(index, tuple):
+            out = self
+            for i in index:
+                out = out[i]
+            return out
+        return at(self, index)
+
+    def __iter__(self):  # without it, __getitem__ would make every expression an endless sequence
+        raise TypeError("a program is not iterable: read elements with xs[i] (at xs i)")
 
     @property
     def type(self) -> Type:
@@ -433,6 +454,26 @@ def spine(e: Expr) -> tuple[Expr, list[Expr]]:
     return e, args[::-1]
 
 
+def trivial(e: Expr) -> bool:
+    """Copying `e` copies no computation: an identifier, a literal, or projections of one."""
+    while True:
+        if isinstance(e, (Identifier, Literal)):
+            return True
+        head, args = spine(e)
+        if not (isinstance(head, Prim) and head.name in ("fst", "snd") and len(args) == 1):
+            return False
+        e = args[0]
+
+
+def applied(e: Expr, names, nargs: int | None = None) -> list[Expr] | None:
+    """The arguments when `e` is a primitive named in `names` (one name or a collection)
+    applied to `nargs` arguments (any number when None); else None."""
+    head, args = spine(e)
+    if not isinstance(head, Prim) or (head.name != names if isinstance(names, str) else head.name not in names):
+        return None
+    return args if nargs is None or len(args) == nargs else None
+
+
 def walk(e: Expr) -> Iterator[Expr]:
     """Every node, parents before children."""
     stack = [e]
@@ -444,6 +485,12 @@ def walk(e: Expr) -> Iterator[Expr]:
 
 def size(e: Expr) -> int:
     return sum(1 for _ in walk(e))
+
+
+def _is_number(x: Any) -> bool:
+    import numpy as np
+
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
 
 
 def _op(name: str, *operands: Any) -> Expr:

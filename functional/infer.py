@@ -15,7 +15,7 @@ import attrs
 
 from .errors import TypeInferenceError, excerpt
 from .expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine
-from .nat import Nat, Unknown, Var, as_nat, is_integral, substitute
+from .nat import Nat, Unknown, Var, as_nat, is_integral, is_nonneg, substitute
 from .primitives import PRIMITIVES, PrimDecl
 from .types import (
     ArrayType,
@@ -368,7 +368,76 @@ def infer(e: Expr, env: dict | None = None, expected: Type | None = None) -> Exp
     if inf.deferred:
         d = inf.deferred[0]
         _fail(d.node, f"cannot determine the size in {inf.nat_of(d.lhs)} = {inf.nat_of(d.rhs)}")
-    return _finish(inf, typed)
+    typed = _finish(inf, typed)
+    _check_ranges(typed)
+    return typed
+
+
+# ------------------------------------------------------------------ index range checks
+# Static parameters and literal indices that would make an element index leave its array
+# are type errors: `take n` and `drop n` need n <= the length, `pad_mirror l r` and
+# `pad_wrap l r` need l <= n and r <= n (each pad repeats elements of the array once, as
+# NumPy's 'symmetric' and 'wrap' modes with pads no longer than the array), `at xs k` with
+# a literal k (or a size used as the index) needs 0 <= k < n.  Refused here: a bound that is
+# provably violated (always so for constant sizes).  With symbolic sizes a bound that the
+# sizes' declared ranges cannot decide (`take 3` of an `N`; `fl.nat("N", lo=3)` decides it)
+# is checked when the sizes are known: the interpreter refuses them at run time.
+
+def _check_ranges(typed: Expr) -> None:
+    from .expr import walk
+
+    for node in walk(typed):
+        if not isinstance(node, App):
+            continue
+        head, args = spine(node)
+        if not isinstance(head, Prim) or head.name not in _RANGE_CHECKS or len(args) != _RANGE_CHECKS[head.name][0]:
+            continue
+        _, which, check = _RANGE_CHECKS[head.name]
+        array = args[which].t
+        if not isinstance(array, ArrayType):
+            continue
+        problem = check(head, args, array.size)
+        if problem:
+            _fail(node, f"{head.name}: {problem}")
+
+
+def _at_most(what: str, k: Nat, n: Nat) -> str | None:
+    if is_nonneg(k - n - 1):
+        return f"{what} {k} is larger than the array's length {n}"
+    return None
+
+
+def _check_cut(head: Prim, args: list, n: Nat) -> str | None:
+    return _at_most("the count", head.params[0], n)
+
+
+def _check_pad(head: Prim, args: list, n: Nat) -> str | None:
+    left, right = head.params
+    return _at_most("the left pad", left, n) or _at_most("the right pad", right, n)
+
+
+def _check_at(head: Prim, args: list, n: Nat) -> str | None:
+    k = constant_index(args[1])
+    if k is None:
+        return None  # a computed index: checked when it is computed (interpreter) or clamped (kernels)
+    if is_nonneg(-k - 1) or is_nonneg(k - n):
+        return f"index {k} is out of range for an array of length {n}"
+    return None
+
+
+def constant_index(index: Expr) -> Nat | None:
+    """The index of `at xs index` as a size expression when it is known before the program
+    runs: an integer literal or a size used as a value (`nat_value N`)."""
+    if isinstance(index, Literal) and isinstance(index.value, int) and not isinstance(index.value, bool):
+        return Nat.const(index.value)
+    if isinstance(index, Prim) and index.name == "nat_value":
+        return as_nat(index.params[0])
+    return None
+
+
+# name -> (number of arguments, position of the array argument, check)
+_RANGE_CHECKS = {"take": (1, 0, _check_cut), "drop": (1, 0, _check_cut), "pad_mirror": (1, 0, _check_pad),
+                 "pad_wrap": (1, 0, _check_pad), "at": (2, 0, _check_at)}
 
 
 def _fail(node: Expr | None, message: str, divisibility: bool = False):

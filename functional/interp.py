@@ -46,7 +46,7 @@ class NatClosure:
         return _eval(self.lam.body, Env(self.env.vals, {**self.env.nats, self.lam.var.name: n}), batch)
 
 
-_BINOPS = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
+_BINOPS = {"add": np.add, "mul": np.multiply, "min": np.fmin, "max": np.fmax}  # as their meanings
 
 
 @attrs.frozen

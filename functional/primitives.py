@@ -9,13 +9,14 @@ oracle for lowered programs too.
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import attrs
 import numpy as np
 
 from .errors import InterpretError
-from .expr import IndexFun
+from .expr import Expr, Identifier, IndexFun, Lambda, Prim, spine
 from .nat import Nat, Var, evaluate, floordiv, mod
 from .types import (
     ArrayType,
@@ -31,6 +32,15 @@ from .types import (
 from .values import axis_length, take_index, tmap
 
 HIGH, LOW, SCALAR = "high", "low", "scalar"
+
+# Roles of primitives: what passes need to know about them, declared on each declaration.
+#   layout   rearranges data (split, join, zip, slide, pad, ...): views, never copies
+#   map      applies a function to every element (map, map_global, map_seq, map_vec, ...)
+#   reduce   folds an array (reduce, reduce_seq, reduce_seq_unroll)
+#   store    says where a value lives (to_global, to_local, to_private)
+#   access   at: one element of an array, at a computed index
+#   bind     let;  iterate;  generate;  scalar: a scalar operation
+ROLES = ("layout", "map", "reduce", "store", "access", "bind", "iterate", "generate", "scalar")
 
 # Kinds of static parameters, as they appear in text after the primitive's name.
 NAT, DIM, INDEX, TYPE, USERFUN = "nat", "dim", "index", "type", "userfun"
@@ -49,6 +59,13 @@ class PrimDecl:
     implements: str | None = None  # for low-level primitives: the high-level counterpart
     explain: Callable | None = None  # (params, argument types) -> message on a mismatch
     check: Callable | None = None  # (params) -> error message for bad static parameters
+    # What the primitive does, read by every pass from here (see ROLES):
+    role: str = "scalar"
+    loop: str | None = None  # maps and reductions: how they run (global, workgroup, local, seq, lanes)
+    unroll: bool = False  # a loop the imperative passes unroll
+    read_view: bool = False  # layout: read as a view of its arguments (index arithmetic, no copy)
+    write_view: str | None = None  # layout: the acceptor that writes through it (join -> join_acc)
+    space: str | None = None  # stores: the address space (global, local, private)
 
 
 PRIMITIVES: dict[str, PrimDecl] = {}
@@ -102,7 +119,7 @@ def _map_meaning(c):
     return c.map_apply(f, xs, axis_length(xs, c.ax))
 
 
-declare("map", HIGH, (), 2, _map_scheme, _map_meaning, "map f [x1, ..., xn] = [f x1, ..., f xn]")
+declare("map", HIGH, (), 2, _map_scheme, _map_meaning, "map f [x1, ..., xn] = [f x1, ..., f xn]", role="map")
 
 
 # reduce f z [x1..xn] = z `f` x1 `f` ... `f` xn   (f associative, z neutral)
@@ -128,7 +145,7 @@ def _fold_meaning(c):
 
 
 declare("reduce", HIGH, (), 3, _reduce_scheme, _fold_meaning,
-        "reduce f z [x1, ..., xn] = z `f` x1 `f` ... `f` xn   (f associative, z its neutral element)")
+        "reduce f z [x1, ..., xn] = z `f` x1 `f` ... `f` xn   (f associative, z its neutral element)", role="reduce")
 
 
 # zip [x..] [y..] = [(x1, y1) ..]
@@ -147,7 +164,8 @@ def _zip_meaning(c):
 
 declare("zip", HIGH, (), 2, _zip_scheme, _zip_meaning, "zip [x1, ..., xn] [y1, ..., yn] = [(x1, y1), ..., (xn, yn)]",
         explain=lambda params, ts: f"zip of arrays of lengths {_len(ts[0])} and {_len(ts[1])}"
-        if all(isinstance(t, ArrayType) for t in ts) else None)
+        if all(isinstance(t, ArrayType) for t in ts) else None,
+        role="layout", read_view=True)  # written component by component
 
 
 def _len(t):
@@ -160,7 +178,7 @@ def _unzip_scheme(fr, params):
 
 
 declare("unzip", HIGH, (), 1, _unzip_scheme, lambda c: c.args[0],
-        "unzip [(x1, y1), ..., (xn, yn)] = ([x1, ..., xn], [y1, ..., yn])")
+        "unzip [(x1, y1), ..., (xn, yn)] = ([x1, ..., xn], [y1, ..., yn])", role="layout", read_view=True)
 
 
 def _pair_scheme(fr, params):
@@ -168,7 +186,8 @@ def _pair_scheme(fr, params):
     return (s, t), TupleType((s, t))
 
 
-declare("pair", HIGH, (), 2, _pair_scheme, lambda c: (c.args[0], c.args[1]), "pair x y = (x, y)")
+declare("pair", HIGH, (), 2, _pair_scheme, lambda c: (c.args[0], c.args[1]), "pair x y = (x, y)",
+        role="layout", read_view=True)
 
 
 def _proj_scheme(k):
@@ -179,8 +198,8 @@ def _proj_scheme(k):
     return scheme
 
 
-declare("fst", HIGH, (), 1, _proj_scheme(0), lambda c: c.args[0][0], "fst (x, y) = x")
-declare("snd", HIGH, (), 1, _proj_scheme(1), lambda c: c.args[0][1], "snd (x, y) = y")
+declare("fst", HIGH, (), 1, _proj_scheme(0), lambda c: c.args[0][0], "fst (x, y) = x", role="layout")
+declare("snd", HIGH, (), 1, _proj_scheme(1), lambda c: c.args[0][1], "snd (x, y) = y", role="layout")
 
 
 # split n : (m*n).t -> m.n.t
@@ -209,7 +228,7 @@ def _explain_split(params, ts):
 
 declare("split", HIGH, (NAT,), 1, _split_scheme, _split_meaning,
         "split n [x1, ..., x(m*n)] = [[x1, ..., xn], ..., [x(m*n-n+1), ..., x(m*n)]]",
-        explain=_explain_split, check=_positive(0))
+        explain=_explain_split, check=_positive(0), role="layout", read_view=True, write_view="split_acc")
 
 
 def _join_scheme(fr, params):
@@ -222,7 +241,8 @@ def _join_meaning(c):
     return tmap(lambda a: a.reshape(a.shape[:ax] + (a.shape[ax] * a.shape[ax + 1],) + a.shape[ax + 2:]), c.args[0])
 
 
-declare("join", HIGH, (), 1, _join_scheme, _join_meaning, "join [[x11, ..., x1n], ..., [xm1, ..., xmn]] = [x11, ..., xmn]")
+declare("join", HIGH, (), 1, _join_scheme, _join_meaning, "join [[x11, ..., x1n], ..., [xm1, ..., xmn]] = [x11, ..., xmn]",
+        role="layout", read_view=True, write_view="join_acc")
 
 
 def _transpose_scheme(fr, params):
@@ -231,7 +251,7 @@ def _transpose_scheme(fr, params):
 
 
 declare("transpose", HIGH, (), 1, _transpose_scheme, lambda c: tmap(lambda a: np.swapaxes(a, c.ax, c.ax + 1), c.args[0]),
-        "transpose xs = ys where ys[j][i] = xs[i][j]")
+        "transpose xs = ys where ys[j][i] = xs[i][j]", role="layout", read_view=True, write_view="transpose_acc")
 
 
 # gather / scatter with index functions
@@ -277,9 +297,10 @@ def _scatter_meaning(c):
 
 
 declare("gather", HIGH, (INDEX,), 1, _same_len_scheme, lambda c: _gather_with(c, c.params[0]),
-        "gather idx xs = [xs[idx(0, n)], ..., xs[idx(n-1, n)]]")
+        "gather idx xs = [xs[idx(0, n)], ..., xs[idx(n-1, n)]]", role="layout", read_view=True)
 declare("scatter", HIGH, (INDEX,), 1, _same_len_scheme, _scatter_meaning,
-        "scatter idx xs = ys where ys[idx(i, n)] = xs[i]   (idx a permutation)")
+        "scatter idx xs = ys where ys[idx(i, n)] = xs[i]   (idx a permutation)",
+        role="layout", write_view="scatter_acc")
 
 
 def stride_index(s: Nat) -> IndexFun:
@@ -312,7 +333,7 @@ def _explain_multiple(what):
 
 declare("reorder_stride", HIGH, (NAT,), 1, _reorder_scheme, lambda c: _gather_with(c, stride_index(c.params[0])),
         "reorder_stride s xs = gather (fun(i, n) => i / (n/s) + s * (i % (n/s))) xs",
-        explain=_explain_multiple("reorder_stride"), check=_positive(0))
+        explain=_explain_multiple("reorder_stride"), check=_positive(0), role="layout", read_view=True)
 
 
 # slide size step : (step*(m-1) + size).t -> m.size.t
@@ -351,7 +372,7 @@ def _explain_slide(params, ts):
 
 declare("slide", HIGH, (NAT, NAT), 1, _slide_scheme, _slide_meaning,
         "slide size step xs = [xs[0 : size], xs[step : step+size], ...]", explain=_explain_slide,
-        check=_positive(0, 1))
+        check=_positive(0, 1), role="layout", read_view=True)
 
 
 # pad
@@ -370,6 +391,10 @@ def _pad_mode(mode):
         left, right = (c.size(p) for p in c.params)
         (xs,) = c.args
         ax = c.ax
+        n = axis_length(xs, ax)
+        if mode in ("wrap", "symmetric") and max(left, right) > n:  # each pad repeats xs at most once
+            raise InterpretError(f"pad {left} {right} of an array of length {n}: a pad may not be longer than "
+                                 f"the array")
         return tmap(lambda a: np.pad(a, [(0, 0)] * ax + [(left, right)] + [(0, 0)] * (a.ndim - ax - 1), mode=mode), xs)
 
     return meaning
@@ -389,13 +414,15 @@ def _pad_const_meaning(c):
 
 
 declare("pad_const", HIGH, (NAT, NAT), 2, _pad_scheme(True), _pad_const_meaning,
-        "pad_const l r v xs = [v]*l ++ xs ++ [v]*r", check=_nonneg(0, 1))
+        "pad_const l r v xs = [v]*l ++ xs ++ [v]*r", check=_nonneg(0, 1), role="layout", read_view=True)
 declare("pad_clamp", HIGH, (NAT, NAT), 1, _pad_scheme(False), _pad_mode("edge"),
-        "pad_clamp l r xs = [x1]*l ++ xs ++ [xn]*r", check=_nonneg(0, 1))
+        "pad_clamp l r xs = [x1]*l ++ xs ++ [xn]*r", check=_nonneg(0, 1), role="layout", read_view=True)
 declare("pad_wrap", HIGH, (NAT, NAT), 1, _pad_scheme(False), _pad_mode("wrap"),
-        "pad_wrap l r xs = xs[n-l:] ++ xs ++ xs[:r]", check=_nonneg(0, 1))
+        "pad_wrap l r xs = xs[n-l:] ++ xs ++ xs[:r]   (l, r <= n)", check=_nonneg(0, 1), role="layout",
+        read_view=True)
 declare("pad_mirror", HIGH, (NAT, NAT), 1, _pad_scheme(False), _pad_mode("symmetric"),
-        "pad_mirror l r xs = reverse(xs[:l]) ++ xs ++ reverse(xs[n-r:])", check=_nonneg(0, 1))
+        "pad_mirror l r xs = reverse(xs[:l]) ++ xs ++ reverse(xs[n-r:])   (l, r <= n)", check=_nonneg(0, 1),
+        role="layout", read_view=True)
 
 
 # iterate k f : (m * n^k).t -> m.t   where f : (l: nat) -> (l*n).t -> l.t
@@ -445,7 +472,7 @@ def _explain_iterate(params, ts):
 
 declare("iterate", HIGH, (NAT,), 2, _iterate_scheme, _iterate_meaning,
         "iterate 0 f xs = xs;  iterate k f xs = iterate (k-1) f (f xs)", explain=_explain_iterate,
-        check=_nonneg(0))
+        check=_nonneg(0), role="iterate")
 
 
 # generate n f = [f 0, ..., f (n-1)]
@@ -462,7 +489,7 @@ def _generate_meaning(c):
 
 
 declare("generate", HIGH, (NAT,), 1, _generate_scheme, _generate_meaning, "generate n f = [f 0, ..., f (n-1)]",
-        check=_positive(0))
+        check=_positive(0), role="generate")
 
 
 def _take_scheme(fr, params):
@@ -490,9 +517,20 @@ def _slice_meaning(take: bool):
     return meaning
 
 
-declare("take", HIGH, (NAT,), 1, _take_scheme, _slice_meaning(True), "take n xs = [x1, ..., xn]", check=_positive(0))
-declare("drop", HIGH, (NAT,), 1, _drop_scheme, _slice_meaning(False), "drop n xs = [x(n+1), ..., x(n+m)]",
-        check=_nonneg(0))
+def _explain_cut(what):
+    def explain(params, ts):
+        if isinstance(ts[0], ArrayType) and (ts[0].size - params[0]).as_int() is not None:
+            if (ts[0].size - params[0]).as_int() < 0:
+                return f"{what}: the count {params[0]} is larger than the array's length {ts[0].size}"
+        return None
+
+    return explain
+
+
+declare("take", HIGH, (NAT,), 1, _take_scheme, _slice_meaning(True), "take n xs = [x1, ..., xn]   (n <= length)",
+        check=_positive(0), explain=_explain_cut("take"), role="layout", read_view=True)
+declare("drop", HIGH, (NAT,), 1, _drop_scheme, _slice_meaning(False), "drop n xs = [x(n+1), ..., x(n+m)]   (n <= length)",
+        check=_nonneg(0), explain=_explain_cut("drop"), role="layout", read_view=True)
 
 
 def _concat_scheme(fr, params):
@@ -502,7 +540,7 @@ def _concat_scheme(fr, params):
 
 declare("concat", HIGH, (), 2, _concat_scheme,
         lambda c: tmap(lambda a, b: np.concatenate([a, b], axis=c.ax), *c.args),
-        "concat [x1, ..., xn] [y1, ..., ym] = [x1, ..., xn, y1, ..., ym]")
+        "concat [x1, ..., xn] [y1, ..., ym] = [x1, ..., xn, y1, ..., ym]", role="layout", read_view=True)
 
 
 # as_vector w : (m*w).s -> m.vec[s, w];  as_scalar : m.vec[s, w] -> (m*w).s
@@ -536,10 +574,11 @@ def _explain_as_vector(params, ts):
 
 declare("as_vector", HIGH, (NAT,), 1, _as_vector_scheme, _as_vector_meaning,
         "as_vector w [x1, ..., x(m*w)] = [<x1, ..., xw>, ..., <..., x(m*w)>]", explain=_explain_as_vector,
-        check=_check_width)
+        check=_check_width, role="layout", read_view=True, write_view="as_vector_acc")
 declare("as_scalar", HIGH, (), 1, _as_scalar_scheme,
         lambda c: tmap(lambda a: a.reshape(a.shape[:c.ax] + (a.shape[c.ax] * a.shape[c.ax + 1],)), c.args[0]),
-        "as_scalar [<x1, ..., xw>, ...] = [x1, ..., xw, ...]")
+        "as_scalar [<x1, ..., xw>, ...] = [x1, ..., xw, ...]",
+        role="layout", read_view=True, write_view="as_scalar_acc")
 
 
 def _let_scheme(fr, params):
@@ -547,7 +586,8 @@ def _let_scheme(fr, params):
     return (s, FunType(s, t)), t
 
 
-declare("let", HIGH, (), 2, _let_scheme, lambda c: c.apply(c.args[1], c.args[0]), "let x f = f x   (x computed once)")
+declare("let", HIGH, (), 2, _let_scheme, lambda c: c.apply(c.args[1], c.args[0]), "let x f = f x   (x computed once)",
+        role="bind")
 
 
 # ============================================================================ scalar
@@ -596,8 +636,12 @@ for _name, _op, _fn, _eq in _ARITH:
 
 declare("rem", SCALAR, (), 2, _binary(TypeClass.INT), _ufunc(_c_remainder), "rem x y = x % y   (C semantics)",
         infix="%")
-declare("min", SCALAR, (), 2, _binary(), _ufunc(np.minimum), "min x y")
-declare("max", SCALAR, (), 2, _binary(), _ufunc(np.maximum), "max x y")
+# IEEE 754 minNum/maxNum, as OpenCL's fmin/fmax: a NaN operand gives the other operand (NaN only
+# when both are); the interpreter and the kernels agree on NaN inputs.
+declare("min", SCALAR, (), 2, _binary(), _ufunc(np.fmin),
+        "min x y = the smaller of x and y   (floats: IEEE minNum, fmin: min NaN y = y)")
+declare("max", SCALAR, (), 2, _binary(), _ufunc(np.fmax),
+        "max x y = the larger of x and y   (floats: IEEE maxNum, fmax: max NaN y = y)")
 declare("neg", SCALAR, (), 1, _unary(), _ufunc(np.negative), "neg x = -x")
 declare("abs", SCALAR, (), 1, _unary(), _ufunc(np.abs), "abs x = |x|")
 for _name, _fn in [("sqrt", np.sqrt), ("exp", np.exp), ("log", np.log), ("sin", np.sin), ("cos", np.cos)]:
@@ -609,7 +653,8 @@ def _fma_scheme(fr, params):
     return (s, s, s), s
 
 
-declare("fma", SCALAR, (), 3, _fma_scheme, _ufunc(lambda a, b, z: a * b + z), "fma a b c = a * b + c")
+declare("fma", SCALAR, (), 3, _fma_scheme, _ufunc(lambda a, b, z: fused_multiply_add(a, b, z)),
+        "fma a b c = a * b + c   (rounded once: the exact a * b + c, correctly rounded)")
 
 for _name, _op, _fn in [("lt", "<", np.less), ("le", "<=", np.less_equal), ("gt", ">", np.greater),
                         ("ge", ">=", np.greater_equal), ("eq", "==", np.equal), ("ne", "!=", np.not_equal)]:
@@ -624,6 +669,193 @@ def _bool_binary(fr, params):
 declare("and", SCALAR, (), 2, _bool_binary, _ufunc(np.logical_and), "and x y = x && y", infix="&&")
 declare("or", SCALAR, (), 2, _bool_binary, _ufunc(np.logical_or), "or x y = x || y", infix="||")
 declare("not", SCALAR, (), 1, lambda fr, p: ((boolean,), boolean), _ufunc(np.logical_not), "not x = !x")
+
+
+# ---------------------------------------------------------------- fused multiply-add
+# The kernels call OpenCL's fma, rounded once; the interpreter computes the same value with
+# error-free transformations, not `a * b + c` (rounded twice, which differs where the sum
+# cancels the product: fma(a, b, -(a*b)) is the product's rounding error, not 0).
+
+def _two_sum(a, b):
+    """(s, e) with s = a + b rounded and s + e = a + b exactly (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+_DEKKER = 134217729.0  # 2**27 + 1: splits an f64 into two halves of 26 bits
+
+
+def _two_product(a, b):
+    """(p, e) with p = a * b rounded and p + e = a * b exactly (Dekker), away from overflow."""
+    p = a * b
+    t = _DEKKER * a
+    ah = t - (t - a)
+    t = _DEKKER * b
+    bh = t - (t - b)
+    al, bl = a - ah, b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _odd_sum(a, b):
+    """a + b in f64 rounded to odd: an inexact sum becomes the neighbour with an odd last bit.
+    Rounding that to a format of at most 51 bits is then the same as rounding the exact sum."""
+    s, e = _two_sum(a, b)
+    s = np.asarray(s, dtype=np.float64)
+    even = (s.view(np.int64) & 1) == 0
+    toward = np.where(e > 0, np.inf, -np.inf)
+    return np.where((e != 0) & even & np.isfinite(s), np.nextafter(s, toward), s)
+
+
+def fused_multiply_add(a, b, c):
+    """a * b + c rounded once (IEEE fusedMultiplyAdd), for f32 and f64 arrays.
+
+    f32: the product of two f32 is exact in f64; the sum rounded to odd in f64, then to
+    f32, is the correctly rounded result.  f64: Boldo and Melquiond's emulation, exact
+    product and sum parts with the small parts added rounded to odd; correctly rounded
+    away from overflow and underflow (there the plain a * b + c is returned)."""
+    with np.errstate(all="ignore"):  # overflows and NaNs take the plain value's path
+        return _fma(*(np.asarray(x) for x in (a, b, c)))
+
+
+def _fma(a, b, c):
+    if a.dtype == np.float32:
+        wide = [x.astype(np.float64) for x in (a, b, c)]
+        return _odd_sum(wide[0] * wide[1], wide[2]).astype(np.float32)
+    uh, ul = _two_product(a, b)
+    th, tl = _two_sum(c, uh)
+    fused = th + _odd_sum(tl, ul)
+    plain = a * b + c
+    # Below 2**-968 the product's error part underflows; an overflow makes the parts NaN.
+    return np.where(np.isfinite(fused) & np.isfinite(ul) & (np.abs(uh) >= 2.0 ** -968), fused, plain)
+
+
+# --------------------------------------------------------------- OpenCL math built-ins
+# Float functions of one argument: name -> NumPy function on the float's own dtype.  The
+# kernels call the OpenCL built-in of the same name (within its documented ulp bound).
+
+def _round_half_away(x):
+    """OpenCL/C round: halfway cases away from zero (NumPy's round goes to even)."""
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.copysign(np.ones_like(x), x), t)
+
+
+def _via_double(fn):
+    """A function NumPy lacks, computed in f64 by Python's math module, rounded to the dtype."""
+    ufunc = np.frompyfunc(fn, 1, 1)
+    return lambda x: ufunc(np.asarray(x, dtype=np.float64)).astype(np.float64).astype(np.asarray(x).dtype)
+
+
+FLOAT_UNARY = {
+    "erf": _via_double(math.erf), "erfc": _via_double(math.erfc),
+    "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+    "exp2": np.exp2, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+    "cbrt": np.cbrt, "rsqrt": lambda x: np.reciprocal(np.sqrt(x)),
+    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": _round_half_away,
+}
+_FLOAT_UNARY_EQ = {
+    "erf": "erf x = 2/sqrt(pi) * integral of exp(-t^2) from 0 to x",
+    "erfc": "erfc x = 1 - erf x", "rsqrt": "rsqrt x = 1 / sqrt x",
+    "exp2": "exp2 x = 2^x", "expm1": "expm1 x = exp x - 1", "log1p": "log1p x = log (1 + x)",
+    "cbrt": "cbrt x = the real cube root of x",
+    "floor": "floor x = the largest integer <= x", "ceil": "ceil x = the smallest integer >= x",
+    "trunc": "trunc x = x rounded towards zero", "round": "round x = x rounded to nearest, halfway cases away from zero",
+}
+for _name, _fn in FLOAT_UNARY.items():
+    declare(_name, SCALAR, (), 1, _unary(TypeClass.FLOAT), _ufunc(_fn),
+            _FLOAT_UNARY_EQ.get(_name, f"{_name} x   (C's {_name})") + "   (NaN in, NaN out)")
+
+FLOAT_BINARY = {"pow": np.power, "fmod": np.fmod, "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign}
+_FLOAT_BINARY_EQ = {
+    "pow": "pow x y = x^y   (C's pow: pow x 0 = 1 and pow 1 y = 1 even for NaN; a negative x with a "
+           "non-integer y gives NaN)",
+    "fmod": "fmod x y = x - trunc(x / y) * y, exactly   (the sign of x; fmod x 0 = NaN)",
+    "atan2": "atan2 y x = the angle of the point (x, y), in [-pi, pi]",
+    "hypot": "hypot x y = sqrt(x^2 + y^2) without overflow",
+    "copysign": "copysign x y = |x| with the sign of y",
+}
+for _name, _fn in FLOAT_BINARY.items():
+    declare(_name, SCALAR, (), 2, _binary(TypeClass.FLOAT), _ufunc(_fn), _FLOAT_BINARY_EQ[_name])
+
+
+def _clamp_scheme(fr, params):
+    s = fr.dt(TypeClass.NUMERIC)
+    return (s, s, s), s
+
+
+# Printed as min(max(x, lo), hi) (fmin/fmax for floats), not OpenCL's clamp, whose result is
+# undefined for lo > hi: this meaning holds for every input.
+declare("clamp", SCALAR, (), 3, _clamp_scheme, _ufunc(lambda x, lo, hi: np.fmin(np.fmax(x, lo), hi)),
+        "clamp x lo hi = min (max x lo) hi   (lo > hi gives hi; a NaN x gives lo)")
+
+
+# ------------------------------------------------------------- integer bit operations
+# On i32 and u32 with C's two's-complement meaning.  Shifts take the count modulo 32, as
+# OpenCL does (x << 33 = x << 1); bits shifted out are lost; >> is arithmetic on i32 (the
+# sign is copied in) and logical on u32.
+
+def _shift(fn):
+    def shifted(x, count):
+        return fn(x, np.bitwise_and(count, np.asarray(31, dtype=count.dtype)))
+
+    return shifted
+
+
+INT_BINARY = {
+    "bit_and": (np.bitwise_and, "bit_and x y = x & y"),
+    "bit_or": (np.bitwise_or, "bit_or x y = x | y"),
+    "bit_xor": (np.bitwise_xor, "bit_xor x y = x ^ y"),
+    "shl": (_shift(np.left_shift), "shl x k = x << (k & 31)   (two's complement, bits shifted out are lost)"),
+    "shr": (_shift(np.right_shift), "shr x k = x >> (k & 31)   (arithmetic on i32, logical on u32)"),
+}
+for _name, (_fn, _eq) in INT_BINARY.items():
+    declare(_name, SCALAR, (), 2, _binary(TypeClass.INT), _ufunc(_fn), _eq)
+declare("bit_not", SCALAR, (), 1, _unary(TypeClass.INT), _ufunc(np.invert), "bit_not x = ~x")
+
+
+# ----------------------------------------------------------------- element access, sizes
+
+def _at_scheme(fr, params):
+    n, t = fr.nat(), fr.dt()
+    return (ArrayType(n, t), i32), t
+
+
+def _at_meaning(c):
+    xs, index = c.args
+    n = axis_length(xs, c.ax)
+    index = np.broadcast_to(np.asarray(index, dtype=np.int64), c.batch)
+    bad = index[(index < 0) | (index >= n)]
+    if bad.size:
+        raise InterpretError(f"at: index {int(bad.flat[0])} is out of range for an array of length {n}")
+    ax = c.ax
+
+    def one(a):
+        picked = np.take_along_axis(a, index.reshape(index.shape + (1,) * (a.ndim - ax)), axis=ax)
+        return np.squeeze(picked, axis=ax)
+
+    return tmap(one, xs)
+
+
+# The index is a run-time i32.  The interpreter refuses one out of range; a kernel clamps it
+# to [0, n-1] so it never reads outside the array.  A literal index out of range is a type
+# error (functional.infer).
+declare("at", HIGH, (), 2, _at_scheme, _at_meaning,
+        "at xs i = xs[i]   (0 <= i < n; kernels clamp i to [0, n-1])", role="access")
+
+
+def _nat_value_meaning(c):
+    value = c.size(c.params[0])
+    dtype = c.result_type.dtype
+    if np.issubdtype(dtype, np.integer) and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+        raise InterpretError(f"nat_value {c.params[0]} = {value} does not fit in {c.result_type}")
+    return np.broadcast_to(np.asarray(value).astype(dtype), c.batch)
+
+
+# Like an integer literal, a size used as a value has any numeric type the program needs
+# (i32 unless something else is required): `sum / nat_value N` divides an f32 by N.
+declare("nat_value", SCALAR, (NAT,), 0, lambda fr, params: ((), fr.dt(TypeClass.NUMERIC_SCALAR)),
+        _nat_value_meaning, "nat_value n = the size n as a number (i32 unless the program needs another type)")
 
 
 def _select_scheme(fr, params):
@@ -693,15 +925,17 @@ declare("user_fun", SCALAR, (USERFUN,), -1, _user_scheme, _user_meaning,
 
 for _level in ("map_global", "map_workgroup", "map_local"):
     declare(_level, LOW, (DIM,), 2, _map_scheme, _map_meaning, f"{_level} d f xs = map f xs   (parallel, dimension d)",
-            implements="map", check=_check_dim)
+            implements="map", check=_check_dim, role="map", loop=_level[len("map_"):])
 declare("map_seq", LOW, (), 2, _map_scheme, _map_meaning, "map_seq f xs = map f xs   (a sequential loop)",
-        implements="map")
+        implements="map", role="map", loop="seq")
 declare("map_seq_unroll", LOW, (), 2, _map_scheme, _map_meaning, "map_seq_unroll f xs = map f xs   (unrolled)",
-        implements="map")
+        implements="map", role="map", loop="seq", unroll=True)
 declare("reduce_seq", LOW, (), 3, _fold_scheme, _fold_meaning,
-        "reduce_seq f z [x1, ..., xn] = f (... (f z x1) ...) xn   (a sequential fold)", implements="reduce")
+        "reduce_seq f z [x1, ..., xn] = f (... (f z x1) ...) xn   (a sequential fold)", implements="reduce",
+        role="reduce", loop="seq")
 declare("reduce_seq_unroll", LOW, (), 3, _fold_scheme, _fold_meaning,
-        "reduce_seq_unroll f z xs = reduce_seq f z xs   (unrolled)", implements="reduce")
+        "reduce_seq_unroll f z xs = reduce_seq f z xs   (unrolled)", implements="reduce",
+        role="reduce", loop="seq", unroll=True)
 
 
 def _identity_scheme(fr, params):
@@ -711,7 +945,7 @@ def _identity_scheme(fr, params):
 
 for _space in ("global", "local", "private"):
     declare(f"to_{_space}", LOW, (), 1, _identity_scheme, lambda c: c.args[0],
-            f"to_{_space} x = x   (x is stored in {_space} memory)")
+            f"to_{_space} x = x   (x is stored in {_space} memory)", role="store", space=_space)
 
 
 def _map_vec_scheme(fr, params):
@@ -725,8 +959,56 @@ def _map_vec_meaning(c):
 
 
 declare("map_vec", LOW, (), 2, _map_vec_scheme, _map_vec_meaning,
-        "map_vec f <x1, ..., xw> = <f x1, ..., f xw>   (a vectorised scalar function)", implements="map")
+        "map_vec f <x1, ..., xw> = <f x1, ..., f xw>   (a vectorised scalar function)", implements="map",
+        role="map", loop="lanes")
 
 
 def decl(name: str) -> PrimDecl:
     return PRIMITIVES[name]
+
+
+def with_role(role: str, level: str | None = None) -> frozenset[str]:
+    """The primitives of a role (and level): e.g. with_role("map") is every map-like primitive."""
+    return frozenset(n for n, d in PRIMITIVES.items() if d.role == role and (level is None or d.level == level))
+
+
+# Derived sets, for passes that test membership (each computed from the declarations above).
+LAYOUT = with_role("layout")
+MAPS = with_role("map")  # map, map_global, map_workgroup, map_local, map_seq, map_seq_unroll, map_vec
+LOOP_MAPS = frozenset(n for n in MAPS if PRIMITIVES[n].loop in ("global", "workgroup", "local", "seq"))
+PARALLEL_MAPS = frozenset(n for n in MAPS if PRIMITIVES[n].loop in ("global", "workgroup", "local"))
+REDUCTIONS = with_role("reduce")
+LOW_REDUCTIONS = with_role("reduce", LOW)
+STORES = {n: PRIMITIVES[n].space for n in with_role("store")}  # to_global -> global, ...
+READ_VIEWS = frozenset(n for n in LAYOUT if PRIMITIVES[n].read_view)
+WRITE_VIEWS = {n: PRIMITIVES[n].write_view for n in LAYOUT if PRIMITIVES[n].write_view}
+
+
+def _is_view_expr(e: Expr, bound: str) -> bool:
+    """`e` only rearranges the array named `bound` (layout primitives and maps of views)."""
+    if isinstance(e, Identifier):
+        return e.name == bound
+    head, args = spine(e)
+    if not isinstance(head, Prim):
+        return False
+    if head.name in LAYOUT:
+        return all(_is_view_expr(a, bound) for a in args)
+    if head.name == "map" and len(args) == 2:
+        return is_view_fn(args[0]) and _is_view_expr(args[1], bound)
+    return False
+
+
+def is_view_fn(f: Expr) -> bool:
+    """A function that only moves data: a layout primitive (`join`, `split 4`, `transpose`,
+    `map join`) or `fun(x) => <layout primitives applied to x>`.  The identity is not a
+    view: `map (fun(v) => v)` is a copy."""
+    head, args = spine(f)
+    if isinstance(head, Prim):
+        if head.name in LAYOUT:
+            return not args
+        if head.name == "map" and len(args) == 1:
+            return is_view_fn(args[0])
+        return False
+    if isinstance(f, Lambda):
+        return not isinstance(f.body, Identifier) and _is_view_expr(f.body, f.param.name)
+    return False

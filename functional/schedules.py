@@ -31,7 +31,8 @@ maps.
 
 from __future__ import annotations
 
-from .expr import App, Expr, Identifier, Lambda, NatLambda, Prim, spine, walk
+from .expr import App, Expr, Lambda, NatLambda, Prim, applied, spine, walk
+from .primitives import LAYOUT, is_view_fn  # noqa: F401 -- part of this module's vocabulary
 from .rules import macros  # noqa: F401 -- registers the macro rules
 from .rules.macros import (guard, let_value, named, outermost, pair_parts, parallel_reduction, push_views, r,
                            reduce_fn, register_blocking_1d, register_blocking_2d, tile_2d, tile_reduction,
@@ -39,41 +40,6 @@ from .rules.macros import (guard, let_value, named, outermost, pair_parts, paral
 from .strategies import Failure, Strategy, Success, argument, body, fmap, function, lchoice, normalize, seq, top_down, try_
 
 # ----------------------------------------------------------------------------- views
-
-LAYOUT = frozenset({"split", "join", "transpose", "reorder_stride", "gather", "scatter", "as_vector", "as_scalar",
-                    "take", "drop", "slide", "pad_clamp", "pad_wrap", "pad_mirror", "zip", "unzip", "fst", "snd",
-                    "pair", "concat"})
-
-
-def _is_view_expr(e: Expr, bound: str) -> bool:
-    """`e` only rearranges the array named `bound` (layout primitives and maps of views)."""
-    if isinstance(e, Identifier):
-        return e.name == bound
-    head, args = spine(e)
-    if not isinstance(head, Prim):
-        return False
-    if head.name in LAYOUT:
-        return all(_is_view_expr(a, bound) for a in args)
-    if head.name == "map" and len(args) == 2:
-        return is_view_fn(args[0]) and _is_view_expr(args[1], bound)
-    return False
-
-
-def is_view_fn(f: Expr) -> bool:
-    """A function that only moves data: a layout primitive (`join`, `split 4`, `transpose`,
-    `map join`) or `fun(x) => <layout primitives applied to x>`.  The identity is not a
-    view: `map (fun(v) => v)` is a copy."""
-    head, args = spine(f)
-    if isinstance(head, Prim):
-        if head.name in LAYOUT:
-            return not args
-        if head.name == "map" and len(args) == 1:
-            return is_view_fn(args[0])
-        return False
-    if isinstance(f, Lambda):
-        return not isinstance(f.body, Identifier) and _is_view_expr(f.body, f.param.name)
-    return False
-
 
 def _compute_map(e: Expr) -> bool:
     head, args = spine(e)
@@ -190,13 +156,8 @@ def vectorize(w: int) -> Strategy:
 
 
 def _applies(name: str, nargs: int = 2):
-    """The test "`e` is the primitive `name` applied to `nargs` arguments"."""
-
-    def test(e: Expr) -> bool:
-        head, args = spine(e)
-        return isinstance(head, Prim) and head.name == name and len(args) == nargs
-
-    return test
+    """The test "`e` is the primitive `name` applied to `nargs` arguments" (a guard's test)."""
+    return lambda e: applied(e, name, nargs) is not None
 
 
 # ------------------------------------------------------------------ reductions
@@ -598,9 +559,11 @@ def _perfectly_nested(e: Expr) -> bool:
 def fuse_maps() -> Strategy:
     """Producer maps into their consumers, so no intermediate array is left between them:
     `map f (map g xs)`, `zip (map f xs) (map g ys)` and `zip xs (map g ys)` fuse; the pairs
-    this builds are taken apart again (beta, fst_pair, snd_pair)."""
-    fusion = r("map_fusion") | r("zip_map") | r("zip_map_snd")
-    cleanup = r("beta") | r("fst_pair") | r("snd_pair")
+    this builds are taken apart again (inline_once, let_pair, fst_pair, snd_pair).  Fusion binds
+    an element read several times with `let` (core.bind), so no computation is duplicated and
+    the program grows linearly."""
+    fusion = r("map_fusion_shared") | r("zip_map") | r("zip_map_snd")
+    cleanup = r("inline_once") | r("let_pair") | r("fst_pair") | r("snd_pair")
     return named("fuse_maps", seq(try_(normalize(fusion)), try_(normalize(cleanup))))
 
 
@@ -724,42 +687,10 @@ def fully_lowered() -> Strategy:
 
 
 def default_schedule(program: Expr | None = None) -> Strategy:
-    """The documented default lowering of any high-level program, what `dpia.compile` uses
-    when no tuned variant is known.  In order, on the program's body:
+    """The default lowering of any high-level program: see functional.default_lowering."""
+    from .default_lowering import default_schedule as lowering
 
-    1. fuse_maps: producer maps into consumers (no intermediate arrays between maps);
-    2. every scalar reduction outside functions (a program-level reduction) of a large array
-       becomes two-stage: chunks reduced by work-items, then their partial results
-       (_reduction_chunk: sqrt-balanced for constant lengths, up to 64 from a symbolic length's
-       multiple_of facts; short or indivisible reductions stay one sequential reduction);
-    3. the outermost computing maps -> map_global 0 (map_global 1 and 0 for a perfectly nested
-       map of maps, like mm's rows and columns), the maps inside -> map_seq;
-    4. every reduce -> reduce_seq, fused with the map_seq it consumes;
-    5. every map_global's result -> to_global (the translation needs a place for it);
-    6. a check that nothing computing is left high level: else a Failure naming the primitive
-       and its path (derive raises it as a StrategyError).
-
-    Fixing the sizes first (`dpia.programs.fix_sizes`) lets step 2 split reductions over
-    lengths without divisibility facts.  `program` is accepted for symmetry with the named
-    schedules; the strategy itself reads each node's type."""
-    del program  # the strategy decides from the nodes' types where it runs
-    steps = program_body(seq(
-        fuse_maps(),
-        outside_functions(two_stage_reduction()),
-        try_(outermost(seq(guard("a computing map", _compute_map), _parallel_map()))),
-        lower_reductions(),
-        _store_parallel_results(),
-    ))
-    check = fully_lowered()
-
-    def run(e: Expr):
-        lowered = steps(e)
-        if not lowered.ok:
-            return Failure(f"default_schedule: {lowered.reason}")
-        complete = check(lowered.expr)  # on the whole program: the path of what is left is from its root
-        return lowered if complete.ok else complete
-
-    return Strategy("default_schedule", run)
+    return lowering(program)
 
 
 __all__ += ["default_schedule", "fully_lowered", "fuse_maps", "outside_functions", "two_stage_reduction"]

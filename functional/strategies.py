@@ -26,6 +26,7 @@ from typing import Callable
 import attrs
 
 from .expr import App, Expr, Lambda, NatApp, NatLambda, Prim, spine
+from .primitives import MAPS
 
 
 @attrs.frozen
@@ -318,7 +319,7 @@ def argument(s: Strategy) -> Strategy:
     return _child_at(1, "argument", s)
 
 
-MAP_LIKE = frozenset({"map", "map_global", "map_workgroup", "map_local", "map_seq", "map_seq_unroll", "map_vec"})
+MAP_LIKE = MAPS  # every map-like primitive (functional.primitives declares which)
 
 
 def fmap(s: Strategy) -> Strategy:

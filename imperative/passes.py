@@ -15,23 +15,135 @@ pipeline is data (`PIPELINE`) so experiments can switch passes off.
     privatise         a private array that every access indexes by local ids alone (the same
                       way each time) holds one element per item: it becomes a scalar, and the
                       program records the local size that makes each map_local run once
+
+Before them, two placement passes give temporaries a place the host plan can keep:
+
+    slot_parallel_globals   a global temporary allocated inside parallel loops gets one slot per
+                            iteration of each enclosing parallel loop (an array indexed by their
+                            loop variables), allocated once outside them
+    globalise_host_state    a private temporary of host-level code whose lifetime spans a
+                            parallel loop (a reduction's result that a later kernel reads) lives
+                            in global memory: kernels share nothing else
 """
 
 from __future__ import annotations
 
 import attrs
 
-from functional.types import AddressSpace
+from functional.nat import Nat
+from functional.types import AddressSpace, ArrayType
 
 from .ir import (
-    Assign, Barrier, Cmd, For, If, Level, Load, NatExp, New, Op, ParFor, Program, Seq, Skip, Store, seq,
-    sub_commands, walk,
+    Acc, Assign, Barrier, Cmd, Exp, For, Idx, IdxAcc, If, Level, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program,
+    Proj, ProjAcc, Seq, Skip, Store, View, ViewAcc, seq, sub_commands, walk,
 )
 from .views import resolve
 
 
 def resolve_views(p: Program) -> Program:
     return attrs.evolve(p, body=resolve(p.body))
+
+
+# ------------------------------------------------------------------ placement of temporaries
+
+
+def _replace_mem(cmd: Cmd, mem: Mem, read: Exp, write: Acc) -> Cmd:
+    """`cmd` with every read of `mem` replaced by `read` and every write by `write` (before
+    view resolution: memories appear as Mem expressions and MemAcc acceptors)."""
+
+    def exp(e):
+        if isinstance(e, Mem):
+            return read if e == mem else e
+        if isinstance(e, Idx):
+            return attrs.evolve(e, array=exp(e.array))
+        if isinstance(e, Proj):
+            return attrs.evolve(e, tuple_=exp(e.tuple_))
+        if isinstance(e, (View, Op)):
+            return attrs.evolve(e, args=tuple(exp(a) if a is not None else None for a in e.args))
+        return e
+
+    def acc(a):
+        if isinstance(a, MemAcc):
+            return write if a.mem == mem else a
+        if isinstance(a, IdxAcc):
+            return attrs.evolve(a, array=acc(a.array))
+        if isinstance(a, ProjAcc):
+            return attrs.evolve(a, tuple_=acc(a.tuple_))
+        if isinstance(a, ViewAcc):
+            return attrs.evolve(a, target=acc(a.target))
+        return a
+
+    def go(c):
+        if isinstance(c, Assign):
+            return Assign(acc(c.acc), exp(c.value))
+        if isinstance(c, If):
+            return If(exp(c.cond), go(c.then), go(c.orelse))
+        if isinstance(c, Seq):
+            return seq(*(go(x) for x in c.cmds))
+        if isinstance(c, (New, For, ParFor)):
+            return attrs.evolve(c, body=go(c.body))
+        return c
+
+    return go(cmd)
+
+
+def _slot(cmd: Cmd, loops: tuple, found: list) -> Cmd:
+    if isinstance(cmd, New) and cmd.mem.space is AddressSpace.GLOBAL and loops:
+        t = cmd.mem.type
+        for loop in reversed(loops):
+            t = ArrayType(loop.count, t)
+        slots = Mem(cmd.mem.name, t, AddressSpace.GLOBAL)
+        read, write = slots, MemAcc(slots)
+        elem_types = []
+        inner = cmd.mem.type
+        for loop in reversed(loops):
+            elem_types.append(inner)
+            inner = ArrayType(loop.count, inner)
+        for loop, et in zip(loops, reversed(elem_types)):
+            read, write = Idx(read, Nat.atom(loop.var), et), IdxAcc(write, Nat.atom(loop.var), et)
+        found.append(slots)
+        return _slot(_replace_mem(cmd.body, cmd.mem, read, write), loops, found)
+    if isinstance(cmd, ParFor):
+        return attrs.evolve(cmd, body=_slot(cmd.body, loops + (cmd,), found))
+    if isinstance(cmd, Seq):
+        return seq(*(_slot(c, loops, found) for c in cmd.cmds))
+    if isinstance(cmd, (New, For)):
+        return attrs.evolve(cmd, body=_slot(cmd.body, loops, found))
+    if isinstance(cmd, If):
+        return attrs.evolve(cmd, then=_slot(cmd.then, loops, found), orelse=_slot(cmd.orelse, loops, found))
+    return cmd
+
+
+def slot_parallel_globals(p: Program) -> Program:
+    found: list = []
+    body = _slot(p.body, (), found)
+    for mem in found:
+        body = New(mem, body)
+    return attrs.evolve(p, body=body)
+
+
+def _has_parallel(cmd: Cmd) -> bool:
+    return any(isinstance(c, ParFor) for c in walk(cmd))
+
+
+def _globalise(cmd: Cmd) -> Cmd:
+    if isinstance(cmd, ParFor):
+        return cmd  # inside a kernel: private memory is the item's own
+    if isinstance(cmd, New) and cmd.mem.space is AddressSpace.PRIVATE and _has_parallel(cmd.body):
+        shared = Mem(cmd.mem.name, cmd.mem.type, AddressSpace.GLOBAL)
+        body = _replace_mem(cmd.body, cmd.mem, shared, MemAcc(shared))
+        return New(shared, _globalise(body))
+    if isinstance(cmd, Seq):
+        return seq(*(_globalise(c) for c in cmd.cmds))
+    if isinstance(cmd, (New, For)):
+        return attrs.evolve(cmd, body=_globalise(cmd.body))
+    if isinstance(cmd, If):
+        return attrs.evolve(cmd, then=_globalise(cmd.then), orelse=_globalise(cmd.orelse))
+    return cmd
+
+
+def globalise_host_state(p: Program) -> Program:
+    return attrs.evolve(p, body=_globalise(p.body))
 
 
 def _writes_local(cmd: Cmd) -> bool:
@@ -368,7 +480,8 @@ def privatise(p: Program) -> Program:
     return attrs.evolve(p, body=body, local_size=tuple(sorted(contract.items())))
 
 
-PIPELINE = (resolve_views, simplify_loops, unroll, privatise, insert_barriers, hoist_globals)
+PIPELINE = (slot_parallel_globals, globalise_host_state, resolve_views, simplify_loops, unroll, privatise,
+            insert_barriers, hoist_globals)
 
 
 def run_passes(p: Program, passes=PIPELINE) -> Program:
@@ -377,5 +490,5 @@ def run_passes(p: Program, passes=PIPELINE) -> Program:
     return p
 
 
-__all__ = ["PIPELINE", "run_passes", "resolve_views", "simplify_loops", "unroll", "privatise", "insert_barriers",
+__all__ = ["PIPELINE", "run_passes", "slot_parallel_globals", "globalise_host_state", "resolve_views", "simplify_loops", "unroll", "privatise", "insert_barriers",
            "hoist_globals", "PlacementError"]

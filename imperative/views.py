@@ -84,6 +84,10 @@ def read(e: Exp, path: tuple = ()) -> Exp:
             raise ViewError(f"indexing a scalar {e}")
         return e
     if isinstance(e, Op):
+        if path and e.name == "select" and not isinstance(path[0], Lane):  # of tuples or arrays: element-wise
+            cond, a, b = e.args
+            x, y = read(a, path), read(b, path)
+            return Op("select", (), (read(cond), x, y), x.type)
         if path and isinstance(path[0], Lane):  # a lane of an element-wise vector operation
             t = e.type.elem if isinstance(e.type, VectorType) else e.type
             return Op(e.name, e.params, tuple(read(a, path) if isinstance(a.type, VectorType) else read(a)

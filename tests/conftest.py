@@ -9,7 +9,8 @@
   `--oclgrind=off` none.  The summary line says how many kernels were
   built, launched and checked.
 - Markers: `slow` (over about a second: `-m "not slow"` runs the rest in well under a
-  minute) and `device` (needs an OpenCL device).  Tests in files other than tests/dpia and
+  minute), `device` (needs an OpenCL device) and `oclgrind_off(reason)` (kernels not checked
+  again under Oclgrind: NOT_REPLAYED below).  Tests in files other than tests/dpia and
   the README/example tests are marked from the lists below, measured with --durations.
 """
 
@@ -35,6 +36,7 @@ DEVICE_MODULES = {
     "tests/test_algorithmic.py", "tests/test_cli.py", "tests/test_default_schedule.py", "tests/test_examples.py",
     "tests/test_explore.py", "tests/test_programs.py", "tests/test_runtime_cache.py", "tests/test_tuning.py",
     "tests/test_variants.py", "tests/test_readme.py", "tests/dpia/test_translate.py", "tests/test_plots.py",
+    "tests/test_fuzz.py", "tests/test_language.py", "tests/test_total_lowering.py",
 }
 # Tests measured at half a second or more on 2 cores, and the per-rule checks (hundreds of
 # instances, each rule against the interpreter: also `dpia rules --check`).  Node ids, or a
@@ -82,14 +84,27 @@ SLOW = {
     "tests/test_cli.py::test_run_text_reports_gflops_for_mm",
     "tests/test_examples.py::test_lowered_seed_programs_run_on_the_device",
     "tests/test_explore.py::",
+    "tests/test_fuzz.py::test_a_program_without_an_answer_in_time_is_a_hang_and_its_worker_replaced",
+    "tests/test_fuzz.py::test_ci_fuzz_run_has_no_more_failures_than_known",
+    "tests/test_fuzz.py::test_every_program_types_interprets_and_reads_back",
+    "tests/test_fuzz.py::test_one_seed_runs_in_process_and_agrees_with_the_worker",
+    "tests/test_fuzz.py::test_passing_seeds_are_clean_under_oclgrind",
     "tests/test_plots.py::test_all_failed_run",
     "tests/test_plots.py::test_empty_run",
     "tests/test_plots.py::test_single_candidate_run",
     "tests/test_plots.py::test_writes_both_pictures",
     "tests/test_runtime_cache.py::test_a_failed_build_reports_log_and_source_and_is_not_remembered",
+    "tests/test_total_lowering.py::",
     "tests/test_tuning.py::test_concurrent_processes_keep_every_row",
     "tests/test_variants.py::test_a_preset_maps_its_roles_to_the_programs_own_size_names",
     "tests/test_variants.py::test_a_preset_that_fits_runs_before_the_default",
+}
+
+# Tests whose kernels are not checked again under Oclgrind, with the reason.
+NOT_REPLAYED = {
+    "tests/test_fuzz.py::test_ci_fuzz_run_has_no_more_failures_than_known":
+        "hundreds of random programs, known failures among them; the fuzzer checks its passing seeds under "
+        "Oclgrind itself (test_passing_seeds_are_clean_under_oclgrind)",
 }
 
 _REPLAYER = pytest.StashKey[Replayer]()
@@ -141,13 +156,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.device)
         if item.nodeid in SLOW or any(s.endswith(("::", "[")) and item.nodeid.startswith(s) for s in SLOW):
             item.add_marker(pytest.mark.slow)
+        if item.nodeid in NOT_REPLAYED:
+            item.add_marker(pytest.mark.oclgrind_off(NOT_REPLAYED[item.nodeid]))
 
 
 @pytest.fixture(autouse=True)
 def _kernels_checked_under_oclgrind(request, monkeypatch):
     """Record the kernels the test launches (in any process), then check them under Oclgrind."""
     replayer = request.config.stash[_REPLAYER]
-    if not replayer.enabled:
+    if not replayer.enabled or request.node.get_closest_marker("oclgrind_off"):
+        monkeypatch.delenv("DPIA_RECORD_KERNELS", raising=False)  # nor recorded for the session's check
         yield
         return
     with tempfile.TemporaryDirectory(prefix="dpia-kernels-") as folder:

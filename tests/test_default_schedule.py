@@ -56,13 +56,38 @@ def test_every_seed_program_with_fixed_sizes_lowers_and_agrees(name):
 
 
 @pytest.mark.parametrize("name", ["total", "asum", "dot"])
-def test_a_large_reduction_becomes_two_stage(name):
+def test_a_large_reduction_runs_in_parallel_stages_of_chunks(name):
+    from functional.default_lowering import CHUNK
+
     low = _lowered(fl.infer(fix_sizes(PROGRAMS[name], SIZES[name])))
     text = str(low)
-    assert text.startswith("fun(") and "reduce_seq (+) 0.0 (to_global (map_global 0" in text
-    n = SIZES[name]["N"]
-    chunk = max(d for d in range(1, int(n ** 0.5) + 1) if n % d == 0)  # balanced: both stages about sqrt(N)
-    assert f"split {chunk} " in text
+    assert text.startswith("fun(") and "(to_global (map_global 0" in text
+    n, stages = SIZES[name]["N"], 0
+    while n > CHUNK:  # each stage leaves one partial result per chunk, the remainder folded after it
+        n, stages = n // CHUNK, stages + 1
+    assert text.count("map_global") == stages and f"split {CHUNK} " in text
+    assert ("take" in text) == (SIZES[name]["N"] % CHUNK != 0)
+
+
+def test_a_reduction_of_prime_length_is_parallel_with_its_remainder_folded_after():
+    prime = fl.infer(fix_sizes(PROGRAMS["total"], {"N": 4099}))
+    low = _lowered(prime)
+    assert "map_global" in str(low) and "drop" in str(low)
+    _agrees(prime, low, {})
+
+
+def test_a_reduction_from_a_non_neutral_value_starts_its_stages_from_the_neutral_one():
+    total = fl.fun([fl.array(4096, fl.f32)], lambda xs: fl.reduce(fl.add, 1.0, xs))
+    low = _lowered(total)
+    assert "map_global" in str(low) and str(low).count("1.0") == 1
+    _agrees(total, low, {})
+
+
+def test_a_reduction_whose_operator_is_not_known_associative_stays_in_order():
+    diff = fl.fun([fl.array(4096, fl.f32)], lambda xs: fl.reduce(lambda a, b: a - b, 0.0, xs))
+    low = _lowered(diff)
+    assert "map_global" not in str(low)
+    _agrees(diff, low, {})
 
 
 def test_a_symbolic_reduction_splits_by_its_multiple_of_fact():
@@ -77,8 +102,6 @@ def test_short_or_unsplittable_reductions_stay_sequential():
     assert str(_lowered(PROGRAMS["total"])).endswith("=> reduce_seq (+) 0.0 xs")  # no facts: cannot split
     short = fl.infer(fix_sizes(PROGRAMS["total"], {"N": S.SMALL_REDUCTION - 1}))
     assert "map_global" not in str(_lowered(short))
-    prime = fl.infer(fix_sizes(PROGRAMS["total"], {"N": 4099}))
-    assert "map_global" not in str(_lowered(prime))
 
 
 def test_mm_gets_a_2d_launch_and_maps_inside_are_sequential():
@@ -105,12 +128,14 @@ def test_a_map_of_a_map_of_a_map_is_2d_with_a_sequential_inner_loop():
     m, n = fl.nat("M"), fl.nat("N")
     prog = fl.fun([fl.array(4, fl.array(m, fl.array(n, fl.f32)))], lambda a: fl.map(fl.map(fl.map(fl.abs)), a))
     low = _lowered(prog)
-    assert "map_global 1 (map_global 0 (map_seq abs))" in str(low)
+    assert "map_global 1 (fun(x) => map_global 0 (fun(x) => map_seq abs x) x) a" in str(low)
     _agrees(prog, low, {"M": 3, "N": 5})
 
 
 def test_what_it_cannot_lower_is_a_strategy_error_naming_primitive_and_place(monkeypatch):
-    monkeypatch.setattr(S, "lower_reductions", lambda: identity)  # as if no rule lowered reductions
+    from functional import default_lowering
+
+    monkeypatch.setattr(default_lowering, "parallelise", lambda: identity)  # as if nothing were lowered
     with pytest.raises(StrategyError, match=r"cannot lower `reduce` at 0\.0: reduce \(\+\) 0\.0"):
         derive(PROGRAMS["total"], S.default_schedule(PROGRAMS["total"]))
 

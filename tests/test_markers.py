@@ -30,6 +30,11 @@ def test_every_slow_entry_names_a_test():
     assert missing == []
 
 
+def test_every_test_not_replayed_exists():
+    assert all(callable(getattr(importlib.import_module(entry.partition("::")[0].removesuffix(".py").replace("/", ".")),
+                                entry.partition("::")[2], None)) for entry in conftest.NOT_REPLAYED)
+
+
 def test_every_device_module_exists():
     assert sorted(m for m in conftest.DEVICE_MODULES if not (ROOT / m).exists()) == []
 
@@ -37,4 +42,4 @@ def test_every_device_module_exists():
 def test_markers_are_registered():
     tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11's tomllib")
     markers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
-    assert sorted(m.split(":")[0] for m in markers) == ["device", "slow"]
+    assert sorted(m.split(":")[0] for m in markers) == ["device", "oclgrind_off(reason)", "slow"]

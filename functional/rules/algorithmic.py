@@ -11,7 +11,7 @@ from ..expr import App, Identifier, Lambda, Literal, Prim, free_identifiers, spi
 from ..nat import Nat, divides, power
 from ..types import ArrayType, ScalarType, VectorType
 from . import instances as inst
-from .core import P, V, beta, length, rule
+from .core import P, V, beta, bind, length, rule
 
 # ------------------------------------------------------------------------ split-join
 
@@ -53,6 +53,13 @@ rule("map_fusion", "fusion", "map f (map g xs) -> map (fun(x) => f (g x)) xs",
      build=lambda m: fl.map(lambda x: beta(m.f, beta(m.g, x)), m.xs),
      example=_ex_two_maps)
 
+rule("map_fusion_shared", "fusion", "map f (map g xs) -> map (fun(x) => let (g x) f) xs   (g x substituted into f "
+     "where that computes it once: see core.bind)",
+     lhs=P("map", V("f"), P("map", V("g"), V("xs"))),
+     build=lambda m: fl.map(lambda x: bind(m.f, beta(m.g, x)), m.xs),
+     example=_ex_two_maps,
+     doc="The default lowering's fusion: an element the consumer reads several times is computed once.")
+
 
 def _fission_side(m):
     body = m.lam.body
@@ -91,6 +98,19 @@ rule("reduce_seq_map_fusion", "fusion",
      build=lambda m: fl.reduce_seq(lambda a, x: beta(beta(m.f, a), beta(m.g, x)), m.z, m.xs),
      example=_ex_reduce_seq_map)
 
+rule("reduce_seq_map_fusion_shared", "fusion",
+     "reduce_seq f z (map_seq g xs) -> reduce_seq (fun(a, x) => let (g x) (f a)) z xs   (g x substituted where "
+     "that computes it once: see core.bind)",
+     lhs=P("reduce_seq", V("f"), V("z"), P({"map", "map_seq"}, V("g"), V("xs"))),
+     build=lambda m: fl.reduce_seq(lambda a, x: _bind2(m.f, a, beta(m.g, x)), m.z, m.xs),
+     example=_ex_reduce_seq_map)
+
+def _bind2(f, a, x):
+    """`f a x` for a two-parameter function, x computed once (see core.bind); `a` is an
+    identifier, so substituting it duplicates nothing."""
+    return bind(beta(f, a), x)
+
+
 # ------------------------------------------------------------------------- reductions
 
 
@@ -105,9 +125,34 @@ def _ex_reduce(multiple):
     return ex
 
 
+def monoid_side(*needs: str, length_of: str | None = None, param: str | None = None):
+    """A side condition: the reduction's operator `f` (and initial value `z`) have the
+    properties `needs` names ("associative", "neutral", "commutative"; functional.algebra
+    proves them from the operator's form), and `param` divides the length of `length_of`."""
+    from .. import algebra
+
+    def side(m):
+        if "associative" in needs and not algebra.associative(m.f):
+            return f"{_short(m.f)} is not known to be associative"
+        if "commutative" in needs and not algebra.commutative(m.f):
+            return f"{_short(m.f)} is not known to be commutative"
+        if "neutral" in needs and not algebra.neutral(m.f, m.z):
+            return f"{_short(m.z)} is not known to be a neutral element of {_short(m.f)}"
+        return _divides_length(param, length_of)(m) if param else None
+
+    return side
+
+
+def _short(e) -> str:
+    s = str(e)
+    return s if len(s) <= 40 else s[:37] + "..."
+
+
 rule("reduce_split", "reduce",
-     "reduce f z xs -> reduce f z (map (reduce f z) (split n xs))   (partial reductions of n elements first)",
-     lhs=P("reduce", V("f"), V("z"), V("xs")), params=("n",), side=_divides_length("n", "xs"), exact=False,
+     "reduce f z xs -> reduce f z (map (reduce f z) (split n xs))   (partial reductions of n elements first; "
+     "f associative, z neutral)",
+     lhs=P("reduce", V("f"), V("z"), V("xs")), params=("n",),
+     side=monoid_side("associative", "neutral", param="n", length_of="xs"), exact=False,
      build=lambda m: fl.reduce(m.f, m.z, fl.map(fl.reduce(m.f, m.z), fl.split(m.n, m.xs))),
      example=_ex_reduce(lambda r: int(r.choice([1, 2, 4]))))
 
@@ -121,8 +166,9 @@ def _ex_reduce_reorder(rng):
 
 
 rule("reduce_reorder", "reduce",
-     "reduce f z xs -> reduce f z (reorder_stride s xs)   (f commutative: any order of the elements)",
-     lhs=P("reduce", V("f"), V("z"), V("xs")), params=("s",), side=_divides_length("s", "xs"), exact=False,
+     "reduce f z xs -> reduce f z (reorder_stride s xs)   (f associative and commutative: any order of the elements)",
+     lhs=P("reduce", V("f"), V("z"), V("xs")), params=("s",),
+     side=monoid_side("associative", "commutative", param="s", length_of="xs"), exact=False,
      build=lambda m: fl.reduce(m.f, m.z, fl.reorder_stride(m.s, m.xs)),
      example=_ex_reduce_reorder,
      doc="Lift's `reducePart -> reducePart . reorder`: inside reduce_split's chunks it yields the seed's "
@@ -130,6 +176,9 @@ rule("reduce_reorder", "reduce",
 
 
 def _iterate_side(m):
+    reason = monoid_side("associative", "neutral")(m)
+    if reason:
+        return reason
     k = m.k.as_int() if isinstance(m.k, Nat) else m.k
     if k is None or k < 1:
         return "k must be a positive constant"
@@ -148,7 +197,8 @@ def _ex_partial_iterate(rng):
 
 
 rule("partial_reduce_iterate", "reduce",
-     "map (reduce f z) (split (2^k) xs) -> iterate k (fun(ys) => map (reduce f z) (split 2 ys)) xs",
+     "map (reduce f z) (split (2^k) xs) -> iterate k (fun(ys) => map (reduce f z) (split 2 ys)) xs   "
+     "(f associative, z neutral)",
      lhs=P("map", P("reduce", V("f"), V("z")), P("split", V("xs"), params=("n",))), params=("k",),
      side=_iterate_side, exact=False,
      build=lambda m: fl.iterate(m.k, lambda ys: fl.map(fl.reduce(m.f, m.z), fl.split(2, ys)), m.xs),
@@ -448,3 +498,71 @@ rule("reduce_vectorize", "vectorisation",
          "every lane); reducing the w lanes from z gives z f (every x_i once), which equals reduce f z xs "
          "because f is associative and commutative.  The let computes the vector once (a private "
          "accumulator); `as_scalar (generate 1 (fun(i) => v))` is v's lanes as an array.")
+
+
+def _take_drop_side(m):
+    n = length(m.xs).as_int()
+    k = m.m.as_int() if isinstance(m.m, Nat) else m.m
+    if n is None or k is None:
+        return "the split point and the length must be constants"
+    return None if 0 < k < n else f"{k} does not split the length {n} into two non-empty parts"
+
+
+def _ex_take_drop(rng):
+    total = inst.size(rng, 1, 2, 9)
+    k = int(rng.integers(1, total))
+    op, z = inst.pick(rng, inst.MONOIDS)
+    f = inst.pick(rng, [op, lambda a, b: a - b * 0.5])  # any operator: a left fold regroups at any point
+    prog = inst.vector_program(total, lambda xs: fl.reduce(f, z, xs))
+    return prog, (inst.data(rng, total, monoid=(op, z)),), {"m": k}
+
+
+rule("reduce_take_drop", "reduce",
+     "reduce f z xs -> reduce f (reduce f z (take m xs)) (drop m xs)   (the fold of the first m elements starts "
+     "the fold of the rest; any f; inexact only because the interpreter sums floats pairwise)",
+     lhs=P("reduce", V("f"), V("z"), V("xs")), params=("m",), side=_take_drop_side, exact=False,
+     build=lambda m: fl.reduce(m.f, fl.reduce(m.f, m.z, fl.take(m.m, m.xs)), fl.drop(m.m, m.xs)),
+     example=_ex_take_drop,
+     doc="Proof: z f x1 f ... f xn = (z f x1 f ... f xm) f x(m+1) f ... f xn, the left fold read in two parts.  "
+         "It leaves a length with a divisor for the parallel stages and folds the remainder after them.")
+
+
+def _neutral_init_side(m):
+    from .. import algebra
+
+    if not algebra.associative(m.f):
+        return f"{_short(m.f)} is not known to be associative"
+    if algebra.neutral(m.f, m.z):
+        return "the initial value is already neutral"
+    if algebra.neutral_element(m.f, m.z.t) is None:
+        return f"no neutral element of {_short(m.f)} is known at {m.z.t}"
+    return None
+
+
+def _neutral_init_build(m):
+    from .. import algebra
+
+    rest = fl.reduce(m.f, algebra.neutral_element(m.f, m.z.t), m.xs)
+    return App(App(m.f, m.z), rest)
+
+
+def _ex_neutral_init(rng):
+    total = inst.size(rng, 1, 1, 8)
+    op, _ = inst.pick(rng, inst.MONOIDS[:1] + inst.MONOIDS[3:])  # add, mul: a finite non-neutral start
+    prog = inst.vector_program(total, lambda xs: fl.reduce(op, 1.5, xs))
+    return prog, (inst.data(rng, total, monoid=(op, 1.5)),), {}
+
+
+rule("reduce_neutral_init", "reduce",
+     "reduce f z xs -> f z (reduce f e xs)   (f associative, e its neutral element)",
+     lhs=P("reduce", V("f"), V("z"), V("xs")), side=_neutral_init_side, build=_neutral_init_build, exact=False,
+     example=_ex_neutral_init,
+     doc="Proof: z f x1 f ... f xn = z f (e f x1 f ... f xn) by associativity and e neutral.  The reduction "
+         "then starts from a neutral element, which splitting it into partial reductions needs.")
+
+rule("reduce_take_drop_shared", "reduce",
+     "reduce f z xs -> let xs (fun(ys) => reduce f (reduce f z (take m ys)) (drop m ys))   (reduce_take_drop with xs "
+     "computed once)",
+     lhs=P("reduce", V("f"), V("z"), V("xs")), params=("m",), side=_take_drop_side, exact=False,
+     build=lambda m: fl.let(m.xs, lambda ys: fl.reduce(m.f, fl.reduce(m.f, m.z, fl.take(m.m, ys)), fl.drop(m.m, ys))),
+     example=_ex_take_drop)

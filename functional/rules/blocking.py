@@ -25,7 +25,7 @@ from __future__ import annotations
 import attrs
 
 from .. import dsl as fl
-from ..expr import App, Expr, Identifier, Lambda, Prim, free_identifiers, spine, substitute
+from ..expr import App, Expr, Identifier, Lambda, Prim, applied, free_identifiers, spine, substitute
 from ..nat import divides
 from ..types import ArrayType, VectorType, array, f32
 from . import instances as inst
@@ -38,10 +38,9 @@ ASSOCIATIVE = {"add", "mul", "max", "min"}
 
 
 def _prim_app(e: Expr, name: str, nargs: int):
-    head, args = spine(e)
-    if isinstance(head, Prim) and head.name == name and len(args) == nargs:
-        return head, args
-    return None
+    """(head, arguments) when `e` is `name` applied to `nargs` arguments (see expr.applied)."""
+    args = applied(e, name, nargs)
+    return None if args is None else (spine(e)[0], args)
 
 
 def _projection(e: Expr, which: str, of: str) -> bool:

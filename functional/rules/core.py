@@ -20,7 +20,7 @@ from typing import Any, Callable
 import attrs
 
 from ..errors import FunctionalError, TypeInferenceError
-from ..expr import App, Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, substitute
+from ..expr import App, Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, substitute, trivial
 from ..infer import infer
 from ..nat import Nat
 from ..strategies import Failure, Step, Strategy, Success
@@ -250,6 +250,43 @@ def beta(f: Expr, x: Expr) -> Expr:
     return App(f, x)
 
 
+def occurrences(e: Expr, name: str) -> tuple[int, bool]:
+    """How often the identifier `name` occurs free in `e`, and whether any occurrence is
+    under a lambda (code that may run many times per evaluation of `e`)."""
+    count, under = 0, False
+    stack: list[tuple[Expr, bool]] = [(e, False)]
+    while stack:
+        x, inside = stack.pop()
+        if isinstance(x, Identifier):
+            if x.name == name:
+                count, under = count + 1, under or inside
+        elif isinstance(x, Lambda):
+            if x.param.name != name:
+                stack.append((x.body, True))
+        else:
+            stack.extend((c, inside) for c in x.children())
+    return count, under
+
+
+def inlinable(f: Lambda, x: Expr) -> bool:
+    """Substituting `x` for f's parameter neither duplicates nor repeats x's computation."""
+    if trivial(x):
+        return True
+    count, under = occurrences(f.body, f.param.name)
+    return count <= 1 and not under
+
+
+def bind(f: Expr, x: Expr) -> Expr:
+    """`f x` that computes x once: substituted where that duplicates nothing (see
+    `inlinable`), else `let x f`.  Fusion builds its bodies with it, so fusing maps whose
+    functions read their element several times stays linear in the program's size."""
+    if isinstance(f, Lambda):
+        if inlinable(f, x):
+            return substitute(f.body, f.param.name, x)
+        return App(App(Prim("let"), x), f)
+    return App(f, x)
+
+
 def is_function_of(e: Expr, name: str) -> bool:
     from ..expr import free_identifiers
 
@@ -271,4 +308,5 @@ def rule(name: str, family: str, equation: str, **kw) -> Rule:
 
 
 __all__ = ["V", "P", "L", "Lit", "OneOf", "Rule", "RuleError", "NotApplicable", "Match", "RULES", "rule", "length", "beta",
+           "bind", "inlinable", "occurrences", "trivial",
            "retype", "match", "NatLambda"]

@@ -12,8 +12,9 @@ from __future__ import annotations
 from .. import dsl as fl
 from ..expr import App, Identifier, Prim
 from ..nat import divides
+from ..primitives import LOOP_MAPS
 from ..strategies import MAP_LIKE
-from ..types import ArrayType
+from ..types import ArrayType, f32
 from . import instances as inst
 from .core import L, OneOf, P, V, rule
 
@@ -72,7 +73,7 @@ for _target in ("reduce_seq", "reduce_seq_unroll"):
          example=_ex_reduce, doc="The sequential fold keeps the order; reduce's f is associative.")
 
 
-_LOW_MAPS = MAP_LIKE - {"map", "map_vec"}
+_LOW_MAPS = LOOP_MAPS
 
 
 def _ex_store(rng):
@@ -267,3 +268,100 @@ rule("reshape_parallel", "lowering",
      build=lambda m: fl.split(m.xss.t.elem.size, fl.join(fl._prim(m.outer_kind, (m.outer,), (
          lambda r: fl._prim(m.inner_kind, (m.inner,), (m.f, r)), fl.split(m.n, fl.join(m.xss)))))),
      example=_ex_reshape)
+
+
+# ------------------------------------------------------------- storage and copies
+
+
+def _is_data(e) -> bool:
+    from ..types import DataType
+
+    return isinstance(e.t, DataType)
+
+
+def _ex_materialise(rng):
+    n = inst.size(rng)
+    f = inst.pick(rng, inst.UNARY)
+    prog = inst.vector_program(n, lambda xs: fl.map_seq(f, fl.take(max(1, n // 2), fl.map_seq(f, xs))))
+    return prog, (inst.data(rng, n),), {}
+
+
+for _space in ("global", "local", "private"):
+    rule(f"materialise_{_space}", "lowering", f"e -> to_{_space} e   (e's value is stored in {_space} memory)",
+         lhs=V("e"), side=lambda m: None if _is_data(m.e) else "not a data value",
+         build=lambda m, s=_space: App(Prim(f"to_{s}"), m.e),
+         example=_ex_materialise,
+         doc="Where the translation reads a value that loops write (a low-level map's array), the value must "
+             "be stored first; the default lowering chooses the space from where the value is computed.")
+
+
+def copy_with(t, e, levels: tuple):
+    """`e` rewritten as loops that write it element by element (the identity): the outer
+    array dimensions by `levels` ((primitive, dim), outermost first), deeper ones by
+    map_seq; a tuple holding arrays component by component."""
+    from ..types import ArrayType, TupleType
+
+    if isinstance(t, ArrayType):
+        name, dim = levels[0] if levels else ("map_seq", None)
+        inner = levels[1:]
+        f = lambda x: copy_with(t.elem, x, inner)  # noqa: E731
+        return fl.map_seq(f, e) if dim is None else fl._prim(name, (dim,), (f, e))
+    if isinstance(t, TupleType) and _has_array(t):
+        parts = [copy_with(et, (fl.fst if k == 0 else fl.snd)(e), levels) for k, et in enumerate(t.elems)]
+        return fl.pair(*parts)
+    return e
+
+
+def _has_array(t) -> bool:
+    from ..types import ArrayType, TupleType
+
+    if isinstance(t, ArrayType):
+        return True
+    return isinstance(t, TupleType) and any(_has_array(x) for x in t.elems)
+
+
+def _copy_levels(kind: str, t) -> tuple:
+    """The parallel levels of a copy of `t`: global and local copies spread the two outer
+    dimensions (dimension 0 along the contiguous inner index), sequential copies none."""
+    from ..types import ArrayType
+
+    if kind == "seq":
+        return ()
+    depth = 2 if isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) else 1
+    name = f"map_{kind}"
+    return ((name, 1), (name, 0)) if depth == 2 else ((name, 0),)
+
+
+def _ex_copy_rule(rng):
+    m, n = inst.size(rng), inst.size(rng)
+    prog = inst.matrix_program(m, n, lambda xss: fl.transpose(xss))
+    return prog, (inst.data(rng, m, n),), {}
+
+
+for _kind in ("global", "local", "seq"):
+    _levels = {"global": "map_global 1 / map_global 0", "local": "map_local 1 / map_local 0", "seq": "map_seq"}[_kind]
+    rule(f"copy_{_kind}", "lowering",
+         f"e -> map (fun(x) => x) e   (as loops that write e element by element: {_levels} over the outer "
+         f"dimensions, map_seq deeper; tuples of arrays component by component)",
+         lhs=V("e"), side=lambda m: None if _is_data(m.e) and _has_array(m.e.t) else "not a value holding arrays",
+         build=lambda m, k=_kind: copy_with(m.e.t, m.e, _copy_levels(k, m.e.t)),
+         example=_ex_copy_rule,
+         doc="Writing a view of data that is already readable (an input, a stored array) needs loops; the "
+             "default lowering chooses them where the program's value is a view rather than a computation.")
+
+
+def _ex_generate(rng):
+    n, m = inst.size(rng), inst.size(rng)
+    prog = inst.vector_program(m, lambda xs: fl.generate(n, lambda i: fl.reduce_seq(
+        lambda a, x: a + x * fl.cast(f32, i), 0.0, xs)))
+    return prog, (inst.data(rng, m),), {}
+
+
+for _target in ("map_global", "map_seq"):
+    rule(f"generate_as_{_target}", "lowering",
+         f"generate n f -> {_target} f (generate n (fun(i) => i))   (f loops or allocates: the array is written by "
+         f"a loop instead of recomputed where it is read)",
+         lhs=P("generate", V("f"), params=("n",)),
+         build=lambda m, t=_target: fl._prim(t, (0,) if t == "map_global" else (), (
+             m.f, fl.generate(m.n, lambda i: i))),
+         example=_ex_generate)

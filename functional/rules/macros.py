@@ -44,8 +44,9 @@ Macro strategies (apply at the node named in each docstring):
 from __future__ import annotations
 
 from .. import dsl as fl
-from ..expr import App, Expr, Identifier, Lambda, NatLambda, Prim, free_identifiers, spine, substitute
+from ..expr import App, Expr, Identifier, Lambda, NatLambda, Prim, applied, free_identifiers, spine, substitute
 from ..nat import Nat, Var, power
+from ..primitives import MAPS, REDUCTIONS
 from ..strategies import (Failure, Strategy, Success, argument, fmap, function, lchoice, normalize, seq, some,
                           top_down, try_)
 from ..types import ArrayType, TupleType, array, f32
@@ -228,6 +229,11 @@ rule("map_join_transpose", "movement", "map join (transpose xsss) -> transpose (
 
 
 def _tree_side(m):
+    from .algorithmic import monoid_side
+
+    reason = monoid_side("associative", "commutative", "neutral")(m)
+    if reason:
+        return reason
     k = m.k.as_int() if isinstance(m.k, Nat) else m.k
     if k is None or k < 1:
         return "k must be a positive constant"
@@ -259,7 +265,7 @@ def _ex_tree(rng):
 
 rule("partial_reduce_iterate_stride", "reduce",
      "map (reduce f z) (split n xs) -> iterate k (fun(l: nat, ys) => map (reduce f z) (split 2 (reorder_stride l ys))) xs"
-     "   (n = 2^k = length xs: one full reduction)",
+     "   (n = 2^k = length xs: one full reduction; f associative and commutative, z neutral)",
      lhs=P("map", P("reduce", V("f"), V("z")), P("split", V("xs"), params=("n",))), params=("k",),
      side=_tree_side, build=_tree_build, exact=False, example=_ex_tree,
      doc="The seed's tree: each stage adds element j and element j + l (l = half the length), which "
@@ -269,8 +275,7 @@ rule("partial_reduce_iterate_stride", "reduce",
 # ---------------------------------------------------------------------------- memory
 
 
-_ELEMENT_FUNS = {"map", "map_seq", "map_seq_unroll", "map_global", "map_workgroup", "map_local",
-                 "reduce", "reduce_seq", "reduce_seq_unroll"}
+_ELEMENT_FUNS = (MAPS - {"map_vec"}) | REDUCTIONS
 
 
 def _element_lambda(e: Expr):
@@ -367,11 +372,6 @@ def outermost(s: Strategy) -> Strategy:
     return self
 
 
-def _is_prim_app(e: Expr, names, nargs: int | None = None) -> bool:
-    head, args = spine(e)
-    return isinstance(head, Prim) and head.name in names and (nargs is None or len(args) == nargs)
-
-
 def reduce_fn(s: Strategy) -> Strategy:
     """`s` on the function of `reduce f z xs` (any reduction)."""
     return function(function(argument(s)))
@@ -431,7 +431,7 @@ def _is_reduce_of_zip_map(e: Expr) -> bool:
     head, args = spine(e)
     if not (isinstance(head, Prim) and head.name == "reduce" and len(args) == 3):
         return False
-    return _is_prim_app(args[2], {"map"}, 2) and _is_prim_app(spine(args[2])[1][1], {"zip"}, 2)
+    return (applied(args[2], "map", 2) is not None) and (applied(spine(args[2])[1][1], "zip", 2) is not None)
 
 
 def split_reduction(k) -> Strategy:
@@ -503,7 +503,7 @@ def untile_views() -> Strategy:
 def _is_tiled_reduction(e: Expr) -> bool:
     head, args = spine(e)
     return (isinstance(head, Prim) and head.name == "reduce" and len(args) == 3
-            and _is_prim_app(args[2], {"map"}, 2) and _is_prim_app(spine(args[2])[1][1], {"zip"}, 2))
+            and (applied(args[2], "map", 2) is not None) and (applied(spine(args[2])[1][1], "zip", 2) is not None))
 
 
 def tile_views() -> Strategy:
@@ -557,7 +557,7 @@ def register_blocking_2d(l1, l2) -> Strategy:
 
 
 def _is_reduce(e: Expr) -> bool:
-    return _is_prim_app(e, {"reduce"}, 3)
+    return (applied(e, "reduce", 3) is not None)
 
 
 def push_views() -> Strategy:

@@ -746,3 +746,21 @@ __all__ = [
     "prim_fn_params",
     "row_map",
 ]
+
+
+def _ex_cut_zip(cut):
+    def ex(rng):
+        n = inst.size(rng, 1, 2, 8)
+        k = int(rng.integers(1, n))
+        prog = fl.fun([array(n, f32), array(n, f32)], lambda xs, ys: fl.map(
+            lambda p: fl.fst(p) * fl.snd(p), cut(k, fl.zip(xs, ys))))
+        return prog, (inst.data(rng, n), inst.data(rng, n)), {}
+
+    return ex
+
+
+for _cut in ("take", "drop"):
+    rule(f"{_cut}_zip", "movement", f"{_cut} n (zip xs ys) -> zip ({_cut} n xs) ({_cut} n ys)",
+         lhs=P(_cut, P("zip", V("xs"), V("ys")), params=("n",)),
+         build=lambda m, c=_cut: fl.zip(getattr(fl, c)(m.n, m.xs), getattr(fl, c)(m.n, m.ys)),
+         example=_ex_cut_zip(getattr(fl, _cut)))

@@ -160,3 +160,117 @@ def maps_fused(fuel: int = 10000) -> Strategy:
 
 __all__ = ["beta_eta_normal_form", "beta_normal_form", "data_flow_form", "maps_fissioned", "maps_fused",
            "repeat", "top_down"]
+
+
+# ------------------------------------------------------------- linear cleanups (fusion)
+
+
+def _redex(e):
+    """(function, argument) of `(fun(x) => b) a` or `let a (fun(x) => b)`, else None."""
+    from ..expr import Prim, spine
+
+    if isinstance(e, App) and isinstance(e.fun, Lambda):
+        return e.fun, e.arg
+    head, args = spine(e)
+    if isinstance(head, Prim) and head.name == "let" and len(args) == 2 and isinstance(args[1], Lambda):
+        return args[1], args[0]
+    return None
+
+
+def _inline_side(m):
+    from .core import inlinable
+
+    found = _redex(m.root)
+    if found is None:
+        return "not a redex or let"
+    return None if inlinable(*found) else "the bound value is used more than once or inside a function"
+
+
+def _ex_inline(rng):
+    n = inst.size(rng)
+    f = inst.pick(rng, inst.UNARY[:3])  # functions that read their argument once
+    prog = inst.vector_program(n, lambda xs: fl.map(lambda x: fl.let(x * 2.0, lambda y: f(y)), xs))
+    return prog, (inst.data(rng, n),), {}
+
+
+rule("inline_once", "normal-form",
+     "(fun(x) => b) a -> b[a / x];  let a (fun(x) => b) -> b[a / x]   (x occurs once, not inside a function, or a "
+     "is an identifier, a literal or projections of one: nothing is computed twice)",
+     lhs=_root_pattern(), side=_inline_side,
+     build=lambda m: substitute(_redex(m.root)[0].body, _redex(m.root)[0].param.name, _redex(m.root)[1]),
+     example=_ex_inline)
+
+
+def _projections_only(body, name):
+    """Every occurrence of `name` in `body` is `fst name` or `snd name`."""
+    from ..expr import Prim, spine
+
+    def ok(e):
+        if isinstance(e, Identifier):
+            return e.name != name
+        if isinstance(e, Lambda):
+            return e.param.name == name or ok(e.body)
+        head, args = spine(e)
+        if (isinstance(head, Prim) and head.name in ("fst", "snd") and len(args) == 1
+                and isinstance(args[0], Identifier) and args[0].name == name):
+            return True
+        return all(ok(c) for c in e.children())
+
+    return ok(body)
+
+
+def _let_pair_side(m):
+    from ..expr import Prim, spine
+
+    found = _redex(m.root)
+    if found is None:
+        return "not a redex or let"
+    f, value = found
+    head, args = spine(value)
+    if not (isinstance(head, Prim) and head.name == "pair" and len(args) == 2):
+        return "the bound value is not a pair"
+    return None if _projections_only(f.body, f.param.name) else "the pair is used whole"
+
+
+def _let_pair_build(m):
+    from ..expr import Prim, spine, walk
+
+    f, value = _redex(m.root)
+    a, b = spine(value)[1]
+    p = f.param.name
+    taken = {x.name for x in walk(f.body) if isinstance(x, Identifier)} | {p}
+    names = [n for n in (f"{p}_0", f"{p}_1") if n not in taken]
+    if len(names) < 2:
+        raise NotApplicable("no fresh names for the components")
+    first = Identifier(names[0], t=a.t)
+    second = Identifier(names[1], t=b.t)
+
+    def replace(e):
+        from ..expr import spine as sp
+
+        if isinstance(e, Lambda):
+            return e if e.param.name == p else Lambda(e.param, replace(e.body))
+        head, args = sp(e)
+        if (isinstance(head, Prim) and head.name in ("fst", "snd") and len(args) == 1
+                and isinstance(args[0], Identifier) and args[0].name == p):
+            return first if head.name == "fst" else second
+        if isinstance(e, App):
+            return App(replace(e.fun), replace(e.arg))
+        return e
+
+    body = replace(f.body)
+    inner = App(App(Prim("let"), b), Lambda(second, body))
+    return App(App(Prim("let"), a), Lambda(first, inner))
+
+
+def _ex_let_pair(rng):
+    n = inst.size(rng)
+    prog = inst.vector_program(n, lambda xs: fl.map(lambda x: fl.let(fl.pair(x * 2.0, x + 1.0),
+                                                                     lambda p: fl.fst(p) * fl.snd(p) + fl.fst(p)), xs))
+    return prog, (inst.data(rng, n),), {}
+
+
+rule("let_pair", "normal-form",
+     "let (pair a b) (fun(p) => e) -> let a (fun(x) => let b (fun(y) => e[fst p := x, snd p := y]))   "
+     "(p used only through fst and snd; also the redex form)",
+     lhs=_root_pattern(), side=_let_pair_side, build=_let_pair_build, example=_ex_let_pair)

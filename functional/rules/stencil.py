@@ -332,6 +332,8 @@ def _ex_pad(build, kinds, with_value_input=True):
         kind = inst.pick(rng, sorted(kinds))
         total = inst.size(rng, 1, 1, 6)
         left, right = int(rng.integers(0, 4)), int(rng.integers(0, 4))
+        if kind in ("pad_wrap", "pad_mirror"):  # these repeat xs at most once: pads no longer than xs
+            left, right = min(left, total), min(right, total)
         n = inst.length(rng, total)
         data = inst.data(rng, total, *shape, monoid=monoid)
         value = inst.data(rng, 1, *shape, monoid=monoid)[0]
@@ -409,6 +411,8 @@ def _ex_crop_pad(rng):
     kind = inst.pick(rng, sorted(_COPY_PADS | {"pad_const"}))
     total = inst.size(rng)
     left, right = int(rng.integers(0, 4)), int(rng.integers(1, 4))  # take n of n elements would not type
+    if kind in ("pad_wrap", "pad_mirror"):  # these repeat xs at most once: pads no longer than xs
+        left, right = min(left, total), min(right, total)
     n = inst.length(rng, total)
     prog = fl.fun([array(n, f32)], lambda xs: fl.take(n, fl.drop(left, _pad(kind, left, right, xs, 0.5))))
     return prog, (inst.data(rng, total),), {}

@@ -38,6 +38,25 @@ def _scalar_operations(p):
     return fl.select(cond, value, fl.apply(_CLAMP, y))
 
 
+def _math_builtins(p):
+    """Every OpenCL math built-in, on inputs inside their domains (x, y in (-1, 1))."""
+    x, y = fl.fst(p), fl.snd(p)
+    ax, pos = fl.abs(x) + 0.5, fl.abs(y) + 0.25
+    unary = (fl.erf(x) + fl.erfc(y) + fl.tan(x) + fl.asin(x) + fl.acos(y) + fl.atan(x) + fl.sinh(x) + fl.cosh(y)
+             + fl.tanh(x) + fl.exp2(x) + fl.expm1(y) + fl.log2(ax) + fl.log10(pos) + fl.log1p(ax) + fl.cbrt(x)
+             + fl.rsqrt(pos) + fl.floor(x * 4.0) + fl.ceil(y * 4.0) + fl.trunc(x * 4.0) + fl.round(y * 4.0))
+    binary = (fl.pow(ax, y) + fl.fmod(x * 5.0, pos) + fl.atan2(y, x) + fl.hypot(x, y) + fl.copysign(x, y)
+              + fl.clamp(x, -0.5, 0.5))
+    return unary + binary
+
+
+def _bits(p):
+    """Integer bit operations and shifts (counts beyond the width: modulo 32, as OpenCL)."""
+    a, b = fl.fst(p), fl.snd(p)
+    mixed = fl.bit_xor(fl.bit_and(a, b), fl.bit_or(fl.bit_not(a), fl.shl(b, a)))
+    return mixed + fl.shr(a, b) + fl.clamp(a, -100, 100)
+
+
 def _workgroup_sum(block):
     return lambda xs: fl.join(fl.map_workgroup(
         lambda chunk: fl.map_local(lambda c: fl.reduce_seq(fl.add, 0.0, c),
@@ -207,6 +226,13 @@ CASES = {
     "private_vector_lanes": (fl.fun([fl.array(fl.nat("N", multiple_of=8), fl.f32)], lambda xs: fl.map_global(
         lambda v: fl.let(fl.to_private(fl.map_vec(lambda e: e + 1.0, v)), lambda w: fl.reduce_seq_unroll(
             fl.add, 0.0, fl.as_scalar(fl.generate(1, lambda i: w)))), fl.as_vector(4, xs))), (_f32(16),)),
+    "math_builtins": (fl.fun([vec, vec], lambda xs, ys: fl.map_global(_math_builtins, fl.zip(xs, ys))),
+                      (np.tanh(_f32(16)), np.tanh(_f32(16) * 0.7 + 0.3).astype(np.float32))),
+    "integer_bits": (fl.fun([fl.array(N, fl.i32), fl.array(N, fl.i32)], lambda a, b: fl.map_global(_bits, fl.zip(a, b))),
+                     (np.array([0, -1, 7, -123456, 2**31 - 1, -2**31, 40, 3], np.int32),
+                      np.array([1, 33, -2, 5, 31, 7, -1, 64], np.int32))),
+    "element_access_sizes": (fl.fun([vec, fl.array(N, fl.i32)], lambda xs, idx: fl.map_global(
+        lambda i: xs[i] * 2.0 + xs[0] + xs[N - 1] / N, idx)), (_f32(7), np.array([0, 6, 3, 2, 1, 5, 4], np.int32))),
     "let_private": (fl.fun([fl.array(M, fl.array(N, fl.f32))], lambda m: fl.map_global(
         lambda r: fl.let(fl.reduce_seq(fl.add, 0.0, r), lambda s: fl.map_seq(lambda x: x / s, r)), m)),
                     (np.abs(_f32(3, 4)) + 1.0,)),

@@ -32,7 +32,7 @@ def test_every_low_level_view_and_scalar_primitive_has_an_execution_case():
     from functional.primitives import PRIMITIVES
 
     used = {n.name for prog, _ in CASES.values() for n in walk(prog) if isinstance(n, Prim)}
-    from dpia.phrases import LAYOUT_VIEWS
+    from functional.primitives import LAYOUT as LAYOUT_VIEWS
 
     translatable = ({n for n, d in PRIMITIVES.items() if d.level != "high"} | LAYOUT_VIEWS
                     | {"generate", "iterate", "let", "map"})

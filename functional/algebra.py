@@ -1,0 +1,156 @@
+"""What rules may assume about a reduction's operator: associativity, commutativity and
+neutral elements, proven from the operator's form (never assumed).
+
+`reduce f z xs` means the left fold `z f x1 f ... f xn` (the interpreter computes exactly
+that).  Rules that regroup the fold need `f` associative; rules that start several partial
+folds from `z` need `z` neutral for `f` too; rules that reorder the elements need `f`
+commutative.  A property holds here when the operator has one of these forms:
+
+    a binary primitive            add, mul, min, max, and, or (bit operations where declared)
+    fun(a, b) => op a b           or op b a for a commutative op
+    fun(a, b) => pair (F0) (F1)   component k of the result is op (proj_k a) (proj_k b): tuples
+                                  reduced component by component (sum and sum of squares, ...)
+
+Floating-point add and mul are associative up to rounding: rules that rely on it are marked
+inexact (their checks compare within a tolerance).  Neutral elements: 0 for add, 1 for mul,
++inf (the largest integer) for min, -inf (the smallest) for max, true for and, false for or.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .expr import Expr, Identifier, Lambda, Literal, Prim, spine
+from .types import ScalarType, TupleType
+
+# op -> commutative (every op listed is associative)
+_OPS = {"add": True, "mul": True, "min": True, "max": True, "and": True, "or": True,
+        "bit_and": True, "bit_or": True, "bit_xor": True}
+
+
+def _neutral_value(op: str, t: ScalarType):
+    if op == "add" or op in ("bit_or", "bit_xor"):
+        return 0
+    if op == "mul":
+        return 1
+    if op == "bit_and":
+        return -1
+    if op in ("min", "max"):
+        big = math.inf if t.is_float else (2**31 - 1 if t.name == "i32" else 2**32 - 1)
+        small = -math.inf if t.is_float else (-(2**31) if t.name == "i32" else 0)
+        return big if op == "min" else small
+    if op == "and":
+        return True
+    if op == "or":
+        return False
+    return None
+
+
+def _projection(e: Expr, param: str) -> tuple | None:
+    """The projection path of `e` from the identifier `param` (fst = 0, snd = 1), or None."""
+    path = []
+    while not (isinstance(e, Identifier) and e.name == param):
+        head, args = spine(e)
+        if not (isinstance(head, Prim) and head.name in ("fst", "snd") and len(args) == 1):
+            return None
+        path.append(0 if head.name == "fst" else 1)
+        e = args[0]
+    return tuple(reversed(path))
+
+
+def operator_form(f: Expr):
+    """The component-wise operator `f` is: an op name, or a tuple of forms for a tuple
+    operator; None when `f` has none of the recognised forms."""
+    head, args = spine(f)
+    if isinstance(head, Prim) and head.name in _OPS and not args:
+        return head.name
+    if isinstance(f, Lambda) and isinstance(f.body, Lambda):
+        return _form(f.body.body, f.param.name, f.body.param.name, ())
+    return None
+
+
+def _form(body: Expr, a: str, b: str, path: tuple):
+    head, args = spine(body)
+    if isinstance(head, Prim) and head.name == "pair" and len(args) == 2:
+        parts = (_form(args[0], a, b, path + (0,)), _form(args[1], a, b, path + (1,)))
+        return None if None in parts else parts
+    if isinstance(head, Prim) and head.name in _OPS and len(args) == 2:
+        left, right = _projection(args[0], a), _projection(args[1], b)
+        if left == path and right == path:
+            return head.name
+        if _OPS[head.name] and _projection(args[0], b) == path and _projection(args[1], a) == path:
+            return head.name
+    return None
+
+
+def associative(f: Expr) -> bool:
+    return operator_form(f) is not None
+
+
+def commutative(f: Expr) -> bool:
+    form = operator_form(f)
+    return form is not None and _all_leaves(form, lambda op: _OPS[op])
+
+
+def _all_leaves(form, test) -> bool:
+    if isinstance(form, tuple):
+        return all(_all_leaves(x, test) for x in form)
+    return test(form)
+
+
+def neutral(f: Expr, z: Expr) -> bool:
+    """`z` is a neutral element of `f` (literals, pairs of literals, casts of literals)."""
+    form = operator_form(f)
+    return form is not None and _neutral(form, z)
+
+
+def _neutral(form, z: Expr) -> bool:
+    head, args = spine(z)
+    if isinstance(form, tuple):
+        return (isinstance(head, Prim) and head.name == "pair" and len(args) == 2
+                and all(_neutral(x, a) for x, a in zip(form, args)))
+    value = _literal_value(z)
+    if value is None or not isinstance(z.t, ScalarType):
+        return False
+    want = _neutral_value(form, z.t)
+    return want is not None and value == want and not (isinstance(value, float) and math.isnan(value))
+
+
+def _literal_value(z: Expr):
+    if isinstance(z, Literal):
+        return z.value
+    head, args = spine(z)
+    if isinstance(head, Prim) and head.name == "cast" and len(args) == 1 and isinstance(args[0], Literal):
+        return args[0].value
+    return None
+
+
+def neutral_element(f: Expr, t) -> Expr | None:
+    """A neutral element of `f` at type `t`, as an expression (None if `f` has no known form)."""
+    from . import dsl as fl
+
+    form = operator_form(f)
+    if form is None:
+        return None
+    return _element(form, t, fl)
+
+
+def _element(form, t, fl):
+    if isinstance(form, tuple):
+        if not isinstance(t, TupleType):
+            return None
+        parts = [_element(x, et, fl) for x, et in zip(form, t.elems)]
+        return None if None in parts else fl.pair(*parts)
+    if not isinstance(t, ScalarType):
+        return None
+    value = _neutral_value(form, t)
+    if value is None:
+        return None
+    if t.name == "bool":
+        value = bool(value)
+    elif t.is_float:
+        value = float(value)
+    return fl.literal(value, t)
+
+
+__all__ = ["associative", "commutative", "neutral", "neutral_element", "operator_form"]

@@ -1,0 +1,305 @@
+"""The default lowering: any well-typed high-level program becomes a low-level program that
+the DPIA translation accepts.  It is a strategy like any other, so its result is a
+derivation of rule steps that prints, stores and replays.
+
+Its phases, in order (`PHASES`):
+
+    eta          functions of maps as lambdas (the data-flow normal form the later phases read)
+    fuse         producer maps into their consumers (no intermediate arrays between maps)
+    reductions   large program-level reductions in two stages (schedules.two_stage_reduction)
+    parallelise  maps the host runs -> map_global (map_global 1 / 0 for a perfectly nested map of
+                 maps); maps one work-item runs -> map_seq; reduce -> reduce_seq
+    store        where the translation reads a value that loops write, the value is stored:
+                 to_global on the host, to_private per work-item when it is small, else
+                 to_global (one slot per work-item); where it writes a view of readable data
+                 (an input, a stored array), a copy loop: map_global on the host, map_seq inside
+    check        nothing computing is left high level
+
+Where code runs decides both parallelism and storage.  The contexts:
+
+    HOST      program-level code: the host plan's kernels (parallel loops start here)
+    HOST_SEQ  program-level code inside a sequential loop (a reduction's step): one work-item
+    GROUP     inside map_workgroup, outside map_local: every item of a group runs it
+    ITEM      inside map_global / map_local: one work-item's own code
+
+The store phase mirrors the translation (dpia/translate.py): the acceptor translation `acc`
+writes a value into a place, the continuation translation `con` reads it.  `first_need` walks
+the program as they would and names the first place where one of them would have to refuse,
+with the fix; the phase applies fixes until none is needed.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import attrs
+
+from .expr import App, Expr, Lambda, NatApp, NatLambda, Prim, spine
+from .primitives import is_view_fn
+from .rules.core import RULES
+from .storage import HOST, HOST_SEQ, ITEM, _LOW_MAPS, _REDUCTIONS, _inner, arg_path, first_need
+from .strategies import Failure, Step, Strategy, Success, at_path, replace_at
+from .types import ScalarType, TupleType
+
+
+
+# ---------------------------------------------------------------------- parallelise
+
+
+
+
+def _computing_map(e: Expr) -> bool:
+    head, args = spine(e)
+    return isinstance(head, Prim) and head.name == "map" and 1 <= len(args) <= 2 and not is_view_fn(args[0])
+
+
+def _perfectly_nested(e: Expr) -> bool:
+    from .schedules import _perfectly_nested as nested
+
+    return nested(e)
+
+
+def lowering_sites(e: Expr, path: tuple = (), ctx: str = HOST) -> Iterator[tuple[tuple, str, dict]]:
+    """(path, rule, params) for every high-level map and reduce, by where it runs: a host
+    map runs in parallel over global ids, a map or reduction one item runs is a loop."""
+    if isinstance(e, (Lambda, NatLambda)):
+        yield from lowering_sites(e.body, path + (0,), ctx)
+        return
+    if isinstance(e, NatApp):
+        yield from lowering_sites(e.fun, path + (0,), ctx)
+        return
+    head, args = spine(e)
+    n = len(args)
+    if isinstance(head, Lambda):
+        yield from lowering_sites(head, path + (0,) * n, ctx)
+        for k, a in enumerate(args):
+            yield from lowering_sites(a, path + arg_path(n, k), ctx)
+        return
+    if not isinstance(head, Prim):
+        return
+    name = head.name
+    if name == "map" and _computing_map(e):
+        f_path = path + arg_path(n, 0)
+        if ctx == HOST and n == 2 and _perfectly_nested(e):
+            yield path, "lower_map_global", {"d": 1}
+            f = args[0]
+            inner, inner_path = (f.body, f_path + (0,)) if isinstance(f, Lambda) else (f, f_path)
+            _, iargs = spine(inner)
+            yield inner_path, "lower_map_global", {"d": 0}
+            in_n = len(iargs)
+            yield from lowering_sites(iargs[0], inner_path + arg_path(in_n, 0), ITEM)
+            if in_n == 2:
+                yield from lowering_sites(iargs[1], inner_path + arg_path(in_n, 1), ITEM)
+        elif ctx == HOST:
+            yield path, "lower_map_global", {"d": 0}
+            yield from lowering_sites(args[0], f_path, ITEM)
+        else:
+            yield path, "lower_map_seq", {}
+            yield from lowering_sites(args[0], f_path, ctx)
+        if n == 2:
+            yield from lowering_sites(args[1], path + arg_path(n, 1), ctx)
+        return
+    if name == "reduce":
+        yield path, "lower_reduce_seq", {}
+        yield from lowering_sites(args[0], path + arg_path(n, 0), _inner(ctx, "reduce_seq"))
+        for k in range(1, n):
+            # an element-wise map feeding the fold is fused into it; a stage of partial reductions runs in parallel
+            fused = k == 2 and _computing_map(args[k]) and not _reduces(spine(args[k])[1][0])
+            yield from lowering_sites(args[k], path + arg_path(n, k), _inner(ctx, "reduce_seq") if fused else ctx)
+        return
+    if name == "generate":  # its function runs per element, where the array is read or by its own loop
+        inner = HOST_SEQ if ctx == HOST else ctx
+    else:
+        inner = _inner(ctx, name) if name in _LOW_MAPS | _REDUCTIONS else ctx
+    for k, a in enumerate(args):
+        runs_in = inner if k == 0 and (name in _LOW_MAPS | _REDUCTIONS or name == "generate") else ctx
+        yield from lowering_sites(a, path + arg_path(n, k), runs_in)
+
+
+def _reduces(f: Expr) -> bool:
+    from .expr import walk
+
+    return any(isinstance(x, Prim) and x.name in ("reduce", "reduce_seq", "reduce_seq_unroll") for x in walk(f))
+
+
+def parallelise() -> Strategy:
+    """Every high-level map and reduce lowered by where it runs (see lowering_sites)."""
+
+    def run(e: Expr):
+        steps: list[Step] = []
+        for path, name, params in list(lowering_sites(e)):
+            node = at_path(e, path)
+            result = RULES[name].strategy(**params)(node)
+            if not result.ok:
+                return Failure(f"parallelise: {result.reason}")
+            e = replace_at(e, path, result.expr)
+            steps.extend(attrs.evolve(s, path=path + s.path) for s in result.steps)
+        return Success(e, tuple(steps))
+
+    return Strategy("parallelise", run)
+
+
+def store_where_needed(fuel: int = 10_000) -> Strategy:
+    """Apply `first_need`'s fixes until the translation needs none."""
+
+    def run(e: Expr):
+        steps: list[Step] = []
+        for _ in range(fuel):
+            need = first_need(e)
+            if need is None:
+                return Success(e, tuple(steps))
+            node = at_path(e, need.path)
+            params = {"d": 0} if need.rule == "lower_map_global" else {}
+            result = RULES[need.rule].strategy(**params)(node)
+            if not result.ok:
+                return Failure(f"store: {need.why} at {'.'.join(map(str, need.path)) or 'root'}, and "
+                               f"{need.rule} does not apply: {result.reason}")
+            e = replace_at(e, need.path, result.expr)
+            steps.extend(attrs.evolve(s, path=need.path + s.path) for s in result.steps)
+        return Failure(f"store: no fixed point after {fuel} fixes (a bug in the default lowering)")
+
+    return Strategy("store_where_needed", run)
+
+
+# -------------------------------------------------------------------------- reductions
+
+SMALL_REDUCTION = 1024  # a reduction of fewer elements runs on one work-item
+CHUNK = 32  # elements each work-item folds per stage: few enough that f32 sums stay accurate (tree order)
+
+
+def _scalar_values(t) -> bool:
+    if isinstance(t, TupleType):
+        return all(_scalar_values(x) for x in t.elems)
+    return isinstance(t, ScalarType)
+
+
+def _apply_at(e: Expr, path: tuple, rule: str, params: dict, steps: list) -> Expr | None:
+    result = RULES[rule].strategy(**params)(at_path(e, path))
+    if not result.ok:
+        return None
+    steps.extend(attrs.evolve(s, path=path + s.path) for s in result.steps)
+    return replace_at(e, path, result.expr)
+
+
+def split_reduction() -> Strategy:
+    """At a reduction `reduce f z xs` of scalars (or tuples of scalars) over a long array, with
+    `f` associative: stages of partial reductions of CHUNK elements each, every stage a parallel
+    map over chunks, until fewer than SMALL_REDUCTION partial results are left for one item.
+
+        reduce f z xs -> f z (reduce f e xs)                         z not neutral, e neutral
+                      -> reduce f (reduce f e (take m xs)) (drop m xs)   m = CHUNK * (n / CHUNK)
+                                                     (later stages: let-bound, computed once)
+                      -> reduce f e (map (reduce f e) (split CHUNK xs))  (and again on the partials)
+
+    The first stage reads the data through push_views (so a map producing xs fuses into the
+    chunks); later stages read the previous stage's stored results.  Lengths without a known
+    value or divisor stay sequential, and so do reductions whose operator is not known to be
+    associative (functional.algebra): their order is the program's."""
+    from . import algebra
+    from .rules.macros import push_views, r
+    from .strategies import argument, normalize, try_
+
+    cuts = r("take_map") | r("drop_map") | r("take_zip") | r("drop_zip")
+
+    def reducible(e: Expr) -> bool:
+        head, args = spine(e)
+        return (isinstance(head, Prim) and head.name == "reduce" and len(args) == 3 and _scalar_values(e.t)
+                and algebra.associative(args[0]))
+
+    def run(e: Expr):
+        if not reducible(e):
+            return Failure("split_reduction: not a reduction of scalars with an associative operator")
+        n = spine(e)[1][2].t.size.as_int()
+        if n is None or n < SMALL_REDUCTION:
+            return Failure("split_reduction: too short, or of unknown length")
+        steps: list[Step] = []
+        path: tuple = ()
+        f, z, _ = spine(e)[1]
+        if not algebra.neutral(f, z):
+            e = _apply_at(e, path, "reduce_neutral_init", {}, steps)
+            if e is None:
+                return Failure("split_reduction: no neutral element to start the partial reductions from")
+            path = (1,)  # f z R: R
+        first = True
+        while True:
+            node = at_path(e, path)
+            n = spine(node)[1][2].t.size.as_int()
+            if n <= CHUNK:
+                break
+            whole = CHUNK * (n // CHUNK)
+            if whole != n and first:  # both parts read the data through its maps: fuse them into each part
+                e = _apply_at(e, path, "reduce_take_drop", {"m": whole}, steps)
+                pushed = try_(normalize(cuts))(at_path(e, path))
+                steps.extend(attrs.evolve(s, path=path + s.path) for s in pushed.steps)
+                e = replace_at(e, path, pushed.expr)
+                path = path + arg_path(3, 1)  # reduce f (THIS) (drop m xs)
+            elif whole != n:  # the partial results of the previous stage, computed once
+                e = _apply_at(e, path, "reduce_take_drop_shared", {"m": whole}, steps)
+                path = path + (1, 0) + arg_path(3, 1)  # let P (fun(ys) => reduce f (THIS) (drop m ys))
+            e = _apply_at(e, path, "reduce_split", {"n": CHUNK}, steps)
+            if first:
+                pushed = try_(argument(push_views()))(at_path(e, path))
+                steps.extend(attrs.evolve(s, path=path + s.path) for s in pushed.steps)
+                e = replace_at(e, path, pushed.expr)
+                first = False
+        return Success(e, tuple(steps))
+
+    return Strategy("split_reduction", run)
+
+
+def _phase(name: str, s: Strategy) -> Strategy:
+    return Strategy(name, s)
+
+
+def _map_of_partial(e: Expr) -> bool:
+    """`map (g a ...) xs`: the function is a partial application (`map (map abs)`), which the
+    eta phase turns into a lambda; bare primitives (`map abs`) stay as they are."""
+    head, args = spine(e)
+    if not (isinstance(head, Prim) and head.name == "map" and args):
+        return False
+    f = args[0]
+    return isinstance(f, App) or isinstance(f, NatApp)
+
+
+def phases() -> tuple[tuple[str, Strategy], ...]:
+    """The default lowering's phases, in order (see the module's docstring)."""
+    from .rules.macros import guard, r
+    from .schedules import fuse_maps, fully_lowered, outside_functions, two_stage_reduction
+    from .strategies import normalize, seq, try_
+
+    return (
+        ("eta", try_(normalize(seq(guard("a map of a partial application", _map_of_partial), r("eta_expand_map"))))),
+        ("fuse", fuse_maps()),
+        ("reductions", outside_functions(split_reduction() | two_stage_reduction())),
+        ("parallelise", parallelise()),
+        ("fuse_reductions", try_(normalize(r("reduce_seq_map_fusion_shared")))),
+        ("store", store_where_needed()),
+        ("check", fully_lowered()),
+    )
+
+
+def default_schedule(program: Expr | None = None) -> Strategy:
+    """The default lowering of any high-level program (`phases()`, on the program's body);
+    what `dpia.compile` runs when no tuned variant is known.  Fixing the sizes first
+    (`dpia.programs.fix_sizes`) lets the reductions phase split lengths without divisibility
+    facts and the store phase keep small per-item arrays private."""
+    del program  # the phases decide from the nodes' types
+    from .schedules import program_body
+    from .strategies import seq
+
+    steps = phases()
+    lowered = program_body(seq(*(s for name, s in steps if name != "check")))
+    check = dict(steps)["check"]
+
+    def run(e: Expr):
+        result = lowered(e)
+        if not result.ok:
+            return Failure(f"default_schedule: {result.reason}")
+        complete = check(result.expr)
+        return result if complete.ok else complete
+
+    return Strategy("default_schedule", run)
+
+
+__all__ = ["CHUNK", "SMALL_REDUCTION", "default_schedule", "lowering_sites", "parallelise", "phases", "split_reduction",
+           "store_where_needed"]

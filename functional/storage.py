@@ -1,0 +1,334 @@
+"""Where a low-level program's values must be stored, and where a copy loop must write them:
+the analysis behind the default lowering's store phase and behind the translation's errors.
+
+The translation (dpia/translate.py) has two modes: the acceptor translation `acc` writes a
+value into a place, the continuation translation `con` reads it.  `first_need(program)` walks
+a program as they would and returns the first place where one of them would have to refuse,
+with the rule that fixes it (a `Need`):
+
+    a value that loops write is read         -> materialise_{global,local,private} (a to_X)
+    a view of readable data is written       -> copy_{global,local,seq} (a copy loop)
+    a generate or lazy map whose function
+    loops or allocates is read               -> generate_as_map_{global,seq} / lower_map_{global,seq}
+
+Where code runs decides the space and the loop.  The contexts:
+
+    HOST      program-level code: the host plan's kernels (parallel loops start here)
+    HOST_SEQ  program-level code inside a sequential loop (a reduction's step): one work-item
+    GROUP     inside map_workgroup, outside map_local: every item of a group runs it
+    ITEM      inside map_global / map_local: one work-item's own code
+
+Stores go to global memory on the host, local memory in a group's shared code, private memory
+for a work-item's small values (at most PRIVATE_LIMIT scalars) and global memory otherwise (one
+slot per work-item: imperative.passes.slot_parallel_globals).  Copies are map_global loops on the
+host, map_local in a group, map_seq inside a work-item.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, trivial
+from .primitives import (LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
+                         WRITE_VIEWS, is_view_fn)
+from .types import ArrayType, DataType, ScalarType, TupleType, VectorType
+
+HOST, HOST_SEQ, GROUP, ITEM = "host", "host_seq", "group", "item"
+
+PRIVATE_LIMIT = 64  # scalars: a per-item array up to this size lives in private memory, larger ones in global
+
+# The context a parallel map's function runs in (from the primitives' declared loops)
+_PARALLEL = {n: GROUP if PRIMITIVES[n].loop == "workgroup" else ITEM for n in PARALLEL_MAPS}
+_LOW_MAPS = LOOP_MAPS
+_REDUCTIONS = LOW_REDUCTIONS
+_STORES = STORES
+_READ_VIEWS = READ_VIEWS  # read as views by the translation's `con`
+_WRITE_VIEWS = WRITE_VIEWS  # written through by its `acc`
+
+
+# ------------------------------------------------------------------------------- paths
+
+
+def arg_path(nargs: int, k: int) -> tuple[int, ...]:
+    """The path from `f a0 ... a(n-1)` to argument k."""
+    return (0,) * (nargs - 1 - k) + (1,)
+
+
+def _inner(ctx: str, name: str) -> str:
+    """The context of the function a loop primitive applies."""
+    if name in _PARALLEL:
+        return _PARALLEL[name]
+    return HOST_SEQ if ctx == HOST else ctx
+
+
+# ---------------------------------------------------------------------------- storage
+
+
+@attrs.frozen
+class Need:
+    """A place where the translation would refuse, and the rule that fixes it."""
+
+    path: tuple
+    rule: str
+    why: str
+    required: bool = True  # False: a choice of the default lowering (where a large accumulator lives)
+
+    def proposal(self, node: Expr) -> str:
+        """The fix, written as the program text that replaces `node`."""
+        text = _short(str(node))
+        if self.rule.startswith("materialise_"):
+            return f"store it first: to_{self.rule[len('materialise_'):]} ({text})"
+        if self.rule.startswith("copy_"):
+            loop = {"global": "map_global 0", "local": "map_local 0", "seq": "map_seq"}[self.rule[len("copy_"):]]
+            return f"write it with a loop: {loop} (fun(x) => x) ({text}) (nested for nested arrays)"
+        if self.rule.startswith("generate_as_"):
+            return f"build the array with a loop: {self.rule[len('generate_as_'):]} f (generate n (fun(i) => i))"
+        return f"lower the map: {self.rule[len('lower_'):]} ... ({text})"
+
+
+def _scalars(t) -> int | None:
+    """How many scalars a value of type `t` holds (None: a symbolic size)."""
+    if isinstance(t, (ScalarType, VectorType)):
+        return 1
+    if isinstance(t, TupleType):
+        counts = [_scalars(x) for x in t.elems]
+        return None if None in counts else sum(counts)
+    if isinstance(t, ArrayType):
+        n, inner = t.size.as_int(), _scalars(t.elem)
+        return None if n is None or inner is None else n * inner
+    return None
+
+
+def store_rule(ctx: str, t) -> str:
+    """Where a value computed in `ctx` is stored: global memory on the host, local memory in a
+    work-group's shared code, private memory for a work-item's small values, else global
+    memory (the translation gives each work-item its own slot)."""
+    if ctx == GROUP:
+        return "materialise_local"
+    if ctx == ITEM:
+        count = _scalars(t)
+        if count is not None and count <= PRIVATE_LIMIT:
+            return "materialise_private"
+    return "materialise_global"
+
+
+def copy_rule(ctx: str) -> str:
+    return {HOST: "copy_global", GROUP: "copy_local"}.get(ctx, "copy_seq")
+
+
+def _has_array(t) -> bool:
+    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(_has_array(x) for x in t.elems))
+
+
+def _is_data(t) -> bool:
+    return isinstance(t, DataType)
+
+
+class _Walk:
+    """The translation's two modes over the functional program, finding the first Need
+    (only needs the translation would refuse without, when `required_only`)."""
+
+    def __init__(self, required_only: bool = False):
+        self.required_only = required_only
+
+    def acc(self, e: Expr, path: tuple, ctx: str, space: str) -> Need | None:
+        """`e` is written into a place in `space`."""
+        head, args = spine(e)
+        n = len(args)
+        if isinstance(head, Lambda) and n:
+            return self._applied(head, args, path, ctx, lambda b, p: self.acc(b, p, ctx, space))
+        if isinstance(head, Prim) and n == _arity(head):
+            name = head.name
+            if name in _LOW_MAPS:
+                return (self.con(args[1], path + arg_path(n, 1), ctx)
+                        or self._body(args[0], path + arg_path(n, 0), _inner(ctx, name), space, 1))
+            if name == "map" and _write_chain(args[0]):
+                return self.acc(args[1], path + arg_path(n, 1), ctx, space)
+            if name in _STORES and _STORES[name] == space:
+                return self.acc(args[0], path + arg_path(n, 0), ctx, space)
+            if name in _WRITE_VIEWS:
+                return self.acc(args[0], path + arg_path(n, 0), ctx, space)
+            if name in ("zip", "pair"):
+                return self.acc(args[0], path + arg_path(n, 0), ctx, space) or \
+                    self.acc(args[1], path + arg_path(n, 1), ctx, space)
+            if name == "let":
+                return self.con(args[0], path + arg_path(n, 0), ctx) or \
+                    self._let_body(args[1], path + arg_path(n, 1), lambda b, p: self.acc(b, p, ctx, space))
+        read = self.con(e, path, ctx)  # the translation reads it first, then copies what it read
+        if read is None and _has_array(e.t):  # copying an array needs loops
+            return Need(path, copy_rule(ctx), "a view of readable data is written")
+        return read
+
+    def con(self, e: Expr, path: tuple, ctx: str) -> Need | None:
+        """`e` is read."""
+        if isinstance(e, (Identifier, Literal)):
+            return None
+        if isinstance(e, (Lambda, NatLambda)):
+            return None  # a function value: its body is checked where it is applied
+        head, args = spine(e)
+        n = len(args)
+        if isinstance(head, Lambda) and n:
+            return self._applied(head, args, path, ctx, lambda b, p: self.con(b, p, ctx))
+        if not isinstance(head, Prim) or n != _arity(head):
+            return None
+        name = head.name
+        decl = PRIMITIVES[name]
+        data = [(k, a) for k, a in enumerate(args) if _is_data(a.t)]
+        if decl.level == SCALAR or name in _READ_VIEWS or name in ("fst", "snd"):
+            return self._all(data, n, path, ctx)
+        if name in _LOW_MAPS:
+            return Need(path, store_rule(ctx, e.t), f"the array {name} computes is read")
+        if name in _REDUCTIONS:
+            space = "private"
+            count = _scalars(e.t)
+            if self.required_only:
+                pass
+            elif ctx != ITEM and _has_array(e.t):
+                return Need(path, "materialise_global", "an array accumulator on the host", required=False)
+            elif ctx == ITEM and _has_array(e.t) and (count is None or count > PRIVATE_LIMIT):
+                return Need(path, "materialise_global", "a large array accumulator", required=False)
+            return self._reduction(args, path, ctx, space)
+        if name in _STORES:
+            inner_head, inner_args = spine(args[0])
+            if isinstance(inner_head, Prim) and inner_head.name in _REDUCTIONS and len(inner_args) == 3:
+                return self._reduction(inner_args, path + arg_path(n, 0), ctx, _STORES[name])
+            return self.acc(args[0], path + arg_path(n, 0), ctx, _STORES[name])
+        if name == "let":
+            return self.con(args[0], path + arg_path(n, 0), ctx) or \
+                self._let_body(args[1], path + arg_path(n, 1), lambda b, p: self.con(b, p, ctx))
+        if name == "iterate":
+            f = args[0]
+            f_path = path + arg_path(n, 0)
+            need = self.con(args[1], path + arg_path(n, 1), ctx)
+            if need or not isinstance(f, NatLambda) or not isinstance(f.body, Lambda):
+                return need
+            return self.con(f.body.body, f_path + (0, 0), ctx)
+        if name == "map_vec":
+            return self.con(args[1], path + arg_path(n, 1), ctx) or \
+                self._body(args[0], path + arg_path(n, 0), ctx, None, 1, read=True)
+        if name in ("generate", "map", "scatter"):
+            if name == "scatter":
+                return Need(path, store_rule(ctx, e.t), "a scatter is read")
+            f_path = path + arg_path(n, 0)
+            if name == "map":
+                need = self.con(args[1], path + arg_path(n, 1), ctx)
+                if need:
+                    return need
+            f = args[0]
+            body = f.body if isinstance(f, Lambda) else None
+            if body is not None and not _pure(body):
+                return Need(path, _lowering_of(name, ctx), f"{name}'s function loops or allocates")
+            return self.con(body, f_path + (0,), ctx) if body is not None else None
+        return self._all(data, n, path, ctx)
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _all(self, data, n, path, ctx):
+        for k, a in data:
+            need = self.con(a, path + arg_path(n, k), ctx)
+            if need:
+                return need
+        return None
+
+    def _applied(self, head: Lambda, args, path, ctx, then):
+        n = len(args)
+        for k, a in enumerate(args):
+            need = self.con(a, path + arg_path(n, k), ctx)
+            if need:
+                return need
+        body, body_path = head, path + (0,) * n
+        for _ in range(n):
+            if not isinstance(body, Lambda):
+                return None
+            body, body_path = body.body, body_path + (0,)
+        return then(body, body_path)
+
+    def _let_body(self, f, path, then):
+        return then(f.body, path + (0,)) if isinstance(f, Lambda) else None
+
+    def _body(self, f, path, ctx, space, params: int, read: bool = False):
+        """The body of a loop's function (`params` parameters), written into `space`."""
+        body, body_path = f, path
+        for _ in range(params):
+            if not isinstance(body, Lambda):
+                return None  # a primitive function: nothing of the program's to store
+            body, body_path = body.body, body_path + (0,)
+        return self.con(body, body_path, ctx) if read else self.acc(body, body_path, ctx, space)
+
+    def _reduction(self, args, path, ctx, space):
+        f, z, xs = args
+        step = _inner(ctx, "reduce_seq")
+        return (self.con(xs, path + arg_path(3, 2), ctx)
+                or self.acc(z, path + arg_path(3, 1), ctx, space)
+                or self._body(f, path + arg_path(3, 0), step, space, 2))
+
+
+def _arity(head: Prim) -> int:
+    d = PRIMITIVES[head.name]
+    return d.arity if d.arity >= 0 else len(head.params[0].params)
+
+
+def _write_chain(f: Expr) -> bool:
+    """`f` only moves data through write views (`join`, `fun(x) => split 4 (transpose x)`, a map
+    of such): the translation writes through it."""
+    def chain(body: Expr, param: str) -> bool:
+        while not (isinstance(body, Identifier) and body.name == param):
+            head, args = spine(body)
+            if not isinstance(head, Prim) or not args:
+                return False
+            if head.name == "map" and len(args) == 2:
+                if not _write_chain(args[0]):
+                    return False
+            elif head.name not in _WRITE_VIEWS or len(args) != 1:
+                return False
+            body = args[-1]
+        return True
+
+    if isinstance(f, Lambda):
+        return not isinstance(f.body, Identifier) and chain(f.body, f.param.name)
+    head, args = spine(f)
+    if not isinstance(head, Prim):
+        return False
+    if head.name == "map" and len(args) == 1:
+        return _write_chain(args[0])
+    return head.name in _WRITE_VIEWS and not args
+
+
+def _pure(body: Expr) -> bool:
+    """`body` neither loops nor allocates: the translation can recompute it where it is read."""
+    from .expr import walk
+
+    for x in walk(body):
+        head, args = spine(x)
+        if isinstance(head, Prim) and (head.name in _LOW_MAPS or head.name in _REDUCTIONS or head.name in _STORES
+                                       or head.name in ("reduce", "iterate")):
+            return False
+        if isinstance(head, Prim) and head.name == "let" and args and not trivial(args[0]):
+            return False  # a computed value is stored once (a private variable)
+        if isinstance(head, Prim) and head.name == "map" and not is_view_fn(spine(x)[1][0] if spine(x)[1] else x):
+            return False
+    return True
+
+
+def _lowering_of(name: str, ctx: str) -> str:
+    if name == "generate":
+        return "generate_as_map_global" if ctx == HOST else "generate_as_map_seq"
+    return "lower_map_global" if ctx == HOST else "lower_map_seq"
+
+
+def _short(s: str, width: int = 70) -> str:
+    return s if len(s) <= width else s[: width - 3] + "..."
+
+
+def first_need(program: Expr, required_only: bool = False) -> Need | None:
+    """The first place where the lowered `program` needs a store or a copy (a value loops
+    write is read, a view of readable data is written; with `required_only`, only those the
+    translation would refuse without), with its fix."""
+    e, path = program, ()
+    while isinstance(e, (NatLambda, Lambda)):
+        e, path = e.body, path + (0,)
+    return _Walk(required_only).acc(e, path, HOST, "global")
+
+
+__all__ = ["HOST", "HOST_SEQ", "GROUP", "ITEM", "PRIVATE_LIMIT", "Need", "arg_path", "copy_rule", "first_need",
+           "store_rule"]

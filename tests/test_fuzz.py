@@ -1,0 +1,222 @@
+"""The fuzzer: the program generator (functional.random_programs) and the harness (dpia.fuzz).
+
+The CI fuzz run compiles FUZZ_SEEDS with dpia.compile on PoCL and compares with the
+interpreter.  The default lowering does not accept every program yet, so the run asserts at
+most KNOWN_FAILURES failures (measured; lower it as the compiler improves, to zero when the
+issue is done).  Seeds that pass now are kept passing by test_passing_seeds_keep_passing;
+a fixed failure's seed belongs there.  Thousands of programs: `python -m dpia.fuzz --count
+10000 --jobs 2 --report fuzz.json` (benchmarks/FUZZ.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import functional as fl
+from dpia import fuzz
+from functional.random_programs import COVERED, UNSTABLE, random_inputs, random_program
+
+GENERATOR_SEEDS = range(120)  # a prefix of the coverage sample
+COVERAGE_SAMPLE = 400
+FUZZ_SEEDS = range(200)
+KNOWN_FAILURES = 132  # of FUZZ_SEEDS on PoCL, 2026-12-01 (130 refused, 2 build failures); lower it as fixes land
+KNOWN_UNSOUND = 0  # of those, wrong results, hangs and crashes: none measured, none allowed
+# Seeds that compile and agree now, chosen to cover every primitive the generator uses.
+PASSING_SEEDS = (69, 289, 401, 413, 446, 481, 504, 564, 667, 726, 746, 872, 939, 957)
+
+
+# ------------------------------------------------------------------------ the generator
+
+
+@pytest.fixture(scope="module")
+def wide_sample():
+    return [random_program(s) for s in range(COVERAGE_SAMPLE)]
+
+
+@pytest.fixture(scope="module")
+def sample(wide_sample):
+    return wide_sample[: len(GENERATOR_SEEDS)]
+
+
+def test_every_program_types_interprets_and_reads_back(sample):
+    for p in sample:
+        assert p.program.t is not None
+        again = fl.interpret(p.program, *p.inputs)
+        assert fuzz.compare(again, p.expected, 0.0) == 0.0, p.text
+        assert fl.parse(p.text) == p.program, p.text
+
+
+def test_programs_are_deterministic_per_seed_and_differ_between_seeds(sample):
+    for p in sample[:30]:
+        q = random_program(p.seed)
+        assert q.text == p.text and q.sizes == p.sizes
+        assert all(np.array_equal(a, b) for a, b in zip(_flat(q.inputs), _flat(p.inputs)))
+    assert len({p.text for p in sample}) >= 0.95 * len(sample)
+
+
+def _flat(values):
+    for v in values:
+        if isinstance(v, tuple):
+            yield from _flat(v)
+        else:
+            yield v
+
+
+def test_programs_are_high_level_and_small(sample):
+    for p in sample:
+        assert {"map", "reduce"} & p.primitives, p.text
+        assert not any(fl.PRIMITIVES[name].level == "low" for name in p.primitives), p.text
+        assert p.nodes < 400, p.text
+
+
+def test_programs_are_numerically_stable(sample):
+    for p in sample:
+        assert p.error_bound <= UNSTABLE * max(1.0, p.bound), p.text
+
+
+def test_discarded_attempts_are_rare(sample):
+    """Attempts that fail to type or interpret (generator bugs) are rare; structural retries
+    (no input used, nothing to lower) are cheap and not counted here."""
+    discarded = sum((p.discarded for p in sample), Counter())
+    assert discarded["ill_typed"] + discarded["not_interpretable"] + discarded["not_finite"] <= 0.03 * len(sample), \
+        discarded
+
+
+def test_sizes_cover_symbolic_constant_and_large_lengths(wide_sample):
+    programs = wide_sample
+    symbolic = [p for p in programs if isinstance(p.program, fl.NatLambda)]
+    facts = [p for p in symbolic if "multiple_of" in p.text]
+    large = [p for p in programs if any(str(n) in p.text for n in (1000003, 65536, 100003, 4099))]
+    assert len(symbolic) >= 0.25 * len(programs) and facts and large
+    elements = Counter(t for p in programs for t in ("f32", "i32", "f64") if t in p.text)
+    assert elements["f32"] > elements["i32"] > 0 and elements["f64"] > 0
+    dims = Counter(max((a.ndim for a in _flat(p.inputs)), default=0) for p in programs)
+    assert dims[1] and dims[2] and dims[3]
+
+
+def test_every_listed_primitive_appears_in_a_sample(wide_sample):
+    seen = Counter()
+    for p in wide_sample:
+        seen.update(p.primitives)
+    assert sorted(set(COVERED) - set(seen)) == []
+
+
+def test_reductions_cover_monoids_non_neutral_inits_and_tuples(wide_sample):
+    texts = [p.text for p in wide_sample]
+    joined = "\n".join(texts)
+    for needle in ("reduce (+) f32(0.0)", "reduce (+) f32(1.0)", "reduce min f32(inf)", "reduce max f32(-inf)",
+                   "reduce (*)", "(f32(inf), i32(2147483647))", "(f32(-inf), i32(2147483647))"):
+        assert needle in joined, needle
+    assert any("reduce (fun" in t and "fst a" in t and "snd b" in t and "(f32(0.0), f32(0.0))" in t for t in texts)
+
+
+def test_inputs_follow_the_bounds_the_generator_assumes(sample):
+    for p in sample[:40]:
+        again = random_inputs(p.program, p.sizes, p.seed)
+        for a in _flat(again):
+            a = np.asarray(a)
+            if np.issubdtype(a.dtype, np.floating):
+                assert (np.abs(a) >= 0.5).all() and (np.abs(a) < 1.5 + 1e-6).all()
+            else:
+                assert ((np.abs(a) >= 1) & (np.abs(a) <= 9)).all()
+
+
+# ------------------------------------------------------------------------ the harness
+
+
+def test_compare_is_exact_for_integers_and_within_tolerance_for_floats():
+    want = np.array([1.0, 2.0, 3.0], np.float32)
+    assert fuzz.compare(want * (1 + 5e-5), want, 0.0) <= 1.0
+    assert fuzz.compare(want * (1 + 5e-3), want, 0.0) > 1.0
+    assert fuzz.compare(want + 0.01, want, 0.01) <= 1.0  # widened by the program's error bound
+    assert fuzz.compare(np.array([1, 2], np.int32), np.array([1, 2], np.int32), 1.0) == 0.0
+    assert fuzz.compare(np.array([1, 3], np.int32), np.array([1, 2], np.int32), 1.0) == math.inf
+    assert fuzz.compare(np.array([np.nan]), np.array([1.0]), 0.0) == math.inf
+    assert fuzz.compare(want[:2], want, 0.0) == math.inf
+    assert fuzz.compare((want, np.int32(4)), (want, np.int32(4)), 0.0) == 0.0
+    assert fuzz.compare((want, np.int32(5)), (want, np.int32(4)), 0.0) == math.inf
+
+
+def test_messages_are_normalised_into_classes():
+    a = fuzz.normalise("fuzz.py:12: in `map f xs`: writing this 4.N.f32 needs a copy loop for x12")
+    b = fuzz.normalise("other.py:3: in `zip a b`: writing this 7.2.i32 needs a copy loop for in3")
+    assert a == b == "writing this T needs a copy loop for #"
+
+
+def test_classify_tells_refusals_builds_and_crashes_apart():
+    from codegen_opencl.runtime import RuntimeError_
+    from dpia.translate import TranslationError
+
+    assert fuzz.classify(TranslationError("map is not lowered"))[0] == fuzz.REFUSED
+    at_zip = fuzz.classify(TranslationError("no copy loop for 4.f32", where="zip xs ys"))[1]
+    at_variable = fuzz.classify(TranslationError("no copy loop for 4.f32", where="x12"))[1]
+    assert at_zip == "refused: TranslationError: no copy loop for T [at zip]"
+    assert at_variable == "refused: TranslationError: no copy loop for T [at a variable]"
+    built = fuzz.classify(RuntimeError_("the kernel did not build on pocl:\n<source>:3:1: error: use of undeclared x"))
+    assert built[0] == fuzz.BUILD and "use of undeclared" in built[1]
+    try:
+        raise KeyError("k")
+    except KeyError as exc:
+        status, klass, _ = fuzz.classify(exc)
+    assert status == fuzz.CRASH and klass.startswith("crash: KeyError at test_fuzz.py")
+
+
+def test_summary_groups_failures_with_the_shortest_example():
+    outcomes = [fuzz.Outcome(1, fuzz.REFUSED, "refused: A", text="long program text", nodes=9),
+                fuzz.Outcome(2, fuzz.REFUSED, "refused: A", text="short", nodes=3),
+                fuzz.Outcome(3, fuzz.OK), fuzz.Outcome(4, fuzz.HANG, "hang", nodes=5)]
+    s = fuzz.summarise(outcomes)
+    assert s["failures"] == 3 and s["by_status"] == {"refused": 2, "ok": 1, "hang": 1}
+    assert s["classes"][0]["class"] == "refused: A" and s["classes"][0]["shortest"]["seed"] == 2
+    assert "[2] refused: A" in fuzz.format_summary(s)
+
+
+def test_a_program_without_an_answer_in_time_is_a_hang_and_its_worker_replaced():
+    outcomes = fuzz.run_seeds([0, 1], jobs=1, timeout=0.01, startup=0.0)
+    assert [o.status for o in outcomes] == [fuzz.HANG, fuzz.HANG]
+    assert outcomes[0].text == random_program(0).text  # regenerated for the report
+
+
+def test_one_seed_runs_in_process_and_agrees_with_the_worker():
+    here = fuzz.run_seeds([3], jobs=0)[0]
+    there = fuzz.run_seeds([3], jobs=1)[0]
+    assert (here.status, here.klass, here.text) == (there.status, there.klass, there.text)
+
+
+# ------------------------------------------------------------------------- the CI run
+
+
+@pytest.mark.parametrize("seed", PASSING_SEEDS)
+def test_passing_seeds_keep_passing(seed):
+    outcome = fuzz.run_one(seed)
+    assert outcome.status == fuzz.OK, f"{outcome.klass}\n{outcome.text}\n{outcome.message}"
+
+
+def test_ci_fuzz_run_has_no_more_failures_than_known():
+    outcomes = fuzz.run_seeds(FUZZ_SEEDS, jobs=2, timeout=120)
+    summary = fuzz.summarise(outcomes)
+    print(fuzz.format_summary(summary))
+    unsound = [o for o in outcomes if o.status in (fuzz.WRONG, fuzz.HANG, fuzz.CRASH)]
+    assert summary["by_status"].get(fuzz.NO_PROGRAM, 0) == 0
+    assert summary["failures"] <= KNOWN_FAILURES, fuzz.format_summary(summary)
+    assert len(unsound) <= KNOWN_UNSOUND, fuzz.format_summary(summary)
+
+
+def _oclgrind_installed() -> bool:
+    import pyopencl as cl
+
+    try:
+        return any(p.name == "Oclgrind" for p in cl.get_platforms())
+    except cl.Error:
+        return False
+
+
+@pytest.mark.skipif(not _oclgrind_installed(), reason="Oclgrind is not installed")
+def test_passing_seeds_are_clean_under_oclgrind():
+    for seed in PASSING_SEEDS[:3]:
+        check = fuzz.oclgrind_check(seed)
+        assert check["status"] == fuzz.OK and not check["problems"], check

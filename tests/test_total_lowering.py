@@ -1,0 +1,170 @@
+"""The default lowering accepts every well-typed program: one case per way the translation
+used to refuse a program (a computed array read where nothing said where it is stored, a view
+of data written without a loop, host state shared with a kernel, a map of a view left
+unlowered) and per wrong result (tuple accumulators, non-neutral or non-associative
+reductions), each compiled by `dpia.compile` and compared with the interpreter on PoCL."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dpia
+import functional as fl
+from dpia.programs import TOLERANCE, random_inputs, relative_error
+from functional.derivation import Derivation, derive
+from functional.schedules import default_schedule
+
+f32 = fl.f32
+
+
+def arr(*dims, t=f32):
+    for n in reversed(dims):
+        t = fl.array(n, t)
+    return t
+
+
+def _argmin(xs, n):
+    pairs = fl.zip(xs, fl.generate(n, lambda i: fl.cast(f32, i)))
+    return fl.reduce(lambda a, b: fl.select(fl.fst(a) <= fl.fst(b), a, b),
+                     fl.pair(fl.literal(float("inf"), f32), fl.literal(-1.0, f32)), pairs)
+
+
+def _mean_var(xs):
+    """Chan's merge of (count, mean, m2) summaries, a reduction over triples whose components
+    read each other (not provably associative as written: it stays in order)."""
+    zero = fl.literal(0.0, f32)
+
+    def merge(a, b):
+        na, ma, m2a = fl.fst(a), fl.fst(fl.snd(a)), fl.snd(fl.snd(a))
+        nb, mb, m2b = fl.fst(b), fl.fst(fl.snd(b)), fl.snd(fl.snd(b))
+        n = na + nb
+        delta = mb - ma
+        return fl.pair(n, fl.pair(ma + delta * nb / fl.max(n, 1.0), m2a + m2b + delta * delta * na * nb / fl.max(n, 1.0)))
+
+    return fl.reduce(merge, fl.pair(zero, fl.pair(zero, zero)),
+                     fl.map(lambda x: fl.pair(fl.literal(1.0, f32), fl.pair(x, zero)), xs))
+
+
+CASES = {
+    # a computed array read by a view inside a map: stored per item
+    "take_of_inner_map": fl.fun([arr(4, 4)], lambda xs: fl.map(lambda r: fl.take(2, fl.map(lambda x: x * 2.0, r)), xs)),
+    # views of computed data as the result: copied by a loop
+    "take_of_map": fl.fun([arr(8)], lambda xs: fl.take(2, fl.map(lambda x: x * 2.0, xs))),
+    "bare_transpose": fl.fun([arr(4, 6)], lambda xs: fl.transpose(xs)),
+    "input_identity": fl.fun([arr(8)], lambda xs: xs),
+    "concat_input_and_map": fl.fun([arr(8)], lambda xs: fl.concat(xs, fl.map(lambda x: x * 2.0, xs))),
+    "slide_of_map": fl.fun([arr(10)], lambda xs: fl.map(lambda w: fl.reduce(fl.add, 0.0, w),
+                                                         fl.slide(3, 1, fl.map(lambda x: x * x, xs)))),
+    # a program-level reduction read by a kernel
+    "normalise_by_sum": fl.fun([arr(64)], lambda xs: fl.let(fl.reduce(fl.add, 0.0, xs),
+                                                            lambda s: fl.map(lambda x: x / s, xs))),
+    "normalise_by_large_sum": fl.fun([arr(5000)], lambda xs: fl.let(fl.reduce(fl.add, 0.0, xs),
+                                                                    lambda s: fl.map(lambda x: x / s, xs))),
+    # fusion leaves a map of a view
+    "fst_of_zip_with_map": fl.fun([arr(8)], lambda xs: fl.map(lambda p: fl.fst(p),
+                                                             fl.zip(xs, fl.map(lambda x: x * 2.0, xs)))),
+    # a per-item array too large for private memory: one global slot per work-item
+    "large_per_item_array": fl.fun([arr(6, 300)], lambda xs: fl.map(
+        lambda r: fl.reduce(fl.add, 0.0, fl.drop(1, fl.map(lambda x: x * 2.0, r))), xs)),
+    # wrong results before: tuple accumulators, non-neutral and non-associative reductions
+    "argmin": fl.fun([arr(64)], lambda xs: _argmin(xs, 64)),
+    "argmin_large": fl.fun([arr(3000)], lambda xs: _argmin(xs, 3000)),
+    "running_mean_variance": fl.fun([arr(100)], lambda xs: _mean_var(xs)),
+    "sum_from_one": fl.fun([arr(4096)], lambda xs: fl.reduce(fl.add, 1.0, xs)),
+    "fold_of_differences": fl.fun([arr(4096)], lambda xs: fl.reduce(lambda a, b: a - b * 0.5, 0.0, xs)),
+    "dot_of_prime_length": fl.fun([arr(10007), arr(10007)], lambda xs, ys: fl.reduce(
+        fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(xs, ys)))),
+    "sum_and_sum_of_squares": fl.fun([arr(5000)], lambda xs: fl.reduce(
+        lambda a, b: fl.pair(fl.fst(a) + fl.fst(b), fl.snd(a) + fl.snd(b)),
+        fl.pair(fl.literal(0.0, f32), fl.literal(0.0, f32)), fl.map(lambda x: fl.pair(x, x * x), xs))),
+    "row_sums_of_a_matrix_by_a_host_reduction": fl.fun([arr(50, 7)], lambda xss: fl.reduce(
+        lambda acc, row: fl.map(lambda p: fl.fst(p) + fl.snd(p), fl.zip(acc, row)),
+        fl.generate(7, lambda i: 0.0), xss)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compiles_and_agrees_with_the_interpreter(name):
+    program = fl.infer(CASES[name])
+    inputs = random_inputs(program, {}, seed=3)
+    kernel = dpia.compile(program, db=False)
+    got = kernel(*inputs)
+    assert relative_error(got, fl.interpret(program, *inputs)) <= TOLERANCE, kernel.source
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_default_lowering_replays_from_its_text(name):
+    program = fl.infer(CASES[name])
+    low, derivation = derive(program, default_schedule(program))
+    assert Derivation.from_text(derivation.to_text()).replay() == low
+
+
+def test_a_reduction_with_a_non_associative_operator_keeps_its_order():
+    program = fl.infer(CASES["fold_of_differences"])
+    low, _ = derive(program, default_schedule(program))
+    assert "map_global" not in str(low)
+
+
+def test_an_argmin_over_pairs_is_exact():
+    program = fl.infer(CASES["argmin"])
+    xs = np.random.default_rng(0).standard_normal(64).astype(np.float32)
+    value, index = dpia.compile(program, db=False)(xs)
+    assert value == xs.min() and index == float(np.argmin(xs))
+
+
+def test_fusion_of_shared_producers_stays_polynomial():
+    def nest(xs, k):
+        if k == 0:
+            return xs
+        inner = nest(xs, k - 1)  # used twice: the program is a tree of 2^k copies
+        return fl.map(lambda p: fl.fst(p) + fl.snd(p) * 2.0, fl.zip(inner, fl.map(lambda x: x * 3.0, inner)))
+
+    program = fl.infer(fl.fun([arr(8)], lambda xs: nest(xs, 4)))
+    low, derivation = derive(program, default_schedule(program))
+    assert len(str(low)) < 2 * len(str(program))  # no duplicated computation
+    inputs = random_inputs(program, {}, seed=0)
+    assert relative_error(dpia.compile(program, db=False)(*inputs), fl.interpret(program, *inputs)) <= TOLERANCE
+
+
+def test_a_large_f32_sum_is_about_as_accurate_as_numpys():
+    n = 1 << 22
+    program = fl.infer(fl.fun([arr(n)], lambda xs: fl.reduce(fl.add, 0.0, xs)))
+    kernel = dpia.compile(program, db=False)
+    rng = np.random.default_rng(5)
+    ours, theirs = [], []
+    for _ in range(3):
+        x = rng.uniform(0.0, 1.0, n).astype(np.float32)
+        exact = float(np.sum(x.astype(np.float64)))
+        ours.append(abs(float(kernel(x)) - exact) / exact)
+        theirs.append(abs(float(np.sum(x)) - exact) / exact)
+    assert np.mean(ours) <= 10 * max(np.mean(theirs), 1e-9)
+
+
+HAND_LOWERED = {
+    "read_of_a_sequential_map": (fl.fun([arr(4, 4)], lambda xs: fl.map_global(
+        lambda r: fl.take(2, fl.map_seq(lambda x: x * 2.0, r)), xs)), "to_private"),
+    "view_of_an_input_written": (fl.fun([arr(4, 6)], lambda xs: fl.map_global(lambda r: fl.take(2, r), xs)),
+                                 "map_seq (fun(x) => x)"),
+    "host_view_written": (fl.fun([arr(4, 6)], lambda xs: fl.transpose(xs)), "map_global 0 (fun(x) => x)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAND_LOWERED))
+def test_a_wrong_hand_lowering_names_its_subexpression_and_a_fix_that_works(name):
+    from functional.rules import RULES
+    from functional.storage import first_need
+    from functional.strategies import at_path, replace_at
+
+    program, proposed = HAND_LOWERED[name]
+    program = fl.infer(program)
+    with pytest.raises(dpia.TranslationError, match=r"in `.*`: .*" + proposed.replace("(", r"\(").replace(")", r"\)")):
+        dpia.translate(program)
+    for _ in range(5):  # apply the proposed fixes until the program translates
+        need = first_need(program, required_only=True)
+        if need is None:
+            break
+        program = fl.infer(replace_at(program, need.path, RULES[need.rule].strategy(**(
+            {"d": 0} if need.rule == "lower_map_global" else {}))(at_path(program, need.path)).expr))
+    inputs = random_inputs(program, {}, seed=1)
+    assert relative_error(dpia.compile(program)(*inputs), fl.interpret(program, *inputs)) <= TOLERANCE
