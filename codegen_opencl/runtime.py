@@ -13,7 +13,11 @@ identical sources build once (pyopencl also caches binaries on disk).
 from __future__ import annotations
 
 import collections
+import hashlib
+import io
 import os
+import pickle
+import tempfile
 import threading
 
 import numpy as np
@@ -257,6 +261,8 @@ class Kernel:
         self._cl_program = self.session.build(self.source, self._options)
         # Own cl.Kernel objects per Kernel: the program is shared, the argument bindings are not.
         self._kernels = [cl.Kernel(self._cl_program, ph.name) for ph in self.phases]
+        self._source_sha1 = hashlib.sha1(self.source.encode()).hexdigest()
+        _record("build", source_sha1=self._source_sha1)
 
     def _widen_for(self, sizes: dict) -> None:
         """A program over unbounded sizes is built with 32-bit indices; sizes whose indices
@@ -316,6 +322,8 @@ class Kernel:
         launches = [launch_plan(ph.body, sizes, self.local_size, self.groups, max_local, required) if ph.parallel
                     else ((1,), None) for ph in self.phases]
         self._check_launch(launches)
+        _record("launch", program=p, local_size=self.local_size, groups=self.groups, arrays=arrays,
+                sizes=sizes, source_sha1=self._source_sha1)
         return args, outputs, launches
 
     def _run(self, args, launches) -> list:
@@ -344,6 +352,52 @@ class Kernel:
         With `uploads`, input arrays it already holds are not uploaded again."""
         args, _, launches = self._prepare(arrays, uploads)
         return BoundKernel(self, args, launches)
+
+
+def _record(kind: str, **entry) -> None:
+    """The test suite's hook (tests/oclgrind.py replays every launch under Oclgrind): with
+    DPIA_RECORD_KERNELS naming a folder, each kernel built and each launch (its program,
+    launch options, sizes and inputs) is pickled there, from any process (exploration workers,
+    CLI runs).  Inputs of more than DPIA_RECORD_KERNELS_LIMIT elements (default 65536) are
+    left out, recorded as too large.  Unset (the default), nothing is written."""
+    folder = os.environ.get("DPIA_RECORD_KERNELS")
+    if not folder or not os.path.isdir(folder):  # unset, or the test that set it has ended
+        return
+    arrays = entry.pop("arrays", None)
+    if arrays is not None:
+        elements = sum(_elements(x) for x in arrays)
+        small = elements <= int(os.environ.get("DPIA_RECORD_KERNELS_LIMIT", "65536"))
+        entry.update(elements=elements, arrays=_copy(tuple(arrays)) if small else None)
+    buffer = io.BytesIO()
+    _RecordPickler(buffer).dump({"kind": kind, **entry})
+    fd, _ = tempfile.mkstemp(prefix=f"{kind}-", suffix=".pkl", dir=folder)
+    with os.fdopen(fd, "wb") as out:
+        out.write(buffer.getvalue())
+
+
+class _RecordPickler(pickle.Pickler):
+    """Pickles a launch whose program holds Python functions that pickle cannot name (a
+    user function's NumPy lambda): each becomes a stand-in, which OpenCL never calls."""
+
+    def reducer_override(self, obj):
+        if callable(obj) and getattr(obj, "__name__", "") == "<lambda>":
+            return _not_recorded, (getattr(obj, "__qualname__", "<lambda>"),)
+        return NotImplemented
+
+
+def _not_recorded(name: str):
+    def stand_in(*_args, **_kwargs):
+        raise RuntimeError_(f"{name} was not recorded (a lambda): only the kernel can run")
+
+    return stand_in
+
+
+def _elements(x) -> int:
+    return sum(_elements(y) for y in x) if isinstance(x, tuple) else int(np.size(x))
+
+
+def _copy(x):
+    return tuple(_copy(y) for y in x) if isinstance(x, tuple) else np.array(x)
 
 
 def _upload(context, data: np.ndarray):

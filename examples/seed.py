@@ -5,7 +5,7 @@
     dotProduct = λ xs ys . reduce (+) 0 (map (*) (zip xs ys))
     gemv = λ mat xs ys α β . map (+) (zip (map (λ row . scal α (dotProduct row xs)) mat) (scal β ys))
     mm = λ a b . map (λ rowA . map (λ colB . dotProduct rowA colB) (transpose b)) a
-    sum = reduce (+) 0
+    total = reduce (+) 0
     stencil = map (reduce (+) 0) (slide 3 1 (pad_clamp 1 1 xs))
 
 Run `python examples/seed.py` to build them, print their types and check the interpreter
@@ -75,7 +75,7 @@ EXAMPLES = [
     Example("scal", scal, lambda r, n: (np.float32(1.5), _vec(r, n)), lambda a, x: a * x),
     Example("asum", asum, lambda r, n: (_vec(r, n),), lambda x: np.abs(x).sum()),
     Example("dot", dot, lambda r, n: (_vec(r, n), _vec(r, n)), lambda x, y: np.dot(x, y)),
-    Example("sum", total, lambda r, n: (_vec(r, n),), lambda x: x.sum()),
+    Example("total", total, lambda r, n: (_vec(r, n),), lambda x: x.sum()),
     Example("gemv", gemv,
             lambda r, n: (r.standard_normal((n // 2, n)).astype(np.float32), _vec(r, n), _vec(r, n // 2),
                           np.float32(0.5), np.float32(2.0)),
@@ -114,7 +114,7 @@ def lowered_examples() -> dict:
         "scal": (fl.fun([fl.f32, v], scal_body), sch.scal_global(), (np.float32(1.5), x)),
         "asum": (fl.fun([v], lambda xs: xs >> fl.map(fl.abs) >> fl.reduce(fl.add, 0.0)), sch.asum(128, 32), (x,)),
         "dot": (fl.fun([v, v], dot_body), sch.dot(16), (x, y)),
-        "sum": (fl.fun([v], lambda xs: fl.reduce(fl.add, 0.0, xs)), sch.vec_sum(128, 32), (x,)),
+        "total": (fl.fun([v], lambda xs: fl.reduce(fl.add, 0.0, xs)), sch.vec_sum(128, 32), (x,)),
         "gemv": (fl.fun([fl.array(m, fl.array(n, fl.f32)), v, fl.array(m, fl.f32), fl.f32, fl.f32], gemv_body),
                  sch.gemv_global(), (mat, x, _vec(rng, 32), np.float32(0.5), np.float32(2.0))),
     }
@@ -142,7 +142,7 @@ def run_on_device() -> int:
         failures += not ok
         print(f"{name:8s} {'ok ' if ok else 'BAD'} on {kernel.device.name}: {len(derivation.steps)} rewrite steps, "
               f"{len(kernel.phases)} kernel(s), rel.err {err:.1e}")
-        if name == "sum":
+        if name == "total":
             print(f"         {low}")
             print(kernel.source)
     return failures

@@ -317,6 +317,7 @@ def test_show_a_low_level_program_as_written(capsys, tmp_path):
 
 
 def test_explore_with_a_tiny_budget(capsys, private_tuning_db, tmp_path):
+    pytest.importorskip("matplotlib", reason="--plots draws with matplotlib (pip install \"dpia[plot]\")")
     prefix = tmp_path / "plots" / "sum"
     code, out, err = run(capsys, "explore", f"{SEED}:total", "--size", "N=8192", "--candidates", "2",
                          "--workers", "1", "--budget", "5m", "--json", "--plots", str(prefix))

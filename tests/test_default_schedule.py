@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 import seed
 
-SIZES = {"scal": {"N": 96}, "asum": {"N": 2048}, "dot": {"N": 3000}, "sum": {"N": 4096},
+SIZES = {"scal": {"N": 96}, "asum": {"N": 2048}, "dot": {"N": 3000}, "total": {"N": 4096},
          "gemv": {"M": 24, "N": 40}, "mm": {"M": 12, "K": 20, "N": 16}, "stencil": {"N": 50}}
 PROGRAMS = {e.name: e.program for e in seed.EXAMPLES}
 
@@ -55,7 +55,7 @@ def test_every_seed_program_with_fixed_sizes_lowers_and_agrees(name):
     _agrees(program, _lowered(fl.infer(fix_sizes(program, sizes))), sizes)
 
 
-@pytest.mark.parametrize("name", ["sum", "asum", "dot"])
+@pytest.mark.parametrize("name", ["total", "asum", "dot"])
 def test_a_large_reduction_runs_in_parallel_stages_of_chunks(name):
     from functional.default_lowering import CHUNK
 
@@ -70,7 +70,7 @@ def test_a_large_reduction_runs_in_parallel_stages_of_chunks(name):
 
 
 def test_a_reduction_of_prime_length_is_parallel_with_its_remainder_folded_after():
-    prime = fl.infer(fix_sizes(PROGRAMS["sum"], {"N": 4099}))
+    prime = fl.infer(fix_sizes(PROGRAMS["total"], {"N": 4099}))
     low = _lowered(prime)
     assert "map_global" in str(low) and "drop" in str(low)
     _agrees(prime, low, {})
@@ -99,8 +99,8 @@ def test_a_symbolic_reduction_splits_by_its_multiple_of_fact():
 
 
 def test_short_or_unsplittable_reductions_stay_sequential():
-    assert str(_lowered(PROGRAMS["sum"])).endswith("=> reduce_seq (+) 0.0 xs")  # no facts: cannot split
-    short = fl.infer(fix_sizes(PROGRAMS["sum"], {"N": S.SMALL_REDUCTION - 1}))
+    assert str(_lowered(PROGRAMS["total"])).endswith("=> reduce_seq (+) 0.0 xs")  # no facts: cannot split
+    short = fl.infer(fix_sizes(PROGRAMS["total"], {"N": S.SMALL_REDUCTION - 1}))
     assert "map_global" not in str(_lowered(short))
 
 
@@ -137,7 +137,7 @@ def test_what_it_cannot_lower_is_a_strategy_error_naming_primitive_and_place(mon
 
     monkeypatch.setattr(default_lowering, "parallelise", lambda: identity)  # as if nothing were lowered
     with pytest.raises(StrategyError, match=r"cannot lower `reduce` at 0\.0: reduce \(\+\) 0\.0"):
-        derive(PROGRAMS["sum"], S.default_schedule(PROGRAMS["sum"]))
+        derive(PROGRAMS["total"], S.default_schedule(PROGRAMS["total"]))
 
 
 def test_fully_lowered_names_the_first_high_level_primitive():

@@ -20,7 +20,9 @@ def test_interpreter_agrees_with_numpy(example, n):
 
 
 def test_every_seed_program_is_an_example():
-    assert {e.name for e in seed.EXAMPLES} == {"scal", "asum", "dot", "sum", "gemv", "mm", "stencil"}
+    """Each example is named as its module-level program (`dpia run examples/seed.py:NAME`)."""
+    assert {e.name for e in seed.EXAMPLES} == {"scal", "asum", "dot", "total", "gemv", "mm", "stencil"}
+    assert all(getattr(seed, e.name) is e.program for e in seed.EXAMPLES)
 
 
 def test_lowered_seed_programs_run_on_the_device(capsys):

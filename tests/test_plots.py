@@ -18,12 +18,17 @@ def candidate(k: int, status: str = "ok", time_s: float | None = None) -> Candid
                      created=1000.0 + k)
 
 
+@pytest.fixture
+def matplotlib():
+    return pytest.importorskip("matplotlib", reason="drawing needs matplotlib (pip install \"dpia[plot]\")")
+
+
 def assert_pngs(paths) -> None:
     for path in paths:
         assert path.exists() and path.read_bytes()[:8] == PNG_MAGIC
 
 
-def test_writes_both_pictures(tmp_path):
+def test_writes_both_pictures(tmp_path, matplotlib):
     runs = [candidate(k, time_s=1e-3 * (1 + k % 7)) for k in range(30)]
     runs += [candidate(30, "failed"), candidate(31, "timeout"), candidate(32, "wrong", 1e-3)]
     space, progress = write_plots(runs, tmp_path / "plots" / "scale", unit="GB/s", work=0.008)
@@ -31,16 +36,16 @@ def test_writes_both_pictures(tmp_path):
     assert_pngs([space, progress])
 
 
-def test_all_failed_run(tmp_path):
+def test_all_failed_run(tmp_path, matplotlib):
     runs = [candidate(k, "failed") for k in range(3)]
     assert_pngs(write_plots(runs, tmp_path / "failed", unit="GFLOP/s", work=2.0))
 
 
-def test_single_candidate_run(tmp_path):
+def test_single_candidate_run(tmp_path, matplotlib):
     assert_pngs(write_plots([candidate(0, time_s=0.5)], tmp_path / "one", unit="GFLOP/s", work=2.0))
 
 
-def test_empty_run(tmp_path):
+def test_empty_run(tmp_path, matplotlib):
     assert_pngs(write_plots([], tmp_path / "empty", unit="GB/s", work=1.0))
 
 

@@ -1,0 +1,8 @@
+kernel void gather_reverse(
+    global const float* restrict xs,
+    global float* restrict output,
+    const int N) {
+  for (int gid1 = get_global_id(0); gid1 < N; gid1 += get_global_size(0)) {
+    output[gid1] = (xs[-gid1 + N - 1] + 0.0f);
+  }
+}

@@ -1,0 +1,212 @@
+"""Every kernel the tests launch, launched again under Oclgrind and checked.
+
+While a test runs, `codegen_opencl.runtime` pickles each kernel built and each launch (its
+imperative program, launch options and inputs) into the folder named by DPIA_RECORD_KERNELS,
+from any process: the test's own, exploration workers, `dpia` subprocesses.  After the test,
+`Replayer.check` runs each launch not seen before on PoCL and on Oclgrind with its data-race,
+uninitialised-memory and API checks, and the test fails when Oclgrind reports anything
+(data race, barrier divergence, invalid or out-of-bounds access, uninitialised value, API
+error) or when the two devices disagree.
+
+What is checked: every launch whose work is at most `limit` (default 65536), the work being
+the larger of its inputs' element count and the product of its size variables (M*N*K for a
+matrix product: Oclgrind simulates about 10^5 multiply-adds a second with its checks on).
+This keeps the whole suite within minutes; `--oclgrind=all` lifts the limit.  Larger
+launches (exploration timings, benchmark-sized runs) are counted, and the summary says how
+many kernels ran only at such sizes.
+
+Two Oclgrind 19.10 limitations are worked around, not hidden:
+- its uninitialised-memory plugin stops at LLVM's `freeze` instruction (which the optimiser
+  emits for integer division, for instance): such a kernel is checked again built with
+  -cl-opt-disable, where no `freeze` appears, and counted;
+- pyopencl asks for device properties newer than Oclgrind's OpenCL 1.2, which its API check
+  reports as CL_INVALID_VALUE for clGetDeviceInfo/clGetPlatformInfo: those reports alone are
+  ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import re
+import tempfile
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+# Read by Oclgrind when a context is created: each check below gets a fresh context.
+CHECKS = {"OCLGRIND_DATA_RACES": "1", "OCLGRIND_UNINITIALIZED": "1", "OCLGRIND_CHECK_API": "1"}
+DEFAULT_LIMIT = 65536
+
+_PROPERTY_PROBE = re.compile(r"Oclgrind - OpenCL runtime error detected\s*\n\s*Function: clGet(Device|Platform)Info\s*\n"
+                             r"\s*Error:\s+CL_INVALID_VALUE\s*\n\s*For argument 'param_name'\s*\n?")
+_FREEZE = "Unsupported instruction: freeze"
+
+
+@attrs.frozen
+class Finding:
+    """What Oclgrind said about one launch (empty `report` and `agrees`: clean)."""
+
+    name: str
+    report: str
+    agrees: bool
+    unoptimised: bool  # checked built with -cl-opt-disable (see the module docstring)
+
+    @property
+    def clean(self) -> bool:
+        return not self.report and self.agrees
+
+
+@contextlib.contextmanager
+def captured_stderr():
+    """Everything written to file descriptor 2 meanwhile (Oclgrind writes to std::cerr,
+    below Python's sys.stderr), as the list's one string when the block ends."""
+    out: list[str] = []
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        saved = os.dup(2)
+        try:
+            os.dup2(sink.fileno(), 2)
+            yield out
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            out.append(sink.read().decode(errors="replace"))
+
+
+def oclgrind_report(stderr: str) -> str:
+    """Oclgrind's messages, less pyopencl's probes for properties Oclgrind does not know."""
+    return _PROPERTY_PROBE.sub("", stderr).strip()
+
+
+def agree(a, b) -> bool:
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(agree(x, y) for x, y in zip(a, b))
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-4, atol=1e-4,
+                                              equal_nan=True)
+
+
+@contextlib.contextmanager
+def environment(**changes):
+    """os.environ with `changes` (None removes a variable) while the block runs."""
+    saved = {k: os.environ.get(k) for k in changes}
+    try:
+        for k, v in changes.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def run_on_oclgrind(program, arrays, local_size=None, groups=None, options=()):
+    """The program's results on a fresh Oclgrind context with every check on, and what
+    Oclgrind reported."""
+    from codegen_opencl.runtime import Kernel, Session, choose_device
+
+    with environment(**CHECKS), captured_stderr() as stderr:
+        session = Session(choose_device("oclgrind"))  # fresh: the uninitialised check misreads reused buffers
+        result = Kernel(program, session=session, local_size=local_size, groups=groups,
+                        options=list(options))(*arrays)
+    return result, oclgrind_report(stderr[0])
+
+
+def check_launch(program, arrays, local_size=None, groups=None) -> Finding:
+    """Run once on PoCL (the reference) and once under Oclgrind; compare.  These launches
+    are the check's own: not recorded for checking again."""
+    from codegen_opencl.runtime import Kernel, choose_device
+
+    with environment(DPIA_RECORD_KERNELS=None):
+        want = Kernel(program, device=choose_device("portable computing language"), local_size=local_size,
+                      groups=groups)(*arrays)
+        got, report = run_on_oclgrind(program, arrays, local_size, groups)
+        unoptimised = _FREEZE in report
+        if unoptimised:
+            got, report = run_on_oclgrind(program, arrays, local_size, groups, options=("-cl-opt-disable",))
+    return Finding(program.name, report, agree(got, want), unoptimised)
+
+
+def work(entry: dict) -> int:
+    """How much a launch asks of Oclgrind (see the module docstring)."""
+    product = 1
+    for value in entry["sizes"].values():
+        product *= int(value)
+    return max(entry["elements"], product)
+
+
+def _digest(entry: dict) -> str:
+    h = hashlib.sha1(entry["source_sha1"].encode())
+    h.update(repr((entry["local_size"], entry["groups"])).encode())
+    h.update(pickle.dumps(entry["arrays"]))
+    return h.hexdigest()
+
+
+@attrs.define
+class Replayer:
+    """The session's record: which launches were checked (each distinct one once), and
+    the counts the summary prints."""
+
+    enabled: bool = True
+    limit: int | None = DEFAULT_LIMIT      # the most work a checked launch has (None: no limit)
+    built: set = attrs.Factory(set)        # source digests of every kernel built
+    launched: set = attrs.Factory(set)     # ... of every kernel launched
+    checked: set = attrs.Factory(set)      # ... of every kernel checked clean under Oclgrind
+    unoptimised: set = attrs.Factory(set)  # ... checked at -cl-opt-disable (freeze)
+    launches_checked: int = 0
+    launches_too_large: int = 0
+    _seen: dict = attrs.Factory(dict)      # launch digest -> its Finding
+
+    def check(self, folder: Path) -> list[Finding]:
+        """Check every launch recorded in `folder`; the findings that are not clean."""
+        entries = []
+        for path in sorted(folder.glob("*.pkl")):
+            with path.open("rb") as f:
+                entries.append(pickle.load(f))
+        bad = []
+        for entry in entries:
+            if entry["kind"] == "build":
+                self.built.add(entry["source_sha1"])
+                continue
+            self.launched.add(entry["source_sha1"])
+            if entry["arrays"] is None or (self.limit is not None and work(entry) > self.limit):
+                self.launches_too_large += 1
+                continue
+            if not self.enabled:
+                continue
+            key = _digest(entry)
+            if key not in self._seen:
+                self._seen[key] = check_launch(entry["program"], entry["arrays"], entry["local_size"], entry["groups"])
+                self.launches_checked += 1
+            finding = self._seen[key]
+            if finding.clean:
+                self.checked.add(entry["source_sha1"])
+                if finding.unoptimised:
+                    self.unoptimised.add(entry["source_sha1"])
+            else:
+                bad.append(finding)
+        return bad
+
+    def summary(self) -> str:
+        return (f"Oclgrind: {len(self.built)} kernels built, {len(self.launched)} launched, {len(self.checked)} "
+                f"checked clean under Oclgrind ({len(self.unoptimised)} with -cl-opt-disable for the "
+                f"uninitialised check), {self.launches_checked} distinct launches checked, "
+                f"{self.launches_too_large} launches too large to check; {len(self.launched - self.checked)} "
+                f"kernels launched but not checked clean")
+
+
+def describe(findings: list[Finding]) -> str:
+    lines = []
+    for f in findings:
+        what = [] if f.agrees else ["results differ from PoCL's"]
+        lines.append(f"kernel {f.name}: " + "; ".join(what + ([f.report[:3000]] if f.report else [])))
+    return "Oclgrind found problems in kernels this test launched:\n" + "\n".join(lines)
