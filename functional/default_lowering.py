@@ -5,6 +5,8 @@ derivation of rule steps that prints, stores and replays.
 Its phases, in order (`PHASES`):
 
     eta          functions of maps as lambdas (the data-flow normal form the later phases read)
+    hoist        loops inside a map's or reduction's function that are the same for every element
+                 are computed once, before it (rules.algorithmic.hoist_invariant)
     fuse         producer maps into their consumers (no intermediate arrays between maps)
     reductions   large program-level reductions in two stages (schedules.two_stage_reduction)
     parallelise  maps the host runs -> map_global (map_global 1 / 0 for a perfectly nested map of
@@ -272,6 +274,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
 
     return (
         ("eta", try_(normalize(seq(guard("a map of a partial application", _map_of_partial), r("eta_expand_map"))))),
+        ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),
         ("reductions", outside_functions(split_reduction() | two_stage_reduction())),
         ("parallelise", parallelise()),

@@ -9,9 +9,9 @@ import numpy as np
 from .. import dsl as fl
 from ..expr import App, Identifier, Lambda, Literal, Prim, free_identifiers, spine
 from ..nat import Nat, divides, power
-from ..types import ArrayType, ScalarType, VectorType
+from ..types import ArrayType, ScalarType, VectorType, array, f32
 from . import instances as inst
-from .core import P, V, beta, bind, length, rule
+from .core import OneOf, P, V, beta, bind, length, rule
 
 # ------------------------------------------------------------------------ split-join
 
@@ -566,3 +566,87 @@ rule("reduce_take_drop_shared", "reduce",
      lhs=P("reduce", V("f"), V("z"), V("xs")), params=("m",), side=_take_drop_side, exact=False,
      build=lambda m: fl.let(m.xs, lambda ys: fl.reduce(m.f, fl.reduce(m.f, m.z, fl.take(m.m, ys)), fl.drop(m.m, ys))),
      example=_ex_take_drop)
+
+
+# ------------------------------------------------------------------------- hoisting
+
+
+def _computes(e) -> bool:
+    """`e` loops: a map that is not a view, a reduction or an iterate somewhere inside it."""
+    from ..expr import walk
+    from ..primitives import MAPS, REDUCTIONS, is_view_fn
+
+    for x in walk(e):
+        if isinstance(x, App) and isinstance(x.fun, Prim):
+            name = x.fun.name
+            if name in REDUCTIONS or name == "iterate" or (name in MAPS and not is_view_fn(x.arg)):
+                return True
+    return False
+
+
+def invariant_site(f, bound: frozenset = frozenset(), path: tuple = ()):
+    """The path (from `f`'s body) of the first outermost subterm of the body of function `f`
+    that loops (see _computes), is data, and mentions none of the variables bound inside
+    `f` (its parameters included): the same value for every element.  None if there is none."""
+    body, binders = f, set(bound)
+    while isinstance(body, Lambda):
+        binders.add(body.param.name)
+        body = body.body
+        path = path + (0,)
+    return _find_invariant(body, frozenset(binders), path)
+
+
+def _find_invariant(e, binders: frozenset, path: tuple):
+    from ..types import DataType
+
+    if isinstance(e.t, DataType) and _computes(e) and not (free_identifiers(e) & binders):
+        return path
+    if isinstance(e, Lambda):
+        return _find_invariant(e.body, binders | {e.param.name}, path + (0,))
+    for k, c in enumerate(e.children()):
+        found = _find_invariant(c, binders, path + (k,))
+        if found is not None:
+            return found
+    return None
+
+
+def _hoist_side(m):
+    return None if invariant_site(m.f) is not None else "no loop in the function is the same for every element"
+
+
+def _hoist_build(m):
+    from ..strategies import at_path, replace_at
+
+    path = invariant_site(m.f)
+    value = at_path(m.f, path)
+    taken = free_identifiers(m.root) | {x.name for x in _walk_all(m.f) if isinstance(x, Identifier)}
+    name = next(n for n in (f"inv{k}" for k in range(1, 10_000)) if n not in taken)
+    f = replace_at(m.f, path, Identifier(name, t=value.t))
+    rest = [m.get(k) for k in ("z", "xs") if m.get(k) is not None]
+    rebuilt = Prim(m.head)
+    for a in [f] + rest:
+        rebuilt = App(rebuilt, a)
+    return fl.let(value, Lambda(Identifier(name, t=value.t), rebuilt))
+
+
+def _walk_all(e):
+    from ..expr import walk
+
+    return walk(e)
+
+
+def _ex_hoist(rng):
+    m, n = inst.size(rng, 1, 2, 5), inst.size(rng, 1, 2, 5)
+    prog = fl.fun([array(m, array(n, f32)), array(n, f32)], lambda a, x: fl.map(
+        lambda row: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(
+            row, fl.map(lambda y: y * 2.0, x)))), a))
+    return prog, (inst.data(rng, m, n), inst.data(rng, n)), {}
+
+
+rule("hoist_invariant", "hoisting",
+     "map (fun(x) => B[E]) xs -> let E (fun(t) => map (fun(x) => B[t]) xs)   (E loops and mentions nothing "
+     "bound in the function: computed once, not once per element; also reduce's function)",
+     lhs=OneOf(P("map", V("f"), V("xs"), bind="head"), P("reduce", V("f"), V("z"), V("xs"), bind="head")),
+     side=_hoist_side, build=_hoist_build, example=_ex_hoist,
+     doc="Lift's and every compiler's loop-invariant code motion, as a rule: ATAX's A x inside the map over "
+         "the columns of A is computed once.")
