@@ -196,6 +196,9 @@ def split_reduction() -> Strategy:
                                                      (later stages: let-bound, computed once)
                       -> reduce f e (map (reduce f e) (split CHUNK xs))  (and again on the partials)
 
+    An associative operator without a neutral element (argmin over (value, index) pairs)
+    folds each chunk from its first element instead (reduce_split_first).
+
     The first stage reads the data through push_views (so a map producing xs fuses into the
     chunks); later stages read the previous stage's stored results.  Lengths without a known
     value or divisor stay sequential, and so do reductions whose operator is not known to be
@@ -220,11 +223,14 @@ def split_reduction() -> Strategy:
         steps: list[Step] = []
         path: tuple = ()
         f, z, _ = spine(e)[1]
-        if not algebra.neutral(f, z):
+        split = "reduce_split"
+        if algebra.neutral(f, z):
+            pass
+        elif algebra.neutral_element(f, z.t) is not None:
             e = _apply_at(e, path, "reduce_neutral_init", {}, steps)
-            if e is None:
-                return Failure("split_reduction: no neutral element to start the partial reductions from")
             path = (1,)  # f z R: R
+        else:  # no neutral element (argmin): every chunk folds from its own first element
+            split = "reduce_split_first"
         first = True
         while True:
             node = at_path(e, path)
@@ -241,7 +247,7 @@ def split_reduction() -> Strategy:
             elif whole != n:  # the partial results of the previous stage, computed once
                 e = _apply_at(e, path, "reduce_take_drop_shared", {"m": whole}, steps)
                 path = path + (1, 0) + arg_path(3, 1)  # let P (fun(ys) => reduce f (THIS) (drop m ys))
-            e = _apply_at(e, path, "reduce_split", {"n": CHUNK}, steps)
+            e = _apply_at(e, path, split, {"n": CHUNK}, steps)
             if first:
                 pushed = try_(argument(push_views()))(at_path(e, path))
                 steps.extend(attrs.evolve(s, path=path + s.path) for s in pushed.steps)

@@ -185,3 +185,9 @@ def test_a_loop_invariant_inside_a_map_is_computed_once_before_it(name):
     text = str(low)
     assert text.startswith("fun(") and "=> let (" in text, text
     assert text.count("reduce_seq") == str(program).count("reduce")  # nothing duplicated
+
+
+def test_an_argmin_of_many_elements_runs_in_parallel_stages():
+    program = fl.infer(CASES["argmin_large"])
+    low, _ = derive(program, default_schedule(program))
+    assert "map_global" in str(low) and "at c 0" in str(low)  # chunks fold from their first element

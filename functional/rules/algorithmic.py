@@ -650,3 +650,31 @@ rule("hoist_invariant", "hoisting",
      side=_hoist_side, build=_hoist_build, example=_ex_hoist,
      doc="Lift's and every compiler's loop-invariant code motion, as a rule: ATAX's A x inside the map over "
          "the columns of A is computed once.")
+
+
+def _split_first_side(m):
+    reason = monoid_side("associative", param="n", length_of="xs")(m)
+    if reason:
+        return reason
+    n = m.n.as_int() if isinstance(m.n, Nat) else m.n
+    return None if n is not None and n >= 2 else "chunks of at least 2 elements"
+
+
+def _ex_split_first(rng):
+    n = int(rng.choice([2, 4]))
+    total = n * inst.size(rng, 1, 1, 4)
+    prog = fl.fun([array(total, f32)], lambda xs: fl.reduce(
+        lambda a, b: fl.select(fl.fst(a) <= fl.fst(b), a, b), fl.pair(fl.literal(float("inf"), f32), fl.literal(-1.0, f32)),
+        fl.zip(xs, fl.generate(total, lambda i: fl.cast(f32, i)))))
+    return prog, (inst.data(rng, total),), {"n": n}
+
+
+rule("reduce_split_first", "reduce",
+     "reduce f z xs -> reduce f z (map (fun(c) => reduce f (at c 0) (drop 1 c)) (split n xs))   (f associative; "
+     "each chunk folds from its first element, so z need not be neutral)",
+     lhs=P("reduce", V("f"), V("z"), V("xs")), params=("n",), side=_split_first_side, exact=False,
+     build=lambda m: fl.reduce(m.f, m.z, fl.map(lambda c: fl.reduce(m.f, fl.at(c, 0), fl.drop(1, c)),
+                                                fl.split(m.n, m.xs))),
+     example=_ex_split_first,
+     doc="Proof: z f x1 f ... f xn = z f (x1 f ... f xk) f (x(k+1) f ... f x2k) f ... by associativity alone.  "
+         "For operators without a neutral element (argmin, argmax over (value, index) pairs).")
