@@ -10,6 +10,8 @@ commutative.  A property holds here when the operator has one of these forms:
     fun(a, b) => op a b           or op b a for a commutative op
     fun(a, b) => pair (F0) (F1)   component k of the result is op (proj_k a) (proj_k b): tuples
                                   reduced component by component (sum and sum of squares, ...)
+    fun(a, b) => select (K a < K b) a b   the element of least key (argmin, argmax: see
+                                  select_by_key): associative only
 
 Floating-point add and mul are associative up to rounding: rules that rely on it are marked
 inexact (their checks compare within a tolerance).  Neutral elements: 0 for add, 1 for mul,
@@ -83,8 +85,31 @@ def _form(body: Expr, a: str, b: str, path: tuple):
     return None
 
 
+_ORDERS = ("lt", "le", "gt", "ge")
+
+
+def select_by_key(f: Expr) -> bool:
+    """`fun(a, b) => select (K a < K b) a b` (or <=, >, >=; K a projection path, the same on
+    both sides): the element with the least (greatest) key, ties to one side.  Associative
+    for keys in a total order (NaN keys excepted), neither commutative (ties) nor with a
+    neutral element (an infinite key still loses its ties): argmin and argmax."""
+    if not (isinstance(f, Lambda) and isinstance(f.body, Lambda)):
+        return False
+    a, b, body = f.param.name, f.body.param.name, f.body.body
+    head, args = spine(body)
+    if not (isinstance(head, Prim) and head.name == "select" and len(args) == 3):
+        return False
+    cond, x, y = args
+    chead, cargs = spine(cond)
+    if not (isinstance(chead, Prim) and chead.name in _ORDERS and len(cargs) == 2):
+        return False
+    ka, kb = _projection(cargs[0], a), _projection(cargs[1], b)
+    picks = (_projection(x, a), _projection(y, b))
+    return ka is not None and ka == kb and picks == ((), ())
+
+
 def associative(f: Expr) -> bool:
-    return operator_form(f) is not None
+    return operator_form(f) is not None or select_by_key(f)
 
 
 def commutative(f: Expr) -> bool:
@@ -153,4 +178,4 @@ def _element(form, t, fl):
     return fl.literal(value, t)
 
 
-__all__ = ["associative", "commutative", "neutral", "neutral_element", "operator_form"]
+__all__ = ["associative", "commutative", "neutral", "neutral_element", "operator_form", "select_by_key"]

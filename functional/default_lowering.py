@@ -5,6 +5,8 @@ derivation of rule steps that prints, stores and replays.
 Its phases, in order (`PHASES`):
 
     eta          functions of maps as lambdas (the data-flow normal form the later phases read)
+    hoist        loops inside a map's or reduction's function that are the same for every element
+                 are computed once, before it (rules.algorithmic.hoist_invariant)
     fuse         producer maps into their consumers (no intermediate arrays between maps)
     reductions   large program-level reductions in two stages (schedules.two_stage_reduction)
     parallelise  maps the host runs -> map_global (map_global 1 / 0 for a perfectly nested map of
@@ -194,6 +196,9 @@ def split_reduction() -> Strategy:
                                                      (later stages: let-bound, computed once)
                       -> reduce f e (map (reduce f e) (split CHUNK xs))  (and again on the partials)
 
+    An associative operator without a neutral element (argmin over (value, index) pairs)
+    folds each chunk from its first element instead (reduce_split_first).
+
     The first stage reads the data through push_views (so a map producing xs fuses into the
     chunks); later stages read the previous stage's stored results.  Lengths without a known
     value or divisor stay sequential, and so do reductions whose operator is not known to be
@@ -218,11 +223,14 @@ def split_reduction() -> Strategy:
         steps: list[Step] = []
         path: tuple = ()
         f, z, _ = spine(e)[1]
-        if not algebra.neutral(f, z):
+        split = "reduce_split"
+        if algebra.neutral(f, z):
+            pass
+        elif algebra.neutral_element(f, z.t) is not None:
             e = _apply_at(e, path, "reduce_neutral_init", {}, steps)
-            if e is None:
-                return Failure("split_reduction: no neutral element to start the partial reductions from")
             path = (1,)  # f z R: R
+        else:  # no neutral element (argmin): every chunk folds from its own first element
+            split = "reduce_split_first"
         first = True
         while True:
             node = at_path(e, path)
@@ -239,7 +247,7 @@ def split_reduction() -> Strategy:
             elif whole != n:  # the partial results of the previous stage, computed once
                 e = _apply_at(e, path, "reduce_take_drop_shared", {"m": whole}, steps)
                 path = path + (1, 0) + arg_path(3, 1)  # let P (fun(ys) => reduce f (THIS) (drop m ys))
-            e = _apply_at(e, path, "reduce_split", {"n": CHUNK}, steps)
+            e = _apply_at(e, path, split, {"n": CHUNK}, steps)
             if first:
                 pushed = try_(argument(push_views()))(at_path(e, path))
                 steps.extend(attrs.evolve(s, path=path + s.path) for s in pushed.steps)
@@ -272,6 +280,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
 
     return (
         ("eta", try_(normalize(seq(guard("a map of a partial application", _map_of_partial), r("eta_expand_map"))))),
+        ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),
         ("reductions", outside_functions(split_reduction() | two_stage_reduction())),
         ("parallelise", parallelise()),

@@ -46,6 +46,10 @@ def _mean_var(xs):
                      fl.map(lambda x: fl.pair(fl.literal(1.0, f32), fl.pair(x, zero)), xs))
 
 
+def _dot(a, b):
+    return fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(a, b)))
+
+
 CASES = {
     # a computed array read by a view inside a map: stored per item
     "take_of_inner_map": fl.fun([arr(4, 4)], lambda xs: fl.map(lambda r: fl.take(2, fl.map(lambda x: x * 2.0, r)), xs)),
@@ -78,6 +82,10 @@ CASES = {
     "sum_and_sum_of_squares": fl.fun([arr(5000)], lambda xs: fl.reduce(
         lambda a, b: fl.pair(fl.fst(a) + fl.fst(b), fl.snd(a) + fl.snd(b)),
         fl.pair(fl.literal(0.0, f32), fl.literal(0.0, f32)), fl.map(lambda x: fl.pair(x, x * x), xs))),
+    # loop-invariant loops inside a map's function: computed once (hoist_invariant)
+    "atax_inline": fl.fun([arr(24, 16), arr(16)], lambda a, x: fl.map(
+        lambda col: _dot(col, fl.map(lambda r: _dot(r, x), a)), fl.transpose(a))),
+    "normalise_inline": fl.fun([arr(300)], lambda xs: fl.map(lambda x: x / fl.reduce(fl.add, 0.0, xs), xs)),
     "row_sums_of_a_matrix_by_a_host_reduction": fl.fun([arr(50, 7)], lambda xss: fl.reduce(
         lambda acc, row: fl.map(lambda p: fl.fst(p) + fl.snd(p), fl.zip(acc, row)),
         fl.generate(7, lambda i: 0.0), xss)),
@@ -168,3 +176,18 @@ def test_a_wrong_hand_lowering_names_its_subexpression_and_a_fix_that_works(name
             {"d": 0} if need.rule == "lower_map_global" else {}))(at_path(program, need.path)).expr))
     inputs = random_inputs(program, {}, seed=1)
     assert relative_error(dpia.compile(program)(*inputs), fl.interpret(program, *inputs)) <= TOLERANCE
+
+
+@pytest.mark.parametrize("name", ["atax_inline", "normalise_inline"])
+def test_a_loop_invariant_inside_a_map_is_computed_once_before_it(name):
+    program = fl.infer(CASES[name])
+    low, _ = derive(program, default_schedule(program))
+    text = str(low)
+    assert text.startswith("fun(") and "=> let (" in text, text
+    assert text.count("reduce_seq") == str(program).count("reduce")  # nothing duplicated
+
+
+def test_an_argmin_of_many_elements_runs_in_parallel_stages():
+    program = fl.infer(CASES["argmin_large"])
+    low, _ = derive(program, default_schedule(program))
+    assert "map_global" in str(low) and "at c 0" in str(low)  # chunks fold from their first element

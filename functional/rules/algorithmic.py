@@ -9,9 +9,9 @@ import numpy as np
 from .. import dsl as fl
 from ..expr import App, Identifier, Lambda, Literal, Prim, free_identifiers, spine
 from ..nat import Nat, divides, power
-from ..types import ArrayType, ScalarType, VectorType
+from ..types import ArrayType, ScalarType, VectorType, array, f32
 from . import instances as inst
-from .core import P, V, beta, bind, length, rule
+from .core import OneOf, P, V, beta, bind, length, rule
 
 # ------------------------------------------------------------------------ split-join
 
@@ -566,3 +566,115 @@ rule("reduce_take_drop_shared", "reduce",
      lhs=P("reduce", V("f"), V("z"), V("xs")), params=("m",), side=_take_drop_side, exact=False,
      build=lambda m: fl.let(m.xs, lambda ys: fl.reduce(m.f, fl.reduce(m.f, m.z, fl.take(m.m, ys)), fl.drop(m.m, ys))),
      example=_ex_take_drop)
+
+
+# ------------------------------------------------------------------------- hoisting
+
+
+def _computes(e) -> bool:
+    """`e` loops: a map that is not a view, a reduction or an iterate somewhere inside it."""
+    from ..expr import walk
+    from ..primitives import MAPS, REDUCTIONS, is_view_fn
+
+    for x in walk(e):
+        if isinstance(x, App) and isinstance(x.fun, Prim):
+            name = x.fun.name
+            if name in REDUCTIONS or name == "iterate" or (name in MAPS and not is_view_fn(x.arg)):
+                return True
+    return False
+
+
+def invariant_site(f, bound: frozenset = frozenset(), path: tuple = ()):
+    """The path (from `f`'s body) of the first outermost subterm of the body of function `f`
+    that loops (see _computes), is data, and mentions none of the variables bound inside
+    `f` (its parameters included): the same value for every element.  None if there is none."""
+    body, binders = f, set(bound)
+    while isinstance(body, Lambda):
+        binders.add(body.param.name)
+        body = body.body
+        path = path + (0,)
+    return _find_invariant(body, frozenset(binders), path)
+
+
+def _find_invariant(e, binders: frozenset, path: tuple):
+    from ..types import DataType
+
+    if isinstance(e.t, DataType) and _computes(e) and not (free_identifiers(e) & binders):
+        return path
+    if isinstance(e, Lambda):
+        return _find_invariant(e.body, binders | {e.param.name}, path + (0,))
+    for k, c in enumerate(e.children()):
+        found = _find_invariant(c, binders, path + (k,))
+        if found is not None:
+            return found
+    return None
+
+
+def _hoist_side(m):
+    return None if invariant_site(m.f) is not None else "no loop in the function is the same for every element"
+
+
+def _hoist_build(m):
+    from ..strategies import at_path, replace_at
+
+    path = invariant_site(m.f)
+    value = at_path(m.f, path)
+    taken = free_identifiers(m.root) | {x.name for x in _walk_all(m.f) if isinstance(x, Identifier)}
+    name = next(n for n in (f"inv{k}" for k in range(1, 10_000)) if n not in taken)
+    f = replace_at(m.f, path, Identifier(name, t=value.t))
+    rest = [m.get(k) for k in ("z", "xs") if m.get(k) is not None]
+    rebuilt = Prim(m.head)
+    for a in [f] + rest:
+        rebuilt = App(rebuilt, a)
+    return fl.let(value, Lambda(Identifier(name, t=value.t), rebuilt))
+
+
+def _walk_all(e):
+    from ..expr import walk
+
+    return walk(e)
+
+
+def _ex_hoist(rng):
+    m, n = inst.size(rng, 1, 2, 5), inst.size(rng, 1, 2, 5)
+    prog = fl.fun([array(m, array(n, f32)), array(n, f32)], lambda a, x: fl.map(
+        lambda row: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(
+            row, fl.map(lambda y: y * 2.0, x)))), a))
+    return prog, (inst.data(rng, m, n), inst.data(rng, n)), {}
+
+
+rule("hoist_invariant", "hoisting",
+     "map (fun(x) => B[E]) xs -> let E (fun(t) => map (fun(x) => B[t]) xs)   (E loops and mentions nothing "
+     "bound in the function: computed once, not once per element; also reduce's function)",
+     lhs=OneOf(P("map", V("f"), V("xs"), bind="head"), P("reduce", V("f"), V("z"), V("xs"), bind="head")),
+     side=_hoist_side, build=_hoist_build, example=_ex_hoist,
+     doc="Lift's and every compiler's loop-invariant code motion, as a rule: ATAX's A x inside the map over "
+         "the columns of A is computed once.")
+
+
+def _split_first_side(m):
+    reason = monoid_side("associative", param="n", length_of="xs")(m)
+    if reason:
+        return reason
+    n = m.n.as_int() if isinstance(m.n, Nat) else m.n
+    return None if n is not None and n >= 2 else "chunks of at least 2 elements"
+
+
+def _ex_split_first(rng):
+    n = int(rng.choice([2, 4]))
+    total = n * inst.size(rng, 1, 1, 4)
+    prog = fl.fun([array(total, f32)], lambda xs: fl.reduce(
+        lambda a, b: fl.select(fl.fst(a) <= fl.fst(b), a, b), fl.pair(fl.literal(float("inf"), f32), fl.literal(-1.0, f32)),
+        fl.zip(xs, fl.generate(total, lambda i: fl.cast(f32, i)))))
+    return prog, (inst.data(rng, total),), {"n": n}
+
+
+rule("reduce_split_first", "reduce",
+     "reduce f z xs -> reduce f z (map (fun(c) => reduce f (at c 0) (drop 1 c)) (split n xs))   (f associative; "
+     "each chunk folds from its first element, so z need not be neutral)",
+     lhs=P("reduce", V("f"), V("z"), V("xs")), params=("n",), side=_split_first_side, exact=False,
+     build=lambda m: fl.reduce(m.f, m.z, fl.map(lambda c: fl.reduce(m.f, fl.at(c, 0), fl.drop(1, c)),
+                                                fl.split(m.n, m.xs))),
+     example=_ex_split_first,
+     doc="Proof: z f x1 f ... f xn = z f (x1 f ... f xk) f (x(k+1) f ... f x2k) f ... by associativity alone.  "
+         "For operators without a neutral element (argmin, argmax over (value, index) pairs).")
