@@ -73,11 +73,17 @@ def _replace_mem(cmd: Cmd, mem: Mem, read: Exp, write: Acc) -> Cmd:
             return attrs.evolve(a, target=acc(a.target))
         return a
 
+    return _rewrite(cmd, lambda c: Assign(acc(c.acc), exp(c.value)), exp)
+
+
+def _rewrite(cmd: Cmd, assign, cond) -> Cmd:
+    """`cmd` with every assignment `a` replaced by `assign(a)` and every condition `e` of an
+    if by `cond(e)`; the structure of loops and allocations kept."""
     def go(c):
         if isinstance(c, Assign):
-            return Assign(acc(c.acc), exp(c.value))
+            return assign(c)
         if isinstance(c, If):
-            return If(exp(c.cond), go(c.then), go(c.orelse))
+            return If(cond(c.cond), go(c.then), go(c.orelse))
         if isinstance(c, Seq):
             return seq(*(go(x) for x in c.cmds))
         if isinstance(c, (New, For, ParFor)):
@@ -397,21 +403,13 @@ def _replace_leaf(cmd: Cmd, leaf: str, scalars: dict) -> Cmd:
             return attrs.evolve(e, args=tuple(exp(a) for a in e.args))
         return e
 
-    def go(c):
-        if isinstance(c, Assign):
-            acc = c.acc
-            if isinstance(acc, Store) and acc.leaf == leaf:
-                acc = MemAcc(scalars[offset(acc.index)])
-            return Assign(acc, exp(c.value))
-        if isinstance(c, If):
-            return If(exp(c.cond), go(c.then), go(c.orelse))
-        if isinstance(c, Seq):
-            return seq(*(go(x) for x in c.cmds))
-        if isinstance(c, (New, For, ParFor)):
-            return attrs.evolve(c, body=go(c.body))
-        return c
+    def assign(c):
+        acc = c.acc
+        if isinstance(acc, Store) and acc.leaf == leaf:
+            acc = MemAcc(scalars[offset(acc.index)])
+        return Assign(acc, exp(c.value))
 
-    return go(cmd)
+    return _rewrite(cmd, assign, exp)
 
 
 def _privatise(cmd: Cmd, contract: dict) -> Cmd:
