@@ -33,7 +33,9 @@ def test_a_large_product_is_checked_in_bounded_memory_within_the_budget(capsys, 
     assert code == 0, err
     r = json.loads(out)
     assert r["correct"] is True and r["check"]["method"] == "reduced+sampled"
-    assert r["check"]["check_sizes"] == {"M": 64, "N": 64, "K": 64} and r["check"]["sampled_rows"]["M"][-1] == 511
+    sizes = r["check"]["check_sizes"]  # reduced, and as divisible as the best variant needs (which the search decides)
+    assert set(sizes) == {"M", "N", "K"} and all(64 <= v < 512 for v in sizes.values()), sizes
+    assert r["check"]["sampled_rows"]["M"][-1] == 511
     assert r["baseline"] == "preset" and r["speedup"] >= 1.0
     assert wall < 8 * 1.1 + 60, wall  # the budget's 10 % plus half a candidate's timeout (the baseline's overtime)
     lines = err.splitlines()
