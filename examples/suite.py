@@ -6,7 +6,8 @@ Every program is written as a user would write it — no schedule, no lowering h
 default lowering (functional/default_lowering.py) has to cope.  The sizes are size variables,
 so one program runs at every size; an entry's `small` / `moderate` / `bench` give the values.
 
-    python examples/suite.py            # interpreter against NumPy at the small sizes
+    python examples/suite.py                  # interpreter against NumPy at the small sizes
+    python examples/suite.py --device [NAME]  # compiled, on $DPIA_DEVICE, at the small sizes
 """
 
 from __future__ import annotations
@@ -570,7 +571,33 @@ def inputs(entry: Entry, size: dict, seed: int = 0) -> tuple:
     return entry.make_inputs(np.random.default_rng(seed), **size)
 
 
-def main() -> int:
+def check_on_device(names: list[str]) -> int:
+    """Compile and run the named entries (all if none) at their small sizes on the default
+    device ($DPIA_DEVICE: the Oclgrind check runs this in a subprocess), print one JSON line
+    per entry: name, status (ok, wrong, error), relative error, message."""
+    import json
+
+    import dpia
+    from dpia.programs import relative_error
+
+    wrong = 0
+    for e in [BY_NAME[n] for n in names] if names else SUITE:
+        row = {"name": e.name}
+        try:
+            kernel = dpia.compile(e.program, name=dpia.kernel_name_for(e.name), db=False)
+            args = inputs(e, e.small)
+            err = relative_error(kernel(*args), e.reference(*args))
+            row.update(status="ok" if err <= e.tolerance else "wrong", error=err, device=kernel.kernel.device.name)
+        except Exception as exc:  # noqa: BLE001 -- reported per entry, the others still run
+            row.update(status="error", message=f"{type(exc).__name__}: {exc}")
+        wrong += row["status"] != "ok"
+        print(json.dumps(row), flush=True)
+    return 1 if wrong else 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--device"]:
+        return check_on_device(argv[1:])
     from dpia.programs import relative_error
 
     bad = 0
@@ -583,4 +610,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))
