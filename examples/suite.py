@@ -336,10 +336,16 @@ def ref_md(pos, nbrs):
 
 
 def ref_black_scholes(s, k, t):
-    from math import erfc
+    try:
+        from scipy.special import erfc  # fast where installed (the benchmark times this reference)
+    except ImportError:
+        erfc = np.vectorize(math.erfc)
 
     s, k, t = (a.astype(np.float64) for a in (s, k, t))
-    cnd = np.vectorize(lambda x: 0.5 * erfc(-x / math.sqrt(2.0)))
+
+    def cnd(x):
+        return 0.5 * erfc(-x / math.sqrt(2.0))
+
     d1 = (np.log(s / k) + (RATE + 0.5 * VOLATILITY ** 2) * t) / (VOLATILITY * np.sqrt(t))
     d2 = d1 - VOLATILITY * np.sqrt(t)
     disc = k * np.exp(-RATE * t)
@@ -510,14 +516,16 @@ class Entry(NamedTuple):
 # Tolerances: 1e-4 for short sums and pointwise maps in f32; sums of many terms whose
 # magnitude is ~sqrt(n) (dot, asum over 2^20, MRI-Q over K terms) get 1e-3; N-Body and MD,
 # whose terms go like 1/r^3 and 1/r^14, are compared relative to their largest value.
+# mean/variance: 1e-5, what summing in a tree gives in f32 (~1e-7 at 2^20); a sequential f32
+# sum of 2^20 terms is off by ~1e-4.
 SUITE: list[Entry] = [
-    Entry("nbody", nbody, ref_nbody, inputs_nbody, dict(n=64), dict(n=2048), dict(n=4096), 1e-3),
+    Entry("nbody", nbody, ref_nbody, inputs_nbody, dict(n=64), dict(n=2048), dict(n=2048), 1e-3),
     Entry("kmeans", kmeans, ref_kmeans, inputs_kmeans, dict(n=256, k=8, f=4), dict(n=1 << 16, k=16, f=8),
-          dict(n=1 << 18, k=16, f=8), 0.0),
+          dict(n=1 << 17, k=16, f=8), 0.0),
     Entry("nn", nearest_neighbour, ref_nn, inputs_nn, dict(n=1000), dict(n=1 << 20), dict(n=1 << 22)),
-    Entry("mri_q", mri_q, ref_mriq, inputs_mriq, dict(k=64, n=128), dict(k=1024, n=8192), dict(k=2048, n=32768),
+    Entry("mri_q", mri_q, ref_mriq, inputs_mriq, dict(k=64, n=128), dict(k=1024, n=8192), dict(k=1024, n=16384),
           1e-3),
-    Entry("md", md, ref_md, inputs_md, dict(n=64, m=8), dict(n=1 << 14, m=32), dict(n=1 << 16, m=64), 1e-3),
+    Entry("md", md, ref_md, inputs_md, dict(n=64, m=8), dict(n=1 << 14, m=32), dict(n=1 << 15, m=64), 1e-3),
     Entry("black_scholes", black_scholes, ref_black_scholes, inputs_black_scholes, dict(n=1000), dict(n=1 << 18),
           dict(n=1 << 21)),
     Entry("atax", atax, lambda a, x: a.T @ (a @ x),
@@ -532,7 +540,7 @@ SUITE: list[Entry] = [
     Entry("gemv_t", gemv_t, lambda a, x, y, al, be: al * (a.T @ x) + be * y,
           lambda r, m, n: (_f32(r, m, n), _f32(r, m), _f32(r, n), np.float32(0.5), np.float32(2.0)),
           dict(m=24, n=32), dict(m=1024, n=1024), dict(m=4096, n=4096), 1e-3),
-    Entry("transpose", transpose, lambda a: a.T, lambda r, m, n: (_f32(r, m, n),), dict(m=24, n=40),
+    Entry("transpose", transpose, lambda a: np.ascontiguousarray(a.T), lambda r, m, n: (_f32(r, m, n),), dict(m=24, n=40),
           dict(m=1024, n=512), dict(m=4096, n=4096), 0.0),
     Entry("conv2d_5x5", conv2d, ref_conv2d, lambda r, h, w: (_f32(r, h, w), _f32(r, 5, 5, low=0.0, high=0.08)),
           dict(h=20, w=24), dict(h=512, w=512), dict(h=2048, w=2048)),
@@ -542,15 +550,15 @@ SUITE: list[Entry] = [
     Entry("hotspot2d", hotspot2d, ref_hotspot2d, inputs_hotspot, dict(h=16, w=20), dict(h=512, w=512),
           dict(h=2048, w=2048)),
     Entry("hotspot3d", hotspot3d, ref_hotspot3d, inputs_hotspot, dict(d=6, h=8, w=10), dict(d=8, h=256, w=256),
-          dict(d=32, h=512, w=512)),
+          dict(d=16, h=512, w=512)),
     Entry("jacobi2d_5", jacobi2d_5, ref_jacobi2d_5, inputs_grid, dict(h=16, w=20), dict(h=512, w=512),
           dict(h=2048, w=2048)),
     Entry("jacobi2d_9", jacobi2d_9, ref_jacobi2d_9, inputs_grid, dict(h=16, w=20), dict(h=512, w=512),
           dict(h=2048, w=2048)),
     Entry("jacobi3d_7", jacobi3d_7, ref_jacobi3d_7, inputs_grid, dict(d=6, h=8, w=10), dict(d=64, h=64, w=64),
-          dict(d=256, h=256, w=256)),
+          dict(d=128, h=128, w=128)),
     Entry("jacobi3d_27", jacobi3d_27, ref_jacobi3d_27, inputs_grid, dict(d=6, h=8, w=10), dict(d=64, h=64, w=64),
-          dict(d=256, h=256, w=256)),
+          dict(d=128, h=128, w=128)),
     Entry("srad", srad, ref_srad, inputs_grid, dict(h=16, w=20), dict(h=512, w=512), dict(h=2048, w=2048)),
     Entry("stencil2d", stencil2d, ref_stencil2d, inputs_grid, dict(h=16, w=20), dict(h=512, w=512),
           dict(h=2048, w=2048)),
@@ -561,7 +569,7 @@ SUITE: list[Entry] = [
     Entry("scal", scal, lambda a, x: a * x, lambda r, n: (np.float32(1.5), _f32(r, n)), dict(n=1000),
           dict(n=1 << 20), dict(n=1 << 24)),
     Entry("mean_variance", mean_variance, lambda x: (x.astype(np.float64).mean(), x.astype(np.float64).var()),
-          inputs_vec, dict(n=1000), dict(n=1 << 20), dict(n=1 << 24), 1e-3),
+          inputs_vec, dict(n=1000), dict(n=1 << 20), dict(n=1 << 24), 1e-5),
 ]
 
 BY_NAME = {e.name: e for e in SUITE}

@@ -26,14 +26,18 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 import suite  # noqa: E402
 
-# Known failures of natural formulations: {name: reason}; each test is xfail(strict=True),
-# so it turns into a failure (and must leave this list) once the compiler copes.
-KNOWN_FAILURES: dict[str, str] = {}
+# Known failures of natural formulations: {(name, sizes): reason}; each such test is
+# xfail(strict=True), so it fails (and must leave this list) once the compiler copes.
+KNOWN_FAILURES: dict[tuple[str, str], str] = {
+    ("mean_variance", "moderate"):
+        "the default lowering leaves a reduction inside a let's body sequential (reductions phase: "
+        "outside_functions): the variance sums 2^20 f32 terms in order, relative error ~1e-4",
+}
 
 
-def _entries():
-    return [pytest.param(e, id=e.name, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[e.name])]
-                         if e.name in KNOWN_FAILURES else []) for e in suite.SUITE]
+def _entries(kind: str):
+    return [pytest.param(e, id=e.name, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[e.name, kind])]
+                         if (e.name, kind) in KNOWN_FAILURES else []) for e in suite.SUITE]
 
 
 def test_the_suite_holds_every_application_of_the_issue():
@@ -57,12 +61,12 @@ def _run_compiled(entry, size):
     assert err <= entry.tolerance, f"{entry.name} at {size}: relative error {err:.2e}\n{kernel.source}"
 
 
-@pytest.mark.parametrize("entry", _entries())
+@pytest.mark.parametrize("entry", _entries("small"))
 def test_compiled_agrees_with_numpy_on_pocl_at_small_sizes(entry):
     _run_compiled(entry, entry.small)
 
 
-@pytest.mark.parametrize("entry", _entries())
+@pytest.mark.parametrize("entry", _entries("moderate"))
 def test_compiled_agrees_with_numpy_on_pocl_at_moderate_sizes(entry):
     _run_compiled(entry, entry.moderate)
 
@@ -88,8 +92,22 @@ def test_every_entry_is_clean_under_oclgrind_at_small_sizes():
                          capture_output=True, text=True, timeout=900)
     rows = {r["name"]: r for r in map(json.loads, run.stdout.strip().splitlines())}
     assert set(rows) == {e.name for e in suite.SUITE}, run.stdout + run.stderr[-3000:]
-    bad = {n: r for n, r in rows.items() if r["status"] != "ok" and n not in KNOWN_FAILURES}
+    bad = {n: r for n, r in rows.items() if r["status"] != "ok" and (n, "small") not in KNOWN_FAILURES}
     assert not bad, bad
     assert {r["device"] for r in rows.values() if "device" in r} == {"Oclgrind Simulator"}
     report = run.stderr.lower()
     assert not [p for p in OCLGRIND_PROBLEMS if p in report], run.stderr[-3000:]
+
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "storage._pure counts the bare `map` node inside `fun(pl) => pad_clamp 1 1 (map (pad_clamp 1 1) pl)` as a "
+    "computing map (is_view_fn(Prim map) is False), so the store phase copies the padded grid and then every "
+    "plane's 3x3 windows to global memory"))
+def test_a_three_dimensional_stencil_reads_its_input_through_the_views():
+    """jacobi3d_7 (slide3d of pad3d_clamp): one kernel reading the grid through pad and slide,
+    as the 2-D stencils are, rather than copying the padded grid and every plane's windows."""
+    entry = suite.BY_NAME["jacobi3d_7"]
+    kernel = dpia.compile(entry.program, db=False)
+    kernel(*suite.inputs(entry, entry.small))
+    assert len(kernel.kernel.phases) == 1, kernel.source
