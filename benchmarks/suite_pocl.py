@@ -28,6 +28,9 @@ import suite  # noqa: E402
 from dpia.programs import relative_error  # noqa: E402
 
 
+FINDINGS = "## Findings"
+
+
 def numpy_seconds(reference, args, runs: int = 3) -> float:
     reference(*args)  # warm-up
     return min(timeit.repeat(lambda: reference(*args), number=1, repeat=runs))
@@ -35,7 +38,8 @@ def numpy_seconds(reference, args, runs: int = 3) -> float:
 
 def measure(entry: suite.Entry, size_kind: str, repeat: int) -> dict:
     size = getattr(entry, size_kind)
-    row = {"name": entry.name, "sizes": " ".join(f"{k}={v}" for k, v in size.items()), "kind": size_kind}
+    row = {"name": entry.name, "sizes": " ".join(f"{k}={v}" for k, v in size.items()), "kind": size_kind,
+           "formulation": entry.note or "natural"}
     started = time.perf_counter()
     try:
         kernel = dpia.compile(entry.program, name=dpia.kernel_name_for(entry.name))
@@ -51,15 +55,16 @@ def measure(entry: suite.Entry, size_kind: str, repeat: int) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| program | sizes | kernel ms | numpy ms | numpy/ours | variant | kernels | rel. error |",
-             "|---|---|---:|---:|---:|---|---:|---:|"]
+    lines = ["| program | sizes | kernel ms | numpy ms | numpy/ours | variant | kernels | rel. error | formulation |",
+             "|---|---|---:|---:|---:|---|---:|---:|---|"]
     for r in rows:
         if "failure" in r:
-            lines.append(f"| {r['name']} | {r['sizes']} | - | - | - | failed: {r['failure']} | | |")
+            lines.append(f"| {r['name']} | {r['sizes']} | - | - | - | failed: {r['failure']} | | | {r['formulation']} |")
             continue
         mark = "" if r["ok"] else " (WRONG)"
         lines.append(f"| {r['name']} | {r['sizes']} | {r['ours'] * 1e3:.3f} | {r['numpy'] * 1e3:.3f} | "
-                     f"{r['numpy'] / r['ours']:.2f} | {r['variant']} | {r['kernels']} | {r['error']:.1e}{mark} |")
+                     f"{r['numpy'] / r['ours']:.2f} | {r['variant']} | {r['kernels']} | {r['error']:.1e}{mark} | "
+                     f"{r['formulation']} |")
     return "\n".join(lines)
 
 
@@ -70,7 +75,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per kernel (median)")
     parser.add_argument("--out", help="write the markdown table here")
     args = parser.parse_args(argv)
-    entries = [suite.BY_NAME[n] for n in args.only] if args.only else suite.SUITE
+    entries = [suite.BY_NAME[n] for n in args.only] if args.only else suite.SUITE + suite.ALTERNATIVES
     rows = []
     for kind in args.sizes:
         for entry in entries:
@@ -92,7 +97,10 @@ def main(argv=None) -> int:
                   f"(profiling events, all kernels of the plan, inputs already on the device); NumPy: best of 3 runs "
                   f"of the reference in examples/suite.py (several compute in float64).  numpy/ours > 1: ours is "
                   f"faster.\n\n")
-        Path(args.out).write_text(header + text + "\n")
+        out = Path(args.out)
+        # what follows the table (the findings, written by hand) survives a new measurement
+        kept = out.read_text().partition(FINDINGS)[2] if out.exists() else ""
+        out.write_text(header + text + "\n" + (f"\n{FINDINGS}{kept}" if kept else ""))
     return 0 if all(r.get("ok") for r in rows) else 1
 
 

@@ -572,7 +572,56 @@ SUITE: list[Entry] = [
           inputs_vec, dict(n=1000), dict(n=1 << 20), dict(n=1 << 24), 1e-5),
 ]
 
-BY_NAME = {e.name: e for e in SUITE}
+
+# Other natural formulations of the same applications (same references): the compiler must
+# cope with these as well as with the ones above.
+asum_fold = fl.fun([arr(N)], lambda xs: fl.reduce(lambda acc, x: acc + fl.abs(x), 0.0, xs))
+mean_variance_one_pass = fl.fun([arr(N)], lambda xs: fl.let(
+    fl.reduce(lambda a, b: fl.pair(fl.fst(a) + fl.fst(b), fl.snd(a) + fl.snd(b)), fl.pair(0.0, 0.0),
+              fl.map(lambda x: fl.pair(x, x * x), xs)),
+    lambda sums: fl.pair(fl.fst(sums) / N, fl.snd(sums) / N - (fl.fst(sums) / N) * (fl.fst(sums) / N))))
+atax_inline = fl.fun([arr(M, N), arr(N)], lambda a, x: fl.map(
+    lambda col: dot_body(col, fl.map(lambda row: dot_body(row, x), a)), fl.transpose(a)))
+gemv_t_columns = fl.fun([arr(M, N), arr(M), arr(N), f32, f32], lambda a, x, y, alpha, beta: fl.map(
+    lambda p: alpha * fl.reduce(fl.add, 0.0, fl.map(lambda q: fl.fst(q) * fl.snd(q), fl.zip(fl.fst(p), x)))
+    + beta * fl.snd(p), fl.zip(fl.transpose(a), y)))
+nn_argmin = fl.fun([arr(N, 2), f32, f32], lambda records, lat, lng: fl.snd(fl.reduce(
+    lambda a, b: fl.select(fl.fst(a) <= fl.fst(b), a, b), fl.pair(fl.literal(float("inf"), f32), fl.literal(0, i32)),
+    fl.zip(fl.map(lambda r: (r[0] - lat) * (r[0] - lat) + (r[1] - lng) * (r[1] - lng), records),
+           fl.generate(N, lambda i: i)))))
+jacobi2d_5_clamp_sum = fl.fun([arr(H, W)], lambda grid: map2d(
+    lambda w: 0.2 * (window_sum(w) - w[0][0] - w[0][2] - w[2][0] - w[2][2]), slide2d(3, pad2d(fl.pad_clamp, 1, grid))))
+
+
+def ref_jacobi2d_5_clamp(g):
+    w = _windows2d(_pad(g.astype(np.float64), 1, "edge"), *g.shape)
+    return 0.2 * (w[1][1] + w[0][1] + w[2][1] + w[1][0] + w[1][2])
+
+
+def ref_nn_argmin(records, lat, lng):
+    return np.int32(np.argmin((records[:, 0] - lat) ** 2 + (records[:, 1] - lng) ** 2))
+
+
+def inputs_nn_distinct(rng, n):
+    records, lat, lng = inputs_nn(rng, n)
+    return records, np.float32(records[n // 3, 0] + 1e-3), np.float32(records[n // 3, 1])  # one clear nearest
+
+
+_by = {e.name: e for e in SUITE}
+ALTERNATIVES: list[Entry] = [
+    _by["asum"]._replace(name="asum_fold", program=asum_fold, note="fold with a lambda, no map"),
+    _by["mean_variance"]._replace(name="mean_variance_one_pass", program=mean_variance_one_pass,
+                                  tolerance=1e-4, note="sum and sum of squares in one pass (pair reduction)"),
+    _by["atax"]._replace(name="atax_inline", program=atax_inline, moderate=dict(m=128, n=128),
+                         bench=dict(m=128, n=128), note="A^T (A x) without the let: A x per column"),
+    _by["gemv_t"]._replace(name="gemv_t_columns", program=gemv_t_columns, note="dot product spelt out"),
+    Entry("nn_argmin", nn_argmin, ref_nn_argmin, inputs_nn_distinct, dict(n=1000), dict(n=1 << 20), dict(n=1 << 22),
+          0.0, note="the nearest record's index: argmin over all records"),
+    _by["jacobi2d_5"]._replace(name="jacobi2d_5_clamp_sum", program=jacobi2d_5_clamp_sum,
+                               reference=ref_jacobi2d_5_clamp, note="window sum minus the corners, clamped"),
+]
+
+BY_NAME = {e.name: e for e in SUITE + ALTERNATIVES}
 
 
 def inputs(entry: Entry, size: dict, seed: int = 0) -> tuple:
@@ -589,7 +638,7 @@ def check_on_device(names: list[str]) -> int:
     from dpia.programs import relative_error
 
     wrong = 0
-    for e in [BY_NAME[n] for n in names] if names else SUITE:
+    for e in [BY_NAME[n] for n in names] if names else SUITE + ALTERNATIVES:
         row = {"name": e.name}
         try:
             kernel = dpia.compile(e.program, name=dpia.kernel_name_for(e.name), db=False)
@@ -609,7 +658,7 @@ def main(argv: list[str]) -> int:
     from dpia.programs import relative_error
 
     bad = 0
-    for e in SUITE:
+    for e in SUITE + ALTERNATIVES:
         args = inputs(e, e.small)
         err = relative_error(fl.interpret(e.program, *args), e.reference(*args))
         bad += not err <= max(e.tolerance, 1e-4)

@@ -1,7 +1,8 @@
 """The Lift application suite (examples/suite.py): every entry, written as a natural
 high-level program, compiles with `dpia.compile` (the default lowering), agrees with its
 NumPy reference on PoCL at small and moderate sizes, its interpreter run agrees at the small
-sizes, and its small run is clean under Oclgrind (bounds, races, uninitialised reads).
+sizes, and its small run is clean under Oclgrind (bounds, races, uninitialised reads).  The
+same holds for the other formulations of the applications (`suite.ALTERNATIVES`).
 
 Tolerances are per entry (`Entry.tolerance`, documented in the suite): the bound on
 dpia.programs.relative_error, the largest difference over max(1, the reference's largest
@@ -35,9 +36,12 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
 }
 
 
+ALL = suite.SUITE + suite.ALTERNATIVES  # the applications, then other formulations of them
+
+
 def _entries(kind: str):
     return [pytest.param(e, id=e.name, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[e.name, kind])]
-                         if (e.name, kind) in KNOWN_FAILURES else []) for e in suite.SUITE]
+                         if (e.name, kind) in KNOWN_FAILURES else []) for e in ALL]
 
 
 def test_the_suite_holds_every_application_of_the_issue():
@@ -47,7 +51,7 @@ def test_the_suite_holds_every_application_of_the_issue():
         "jacobi3d_27", "srad", "stencil2d", "asum", "dot", "scal", "mean_variance"}
 
 
-@pytest.mark.parametrize("entry", [pytest.param(e, id=e.name) for e in suite.SUITE])
+@pytest.mark.parametrize("entry", [pytest.param(e, id=e.name) for e in ALL])
 def test_interpreter_agrees_with_numpy_at_small_sizes(entry):
     args = suite.inputs(entry, entry.small)
     assert relative_error(fl.interpret(entry.program, *args), entry.reference(*args)) <= max(entry.tolerance, 1e-4)
@@ -91,7 +95,7 @@ def test_every_entry_is_clean_under_oclgrind_at_small_sizes():
     run = subprocess.run([sys.executable, str(ROOT / "examples" / "suite.py"), "--device"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=900)
     rows = {r["name"]: r for r in map(json.loads, run.stdout.strip().splitlines())}
-    assert set(rows) == {e.name for e in suite.SUITE}, run.stdout + run.stderr[-3000:]
+    assert set(rows) == {e.name for e in ALL}, run.stdout + run.stderr[-3000:]
     bad = {n: r for n, r in rows.items() if r["status"] != "ok" and (n, "small") not in KNOWN_FAILURES}
     assert not bad, bad
     assert {r["device"] for r in rows.values() if "device" in r} == {"Oclgrind Simulator"}
