@@ -115,3 +115,16 @@ def test_a_three_dimensional_stencil_reads_its_input_through_the_views():
     kernel = dpia.compile(entry.program, db=False)
     kernel(*suite.inputs(entry, entry.small))
     assert len(kernel.kernel.phases) == 1, kernel.source
+
+
+def test_the_benchmark_writes_a_table_and_keeps_the_findings(tmp_path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import suite_pocl
+
+    out = tmp_path / "SUITE.md"
+    out.write_text("old table\n\n## Findings\n\nwritten by hand\n")
+    code = suite_pocl.main(["--sizes", "small", "--only", "scal", "mean_variance", "--repeat", "2", "--out", str(out)])
+    text = out.read_text()
+    assert code == 0 and "old table" not in text and text.endswith("## Findings\n\nwritten by hand\n")
+    rows = [line for line in text.splitlines() if line.startswith("| scal |") or line.startswith("| mean_variance |")]
+    assert len(rows) == 2 and all("| default |" in r and "WRONG" not in r for r in rows), text
