@@ -1,6 +1,8 @@
 """The Lift application suite as natural high-level programs, each with its NumPy reference,
 input generator and sizes.  Tests (tests/test_suite.py) and the benchmark
-(benchmarks/suite_pocl.py) iterate over `SUITE`.
+(benchmarks/suite_pocl.py) iterate over `SUITE` (the applications) and `ALTERNATIVES` (other
+natural formulations of some of them); benchmarks/SUITE.md has the measurements and the
+reproducers of what the compiler does not yet do well.
 
 Every program is written as a user would write it — no schedule, no lowering hints: the
 default lowering (functional/default_lowering.py) has to cope.  The sizes are size variables,
@@ -66,8 +68,9 @@ def pad2d(pad, r, xs):
     return pad(r, r, fl.map(pad(r, r), xs))
 
 
-def pad2d_zero(r, xs):
-    return fl.pad_const(r, r, fl.generate(W + 2 * r, lambda i: 0.0),
+def pad2d_zero(r, width, xs):
+    """Pad both dimensions of a grid `width` wide by r zeros (the new rows: width + 2r zeros)."""
+    return fl.pad_const(r, r, fl.generate(width + 2 * r, lambda i: 0.0),
                         fl.map(lambda row: fl.pad_const(r, r, 0.0, row), xs))
 
 
@@ -222,7 +225,7 @@ def _separable(img, row_k, col_k):
 separable_conv = fl.fun([arr(H, W), arr(5), arr(5)], _separable)
 
 jacobi2d_5 = fl.fun([arr(H, W)], lambda grid: map2d(
-    lambda w: 0.2 * (w[1][1] + w[0][1] + w[2][1] + w[1][0] + w[1][2]), slide2d(3, pad2d_zero(1, grid))))
+    lambda w: 0.2 * (w[1][1] + w[0][1] + w[2][1] + w[1][0] + w[1][2]), slide2d(3, pad2d_zero(1, W, grid))))
 jacobi2d_9 = fl.fun([arr(H, W)], lambda grid: map2d(
     lambda w: window_sum(w) / 9.0, slide2d(3, pad2d(fl.pad_wrap, 1, grid))))
 jacobi3d_7 = fl.fun([arr(D, H, W)], lambda grid: map3d(
@@ -322,7 +325,8 @@ def _windows3d(p, d, h, w):
 def ref_nbody(pos):
     d = pos[None, :, :3].astype(np.float64) - pos[:, None, :3]
     inv = 1.0 / np.sqrt((d * d).sum(-1) + SOFTENING)
-    return (pos[None, :, 3] * inv ** 3)[..., None].__mul__(d).sum(1)
+    weight = pos[None, :, 3] * inv ** 3  # m_j / r_ij^3
+    return (weight[..., None] * d).sum(1)
 
 
 def ref_md(pos, nbrs):
