@@ -258,6 +258,31 @@ def split_reduction() -> Strategy:
     return Strategy("split_reduction", run)
 
 
+def at_host(s: Strategy) -> Strategy:
+    """`s` at every outermost place where it applies in program-level code: outside functions,
+    except the bodies of `let` and of applied lambdas, which run where the let does.  Never
+    fails."""
+    from .strategies import all_, argument, body, function
+
+    def run(e: Expr):
+        if isinstance(e, (Lambda, NatLambda)):
+            return Success(e)
+        here = s(e)
+        if here.ok:
+            return here
+        head, args = spine(e)
+        if isinstance(head, Prim) and head.name == "let" and len(args) == 2 and isinstance(args[1], Lambda):
+            return seq(function(argument(self)), argument(body(self)))(e)
+        if isinstance(e, App) and isinstance(e.fun, Lambda):
+            return seq(function(body(self)), argument(self))(e)
+        return all_(self)(e)
+
+    from .strategies import seq
+
+    self = Strategy(f"at_host({s})", run)
+    return self
+
+
 def _phase(name: str, s: Strategy) -> Strategy:
     return Strategy(name, s)
 
@@ -275,14 +300,14 @@ def _map_of_partial(e: Expr) -> bool:
 def phases() -> tuple[tuple[str, Strategy], ...]:
     """The default lowering's phases, in order (see the module's docstring)."""
     from .rules.macros import guard, r
-    from .schedules import fuse_maps, fully_lowered, outside_functions, two_stage_reduction
+    from .schedules import fuse_maps, fully_lowered, two_stage_reduction
     from .strategies import normalize, seq, try_
 
     return (
         ("eta", try_(normalize(seq(guard("a map of a partial application", _map_of_partial), r("eta_expand_map"))))),
         ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),
-        ("reductions", outside_functions(split_reduction() | two_stage_reduction())),
+        ("reductions", at_host(split_reduction() | two_stage_reduction())),
         ("parallelise", parallelise()),
         ("fuse_reductions", try_(normalize(r("reduce_seq_map_fusion_shared")))),
         ("store", store_where_needed()),
@@ -313,5 +338,5 @@ def default_schedule(program: Expr | None = None) -> Strategy:
     return Strategy("default_schedule", run)
 
 
-__all__ = ["CHUNK", "SMALL_REDUCTION", "default_schedule", "lowering_sites", "parallelise", "phases", "split_reduction",
+__all__ = ["CHUNK", "SMALL_REDUCTION", "at_host", "default_schedule", "lowering_sites", "parallelise", "phases", "split_reduction",
            "store_where_needed"]

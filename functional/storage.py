@@ -308,7 +308,7 @@ def _pure(body: Expr) -> bool:
             return False
         if isinstance(head, Prim) and head.name == "let" and args and not trivial(args[0]):
             return False  # a computed value is stored once (a private variable)
-        if isinstance(head, Prim) and head.name == "map" and not is_view_fn(spine(x)[1][0] if spine(x)[1] else x):
+        if isinstance(head, Prim) and head.name == "map" and args and not is_view_fn(args[0]):
             return False
     return True
 

@@ -29,11 +29,7 @@ import suite  # noqa: E402
 
 # Known failures of natural formulations: {(name, sizes): reason}; each such test is
 # xfail(strict=True), so it fails (and must leave this list) once the compiler copes.
-KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("mean_variance", "moderate"):
-        "the default lowering leaves a reduction inside a let's body sequential (reductions phase: "
-        "outside_functions): the variance sums 2^20 f32 terms in order, relative error ~1e-4",
-}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}  # (name, size) -> reason, as strict xfails; none left
 
 
 ALL = suite.SUITE + suite.ALTERNATIVES  # the applications, then other formulations of them
@@ -104,10 +100,6 @@ def test_every_entry_is_clean_under_oclgrind_at_small_sizes():
 
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "storage._pure counts the bare `map` node inside `fun(pl) => pad_clamp 1 1 (map (pad_clamp 1 1) pl)` as a "
-    "computing map (is_view_fn(Prim map) is False), so the store phase copies the padded grid and then every "
-    "plane's 3x3 windows to global memory"))
 def test_a_three_dimensional_stencil_reads_its_input_through_the_views():
     """jacobi3d_7 (slide3d of pad3d_clamp): one kernel reading the grid through pad and slide,
     as the 2-D stencils are, rather than copying the padded grid and every plane's windows."""
