@@ -39,7 +39,8 @@ import attrs
 from .expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine
 from .primitives import is_view_fn
 from .rules.core import RULES
-from .storage import HOST, HOST_SEQ, ITEM, _LOW_MAPS, _REDUCTIONS, _inner, arg_path, first_need
+from .primitives import LOOP_MAPS, LOW_REDUCTIONS
+from .storage import HOST, HOST_SEQ, ITEM, arg_path, first_need, function_context
 from .strategies import Failure, Step, Strategy, Success, at_path, replace_at
 from .types import ScalarType, TupleType
 
@@ -103,18 +104,18 @@ def lowering_sites(e: Expr, path: tuple = (), ctx: str = HOST) -> Iterator[tuple
         return
     if name == "reduce":
         yield path, "lower_reduce_seq", {}
-        yield from lowering_sites(args[0], path + arg_path(n, 0), _inner(ctx, "reduce_seq"))
+        yield from lowering_sites(args[0], path + arg_path(n, 0), function_context(ctx, "reduce_seq"))
         for k in range(1, n):
             # an element-wise map feeding the fold is fused into it; a stage of partial reductions runs in parallel
             fused = k == 2 and _computing_map(args[k]) and not _reduces(spine(args[k])[1][0])
-            yield from lowering_sites(args[k], path + arg_path(n, k), _inner(ctx, "reduce_seq") if fused else ctx)
+            yield from lowering_sites(args[k], path + arg_path(n, k), function_context(ctx, "reduce_seq") if fused else ctx)
         return
     if name == "generate":  # its function runs per element, where the array is read or by its own loop
         inner = HOST_SEQ if ctx == HOST else ctx
     else:
-        inner = _inner(ctx, name) if name in _LOW_MAPS | _REDUCTIONS else ctx
+        inner = function_context(ctx, name) if name in LOOP_MAPS | LOW_REDUCTIONS else ctx
     for k, a in enumerate(args):
-        runs_in = inner if k == 0 and (name in _LOW_MAPS | _REDUCTIONS or name == "generate") else ctx
+        runs_in = inner if k == 0 and (name in LOOP_MAPS | LOW_REDUCTIONS or name == "generate") else ctx
         yield from lowering_sites(a, path + arg_path(n, k), runs_in)
 
 
@@ -281,10 +282,6 @@ def at_host(s: Strategy) -> Strategy:
 
     self = Strategy(f"at_host({s})", run)
     return self
-
-
-def _phase(name: str, s: Strategy) -> Strategy:
-    return Strategy(name, s)
 
 
 def _map_of_partial(e: Expr) -> bool:

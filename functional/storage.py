@@ -39,11 +39,6 @@ PRIVATE_LIMIT = 64  # scalars: a per-item array up to this size lives in private
 
 # The context a parallel map's function runs in (from the primitives' declared loops)
 _PARALLEL = {n: GROUP if PRIMITIVES[n].loop == "workgroup" else ITEM for n in PARALLEL_MAPS}
-_LOW_MAPS = LOOP_MAPS
-_REDUCTIONS = LOW_REDUCTIONS
-_STORES = STORES
-_READ_VIEWS = READ_VIEWS  # read as views by the translation's `con`
-_WRITE_VIEWS = WRITE_VIEWS  # written through by its `acc`
 
 
 # ------------------------------------------------------------------------------- paths
@@ -54,7 +49,7 @@ def arg_path(nargs: int, k: int) -> tuple[int, ...]:
     return (0,) * (nargs - 1 - k) + (1,)
 
 
-def _inner(ctx: str, name: str) -> str:
+def function_context(ctx: str, name: str) -> str:
     """The context of the function a loop primitive applies."""
     if name in _PARALLEL:
         return _PARALLEL[name]
@@ -139,14 +134,14 @@ class _Walk:
             return self._applied(head, args, path, ctx, lambda b, p: self.acc(b, p, ctx, space))
         if isinstance(head, Prim) and n == _arity(head):
             name = head.name
-            if name in _LOW_MAPS:
+            if name in LOOP_MAPS:
                 return (self.con(args[1], path + arg_path(n, 1), ctx)
-                        or self._body(args[0], path + arg_path(n, 0), _inner(ctx, name), space, 1))
+                        or self._body(args[0], path + arg_path(n, 0), function_context(ctx, name), space, 1))
             if name == "map" and _write_chain(args[0]):
                 return self.acc(args[1], path + arg_path(n, 1), ctx, space)
-            if name in _STORES and _STORES[name] == space:
+            if name in STORES and STORES[name] == space:
                 return self.acc(args[0], path + arg_path(n, 0), ctx, space)
-            if name in _WRITE_VIEWS:
+            if name in WRITE_VIEWS:
                 return self.acc(args[0], path + arg_path(n, 0), ctx, space)
             if name in ("zip", "pair"):
                 return self.acc(args[0], path + arg_path(n, 0), ctx, space) or \
@@ -154,7 +149,7 @@ class _Walk:
             if name == "let":
                 return self.con(args[0], path + arg_path(n, 0), ctx) or \
                     self._let_body(args[1], path + arg_path(n, 1), lambda b, p: self.acc(b, p, ctx, space))
-        if isinstance(head, Prim) and head.name in _REDUCTIONS and _has_array(e.t):
+        if isinstance(head, Prim) and head.name in LOW_REDUCTIONS and _has_array(e.t):
             # written from its accumulator: a copy loop first, then the accumulator's place (con)
             return Need(path, copy_rule(ctx), "a reduction's array is written")
         read = self.con(e, path, ctx)  # the translation reads it first, then copies what it read
@@ -177,11 +172,11 @@ class _Walk:
         name = head.name
         decl = PRIMITIVES[name]
         data = [(k, a) for k, a in enumerate(args) if _is_data(a.t)]
-        if decl.level == SCALAR or name in _READ_VIEWS or name in ("fst", "snd"):
+        if decl.level == SCALAR or name in READ_VIEWS or name in ("fst", "snd"):
             return self._all(data, n, path, ctx)
-        if name in _LOW_MAPS:
+        if name in LOOP_MAPS:
             return Need(path, store_rule(ctx, e.t), f"the array {name} computes is read")
-        if name in _REDUCTIONS:
+        if name in LOW_REDUCTIONS:
             space = "private"
             count = _scalars(e.t)
             if self.required_only:
@@ -191,11 +186,11 @@ class _Walk:
             elif ctx == ITEM and _has_array(e.t) and (count is None or count > PRIVATE_LIMIT):
                 return Need(path, "materialise_global", "a large array accumulator", required=False)
             return self._reduction(args, path, ctx, space)
-        if name in _STORES:
+        if name in STORES:
             inner_head, inner_args = spine(args[0])
-            if isinstance(inner_head, Prim) and inner_head.name in _REDUCTIONS and len(inner_args) == 3:
-                return self._reduction(inner_args, path + arg_path(n, 0), ctx, _STORES[name])
-            return self.acc(args[0], path + arg_path(n, 0), ctx, _STORES[name])
+            if isinstance(inner_head, Prim) and inner_head.name in LOW_REDUCTIONS and len(inner_args) == 3:
+                return self._reduction(inner_args, path + arg_path(n, 0), ctx, STORES[name])
+            return self.acc(args[0], path + arg_path(n, 0), ctx, STORES[name])
         if name == "let":
             return self.con(args[0], path + arg_path(n, 0), ctx) or \
                 self._let_body(args[1], path + arg_path(n, 1), lambda b, p: self.con(b, p, ctx))
@@ -260,7 +255,7 @@ class _Walk:
 
     def _reduction(self, args, path, ctx, space):
         f, z, xs = args
-        step = _inner(ctx, "reduce_seq")
+        step = function_context(ctx, "reduce_seq")
         return (self.con(xs, path + arg_path(3, 2), ctx)
                 or self.acc(z, path + arg_path(3, 1), ctx, space)
                 or self._body(f, path + arg_path(3, 0), step, space, 2))
@@ -282,7 +277,7 @@ def _write_chain(f: Expr) -> bool:
             if head.name == "map" and len(args) == 2:
                 if not _write_chain(args[0]):
                     return False
-            elif head.name not in _WRITE_VIEWS or len(args) != 1:
+            elif head.name not in WRITE_VIEWS or len(args) != 1:
                 return False
             body = args[-1]
         return True
@@ -294,7 +289,7 @@ def _write_chain(f: Expr) -> bool:
         return False
     if head.name == "map" and len(args) == 1:
         return _write_chain(args[0])
-    return head.name in _WRITE_VIEWS and not args
+    return head.name in WRITE_VIEWS and not args
 
 
 def _pure(body: Expr) -> bool:
@@ -303,7 +298,7 @@ def _pure(body: Expr) -> bool:
 
     for x in walk(body):
         head, args = spine(x)
-        if isinstance(head, Prim) and (head.name in _LOW_MAPS or head.name in _REDUCTIONS or head.name in _STORES
+        if isinstance(head, Prim) and (head.name in LOOP_MAPS or head.name in LOW_REDUCTIONS or head.name in STORES
                                        or head.name in ("reduce", "iterate")):
             return False
         if isinstance(head, Prim) and head.name == "let" and args and not trivial(args[0]):
@@ -334,4 +329,5 @@ def first_need(program: Expr, required_only: bool = False) -> Need | None:
 
 
 __all__ = ["HOST", "HOST_SEQ", "GROUP", "ITEM", "PRIVATE_LIMIT", "Need", "arg_path", "copy_rule", "first_need",
+           "function_context",
            "store_rule"]
