@@ -78,7 +78,7 @@ def run(kind: str, sizes: dict, inputs: tuple, references, work: float, unit: st
     import dpia
     from dpia.explore import explore, write_exploration_plots
     from functional.errors import FunctionalError
-    from dpia.tuning import TuningDB
+    from dpia.explore.tuning import TuningDB
 
     import seed
 

@@ -9,7 +9,7 @@ imperative language, and the library's entry points:
 reduce left and nothing lowered yet, `dpia.variants.is_high_level`) gives a VariantKernel
 (`dpia.variants`): at each call the sizes come from the inputs' shapes, and per sizes it
 runs the tuning database's best variant for this device (replayed from its derivation),
-else a preset measured on this kind of device that fits the sizes (`dpia.presets`), else
+else a preset measured on this kind of device that fits the sizes (`dpia.explore.presets`), else
 `functional.schedules.default_schedule`; `kernel.variant` says which ("tuned", "preset" or
 "default"), `kernel.source` is the last variant's OpenCL.
 """

@@ -292,7 +292,7 @@ def _stored_counts(db, loaded: _Loaded, device) -> dict | None:
     from codegen_opencl.runtime import device_key
 
     from .programs import canonical
-    from .search import FAILED  # the one definition of a failure: the exploration's and the plots'
+    from .explore.search import FAILED  # the one definition of a failure: the exploration's and the plots'
 
     stored = db.candidates(canonical(loaded.program), loaded.sizes, device_key(device))
     return {"tried": len(stored), "failed": sum(c.status in FAILED for c in stored)}
@@ -363,7 +363,7 @@ def parse_budget(text: str) -> float:
 
 
 def _explore_args(p: argparse.ArgumentParser) -> None:
-    from .search import SEARCHES
+    from .explore.search import SEARCHES
 
     _program_args(p, "a size of the program, e.g. N=1048576 or N=2^20 (repeatable; every size is needed)")
     p.add_argument("--budget", type=parse_budget, metavar="TIME",
@@ -410,7 +410,7 @@ class _ProgressBar:
             self._draw()
 
     def __call__(self, candidate) -> None:
-        from .search import FAILED  # here: the CLI starts without the exploration modules
+        from .explore.search import FAILED  # here: the CLI starts without the exploration modules
 
         self.done += 1
         self.failed += candidate.status in FAILED
@@ -448,11 +448,11 @@ def _explore(args: argparse.Namespace) -> int:
     from functional.errors import FunctionalError
 
     from .explore import explore
-    from .tuning import TuningDB, TuningError
+    from .explore.tuning import TuningDB, TuningError
 
     loaded = _load_program(args, complete=True)
     if args.plots is not None:  # refuse now, not after the whole exploration
-        from .plots import PlotError, check_available
+        from .explore.plots import PlotError, check_available
 
         try:
             check_available()
@@ -509,7 +509,7 @@ def _explored_report(loaded: _Loaded, device, result, seed: int, db=None) -> dic
     `dpia run` would use (dpia.variants.choose_variant)."""
     from codegen_opencl.runtime import device_key
 
-    from .space import DeviceLimits
+    from .explore.space import DeviceLimits
     from .variants import choose_variant, default_variant, tuned_variant
     from .verify import verify
 
@@ -549,7 +549,7 @@ def _write_plots(args: argparse.Namespace, loaded: _Loaded, result, report: dict
     """Write the plots when --plots asks; True when they could not be written."""
     if args.plots is None:
         return False
-    from .plots import PlotError, write_plots
+    from .explore.plots import PlotError, write_plots
 
     prefix = args.plots or "dpia-{}-{}".format(loaded.name, "-".join(f"{k}{v}" for k, v in loaded.sizes.items()))
     unit, work = ("GFLOP/s", report["flops"] / 1e9) if "flops" in report else ("GB/s", report["bytes"] / 1e9)
@@ -619,7 +619,7 @@ def _shown_variant(loaded: _Loaded, device, db_path, complete: bool, high_level:
     try:
         if complete:
             with open_database(db_path) as db:
-                from .space import DeviceLimits
+                from .explore.space import DeviceLimits
 
                 low, v = choose_variant(loaded.program, loaded.sizes, device_key(device),
                                         db if db is not None else False, DeviceLimits.of(device))
@@ -628,7 +628,7 @@ def _shown_variant(loaded: _Loaded, device, db_path, complete: bool, high_level:
                                      "not every size given, so no tuned variant was looked up")
     except FunctionalError as exc:
         raise CommandFailure(str(exc)) from None
-    kind = {"tuned": "tuned (from the tuning database)", "preset": "preset (dpia.presets)",
+    kind = {"tuned": "tuned (from the tuning database)", "preset": "preset (dpia.explore.presets)",
             "default": "default (functional.schedules.default_schedule)"}[v.kind]
     return low, {"variant": kind, "note": v.note, "derivation": v.derivation, "time_s": v.time_s,
                  "device": device_key(device) if device else None}
@@ -649,7 +649,7 @@ COMMANDS: list[Command] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .tuning import VERSION
+    from .explore.tuning import VERSION
 
     parser = argparse.ArgumentParser(prog="dpia", description="Code generation via rewrite rules and DPIA.")
     parser.add_argument("--version", action="version", version=f"dpia {VERSION}")

@@ -5,7 +5,7 @@
                                             #   the tuning database's best variant for (program, sizes,
                                             #   device), replayed from its derivation text, else
                                             #   a preset measured on this kind of device that fits
-                                            #   (dpia.presets), else
+                                            #   (dpia.explore.presets), else
                                             #   functional.schedules.default_schedule on the program
                                             #   with the sizes fixed (dpia.programs.fix_sizes)
     kernel.variant.kind, kernel.variant.derivation, kernel.source, kernel.time(x)
@@ -45,7 +45,7 @@ class TuningWarning(UserWarning):
 
 @attrs.frozen
 class Variant:
-    """One lowering of a program: `kind` "tuned" (from the database), "preset" (dpia.presets)
+    """One lowering of a program: `kind` "tuned" (from the database), "preset" (dpia.explore.presets)
     or "default"; its
     derivation as text (Derivation.to_text); the time the database recorded for it; why
     the default was used when a tuned variant could not be (empty otherwise)."""
@@ -79,7 +79,7 @@ def open_database(db) -> Iterator[object | None]:
     if db is False:
         yield None
         return
-    from .tuning import TuningDB, TuningError
+    from .explore.tuning import TuningDB, TuningError
 
     if isinstance(db, TuningDB):
         yield db
@@ -98,7 +98,7 @@ def open_database(db) -> Iterator[object | None]:
 
 def best_stored(db, program_key: str, sizes: dict, device_key: str):
     """The fastest successful candidate the database holds for this key, or None."""
-    from .tuning import TuningError
+    from .explore.tuning import TuningError
 
     try:
         return db.best(program_key, sizes, device_key)
@@ -141,9 +141,9 @@ def default_variant(program: Expr, sizes: dict | None = None, note: str = "") ->
 
 
 def preset_variant(program: Expr, sizes: dict, limits, note: str = "") -> tuple[Expr, Variant] | None:
-    """The first preset (dpia.presets) that fits these sizes on a device with `limits`,
+    """The first preset (dpia.explore.presets) that fits these sizes on a device with `limits`,
     derived; None when none fits or it does not derive (with a TuningWarning)."""
-    from .presets import preset_point, preset_program
+    from .explore.presets import preset_point, preset_program
 
     point = preset_point(program, sizes, limits)
     if point is None:
@@ -259,7 +259,7 @@ class VariantKernel:
         return self.for_sizes(self.sizes_of(arrays))
 
     def _compile(self, sizes: dict) -> tuple:
-        from .space import DeviceLimits
+        from .explore.space import DeviceLimits
 
         limits = DeviceLimits.of(self.device)
         low, variant = choose_variant(self.program, sizes, self.device_key, self._db, limits)

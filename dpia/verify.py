@@ -6,7 +6,7 @@ only while the work (the product of the sizes) is at most INTERPRET_WORK_LIMIT o
 size of the data itself (a sum, a map); otherwise it checks
 
   1. the same lowered program at reduced sizes (each size shrunk to CHECK_FLOOR, within the
-     facts its derivation assumes: dpia.space.check_size) against the interpreter; a program
+     facts its derivation assumes: dpia.explore.space.check_size) against the interpreter; a program
      lowered for fixed sizes (the default variant fixes them) is lowered again for the
      reduced sizes by `lowered_at` (the same strategy, not the same derivation), and
   2. at the real sizes, the kernel's output in a few blocks of rows (first, last and a
@@ -35,7 +35,7 @@ from functional.nat import var_of
 from functional.types import ArrayType, nat_vars
 
 from .programs import TOLERANCE, random_inputs, relative_error, size_vars
-from .space import CHECK_FLOOR, Shape, check_size
+from .explore.space import CHECK_FLOOR, Shape, check_size
 
 INTERPRET_DATA_LIMIT = 1 << 31  # bytes of inputs and output up to which the interpreter may run the real sizes
 INTERPRET_WORK_LIMIT = 1 << 26  # sizes' product up to which the interpreter runs at once (about 1 GiB of temporaries)

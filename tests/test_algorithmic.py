@@ -1,4 +1,4 @@
-"""The seed's first exploration phase (dpia.algorithmic): macro rules applied automatically
+"""The seed's first exploration phase (dpia.explore.algorithmic): macro rules applied automatically
 under heuristics, then mapped to OpenCL; checked against the interpreter on PoCL."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import functional as fl
-from dpia.algorithmic import (
+from dpia.explore.algorithmic import (
     Heuristics,
     MacroError,
     add_mul_distance,
@@ -89,7 +89,7 @@ def test_macro_text_that_is_not_a_sequence_is_refused(text):
 
 def test_the_space_of_a_matrix_product_has_the_macro_family():
     from codegen_opencl.runtime import choose_device
-    from dpia.space import DeviceLimits, Space
+    from dpia.explore.space import DeviceLimits, Space
 
     space = Space.build(seed.mm, {"M": 128, "N": 128, "K": 128}, DeviceLimits.of(choose_device()))
     assert "macro_rewrites" in [f.name for f in space.families]

@@ -256,7 +256,7 @@ def test_run_text_reports_gflops_for_mm(capsys):
 def test_run_uses_the_tuned_variant_of_the_database(capsys, tmp_path):
     from codegen_opencl.runtime import choose_device, device_key
     from dpia.programs import canonical, fix_sizes, load
-    from dpia.tuning import Candidate, TuningDB
+    from dpia.explore.tuning import Candidate, TuningDB
     from functional import schedules
     from functional.derivation import derive
     from functional.infer import infer
@@ -329,7 +329,7 @@ def test_explore_with_a_tiny_budget(capsys, private_tuning_db, tmp_path):
     assert r["plots"] == [str(prefix) + "_space.png", str(prefix) + "_progress.png"]
     assert all(Path(p).exists() for p in r["plots"])
     assert "candidates, " in err and "failed, best" in err  # the progress bar
-    from dpia.tuning import TuningDB
+    from dpia.explore.tuning import TuningDB
 
     with TuningDB(private_tuning_db) as db:
         assert len(db.candidates(run_id=r["run_id"])) == r["candidates"]["tried"]
@@ -346,7 +346,7 @@ def test_an_interrupted_exploration_keeps_what_it_measured(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "dpia", "explore", f"{SEED}:total", "--size", "N=65536",
                              "--budget", "5m", "--workers", "1", "--db", str(db_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    from dpia.tuning import TuningDB
+    from dpia.explore.tuning import TuningDB
 
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # wait until a few candidates are stored
@@ -416,7 +416,7 @@ def test_parse_budget():
 
 
 def test_version(capsys):
-    from dpia.tuning import VERSION
+    from dpia.explore.tuning import VERSION
 
     code, out, _ = run(capsys, "--version")
     assert code == 0 and out.strip() == f"dpia {VERSION}"
@@ -490,7 +490,7 @@ def test_run_counts_failures_as_the_exploration_does(capsys, tmp_path):
     """A "slow" candidate (abandoned as far slower than the best) is not a failure."""
     from codegen_opencl.runtime import choose_device, device_key
     from dpia.programs import canonical, load
-    from dpia.tuning import Candidate, TuningDB
+    from dpia.explore.tuning import Candidate, TuningDB
 
     _, total = load(f"{SEED}:total")
     db_path, key = tmp_path / "counts.sqlite", device_key(choose_device())
@@ -505,7 +505,7 @@ def test_run_counts_failures_as_the_exploration_does(capsys, tmp_path):
 
 def test_a_best_that_is_the_baseline_is_labelled_default():
     from dpia.cli import _is_the_default
-    from dpia.tuning import Candidate
+    from dpia.explore.tuning import Candidate
 
     def made(derivation, baseline):
         return Candidate("p", {"N": 1}, "d", derivation, "ok", time_s=1.0, params={"baseline": baseline})
@@ -519,4 +519,4 @@ def test_show_names_a_preset_a_preset(capsys):
     """`show` shows what `run` executes: on PoCL mm at these sizes gets the CPU preset."""
     code, out, err = run(capsys, "show", f"{SEED}:mm", "--size", "M=16", "--size", "K=8", "--size", "N=32")
     assert code == 0, err
-    assert "== variant: preset (dpia.presets)" in out
+    assert "== variant: preset (dpia.explore.presets)" in out

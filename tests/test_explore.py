@@ -29,8 +29,8 @@ from dpia.explore import (
     write_exploration_plots,
 )
 from dpia.programs import random_inputs
-from dpia.search import SEARCHES, Model, Trial, bayesian, evolutionary, random_search
-from dpia.space import (
+from dpia.explore.search import SEARCHES, Model, Trial, bayesian, evolutionary, random_search
+from dpia.explore.space import (
     DeviceLimits,
     Family,
     Point,
@@ -41,7 +41,7 @@ from dpia.space import (
     standard_families,
     with_size_facts,
 )
-from dpia.tuning import TuningDB
+from dpia.explore.tuning import TuningDB
 from functional import schedules
 from functional.derivation import Derivation
 from functional.errors import FunctionalError, StrategyError
@@ -102,7 +102,7 @@ def test_families_apply_by_program_shape():
                                       "mm": (MM, {"M": 512, "N": 512, "K": 512})}.items()}
     assert names["sum"] == ["parallel_reduce", "parallel_reduce_two_stage", "global_reduce", "chunked_sum"]
     assert names["scal"] == ["scal_global", "scal_vectorized", "scal_workgroup", "macro_rewrites"]
-    # macro_rewrites: the automatic first phase (dpia.algorithmic) where a macro applies
+    # macro_rewrites: the automatic first phase (dpia.explore.algorithmic) where a macro applies
     assert names["gemv"] == ["gemv_global", "gemv_workgroup", "macro_rewrites"]
     assert names["mm"] == ["mm_naive_2d", "mm_tiled", "mm_register_blocked", "mm_rows_vectorized", "macro_rewrites"]
 
@@ -252,7 +252,7 @@ def test_bayesian_search_is_deterministic_and_learns_from_failures_too():
 def test_inputs_are_made_once_for_every_candidate_of_a_program():
     """Candidates re-declare the program with their own facts; their inputs (seconds to make
     at real sizes) and the interpreter's results are the same and are made once."""
-    from dpia.explore import _Inputs
+    from dpia.explore.evaluate import _Inputs
 
     cache, sizes = _Inputs(), {"M": 16, "N": 8, "K": 8}
     tiled = with_size_facts(MM, {"M": 16, "N": 8, "K": 4})

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from dpia.plots import PlotError, write_plots
-from dpia.tuning import Candidate
+from dpia.explore.plots import PlotError, write_plots
+from dpia.explore.tuning import Candidate
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -64,8 +64,8 @@ def test_missing_matplotlib_says_how_to_install(tmp_path, monkeypatch):
 
 
 def test_the_title_counts_failures_as_the_exploration_does():
-    from dpia.plots import _not_ok_counts
-    from dpia.search import FAILED
+    from dpia.explore.plots import _not_ok_counts
+    from dpia.explore.search import FAILED
 
     run = [candidate(0, time_s=1.0), candidate(1, "failed"), candidate(2, "wrong"), candidate(3, "timeout"),
            candidate(4, "slow", time_s=9.0)]
@@ -75,7 +75,7 @@ def test_the_title_counts_failures_as_the_exploration_does():
 
 
 def test_check_available_refuses_without_matplotlib(monkeypatch):
-    from dpia.plots import check_available
+    from dpia.explore.plots import check_available
 
     check_available()  # installed for the tests
     for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:

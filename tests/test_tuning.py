@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dpia.tuning import ENV_VAR, VERSION, Candidate, CandidateError, TuningDB, TuningDBError, default_path
+from dpia.explore.tuning import ENV_VAR, VERSION, Candidate, CandidateError, TuningDB, TuningDBError, default_path
 
 PROGRAM = "fun(N: nat, xs: N.f32) => map (fun(x) => x * 2.0) xs"
 DEVICE = "Portable Computing Language | cpu | 5.0"

@@ -13,7 +13,7 @@ import dpia
 import functional as fl
 from codegen_opencl.runtime import Kernel, choose_device, device_key
 from dpia.programs import canonical, fix_sizes, load, random_inputs, relative_error
-from dpia.tuning import Candidate, TuningDB
+from dpia.explore.tuning import Candidate, TuningDB
 from dpia.variants import TuningWarning, Variant, VariantKernel, choose_variant
 from functional import schedules as S
 from functional.derivation import derive
@@ -157,8 +157,8 @@ def test_a_preset_that_fits_runs_before_the_default():
 
 
 def test_presets_follow_the_kind_of_device_and_its_limits():
-    from dpia.presets import preset_point
-    from dpia.space import DeviceLimits
+    from dpia.explore.presets import preset_point
+    from dpia.explore.space import DeviceLimits
 
     gpu = DeviceLimits(max_work_group_size=1024, local_mem_bytes=48 * 1024, compute_units=132, device_type="GPU")
     cpu = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=2)
@@ -243,7 +243,7 @@ def test_stronger_size_facts_must_hold_at_the_sizes(private_db):
     """Explorations derive from the program re-declared with the facts a candidate needs
     (N a multiple of 256); a row claiming such a derivation for sizes that contradict the
     facts is refused."""
-    from dpia.space import with_size_facts
+    from dpia.explore.space import with_size_facts
 
     total = _program("total")
     declared = fl.infer(with_size_facts(total, {"N": 256}))

@@ -35,7 +35,7 @@ from functional.rules import macros as M
 from functional.schedules import program_body
 from functional.strategies import Strategy, seq, top_down
 
-from .programs import size_vars
+from ..programs import size_vars
 
 MAP_LIKE = MAPS
 

@@ -1,4 +1,4 @@
-"""Exploration (issue 5): from a high-level program and its input sizes to the fastest
+"""The exploration loop: from a high-level program and its input sizes to the fastest
 correct kernel the rewrite rules can derive for a device.
 
     result = explore(program, {"N": 1 << 24}, db=TuningDB(), budget_s=600, search="bayesian")
@@ -50,52 +50,30 @@ from __future__ import annotations
 
 import collections
 import math
-import multiprocessing
-import multiprocessing.connection
 import os
 import random
-import re
-import signal
 import time
 import uuid
 from collections.abc import Callable, Mapping
 
 import attrs
 
-from functional.derivation import Derivation, derive
+from functional.derivation import Derivation
 from functional.errors import FunctionalError
 from functional.expr import Expr
 from functional.infer import infer
-from functional.interp import interpret, layout
+from functional.interp import layout
 from functional.nat import evaluate
-from functional.syntax import to_text
 
-from .programs import canonical, input_shapes, known_flops, layout_leaves, random_inputs, relative_error
+from ..programs import canonical, known_flops, layout_leaves
+from .errors import BudgetError, ExploreError, InputsTooLargeError
+from .evaluate import Evaluator, Outcome, Spec, failing_rule, mismatch, probe_levels
 from .search import FAILED, PENDING, SEARCHES, Search, Trial
-from .space import CHECK_FLOOR, DeviceLimits, Family, Point, Shape, Space, check_size, with_size_facts
+from .space import DeviceLimits, Point, Shape, Space, check_size, with_size_facts
 from .tuning import Candidate, TuningDB
+from .workers import _Pool, default_workers
 
-SLOW_FACTOR = 5.0  # abandon a candidate whose first timed run is this much slower than the best
-PROBE_WORK = 1 / 32  # probe sizes: at most this fraction of the real sizes' work (product of the sizes)
-PROBE_LEVELS = (1 / 1024, PROBE_WORK)  # probed in this order: a candidate 1000x slower costs milliseconds
-PROBE_SLACK = 3.0  # small sizes fill a device less: a probe's extrapolation may be this pessimistic
-PROBE_MIN_S = 1e-3  # a shorter probe may be mostly launch overhead: it is not extrapolated
-STARTUP_TIMEOUT_S = 120.0  # a worker process that is not ready by then cannot open the device
-EXCLUSIVE_WAIT_S = 10.0  # on a CPU device a built candidate waits this long at most for compiles to end
 DEFAULT_FACT_CAP = 256  # the default schedule may assume each size a multiple of up to this power of two
-
-
-class ExploreError(FunctionalError):
-    """An exploration that cannot run: bad arguments, no worker process can open the device."""
-
-
-class BudgetError(ExploreError):
-    """A time or candidate budget that is not positive."""
-
-
-class InputsTooLargeError(ExploreError):
-    """Sizes whose inputs and output cannot fit the device's or the host's memory."""
-
 
 BASELINES = ("run", "default")  # explore's `baseline`: see _Run.baseline_spec
 STATUS_EVERY_S = 1.0  # the `status` callback is called this often at most (and at each new phase)
@@ -119,13 +97,6 @@ class Status:
 
 
 # ------------------------------------------------------------------------ inputs, checks, work
-
-
-def mismatch(got, want, tolerance: float) -> str | None:
-    """Why `got` is not `want` (dpia.programs.relative_error above `tolerance`), or None."""
-    error = relative_error(got, want)
-    return None if error <= tolerance else f"relative error {error:.2e} > {tolerance:.0e}"
-
 
 def host_memory_bytes() -> int | None:
     """The host's physical memory (None where the OS does not say)."""
@@ -174,541 +145,6 @@ def write_exploration_plots(result: Exploration, program: Expr, prefix) -> tuple
 
     work, unit = throughput_work(program, result.sizes)
     return write_plots(result.candidates, prefix, unit, work)
-
-
-# ------------------------------------------------------------------------------ failures
-
-
-_STRATEGY_NAME = re.compile(r"([A-Za-z_]\w*)(\(.*\))?")
-
-
-def failing_rule(message: str) -> str | None:
-    """The rule (else the innermost named strategy) a strategy failure names.  Failures
-    read outside-in, "seq: ...: global_reduce(7): reduce_split(n=7): reduce_split: 7 does
-    not divide the length N", so the last segment naming a registered rule wins."""
-    from functional.rules import RULES
-
-    segments = [s.strip() for s in message.split(": ")]
-    names = [m.group(1) if (m := _STRATEGY_NAME.fullmatch(s)) else None for s in segments]
-    for name in reversed(names):
-        if name in RULES:
-            return name
-    return next((n for n in reversed(names[:-1]) if n), None)
-
-
-def _error_text(exc: BaseException, limit: int = 2000) -> str:
-    """The exception, its end kept when long (strategy failures repeat their context first)."""
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= limit else "..." + text[-(limit - 3):]
-
-
-@attrs.frozen
-class Outcome:
-    """What a worker reports for one candidate."""
-
-    status: str
-    stage: str | None = None
-    error: str | None = None
-    time_s: float | None = None
-    rule: str | None = None
-    stage_s: Mapping[str, float] | None = None  # seconds per stage, measured by the parent ("queue": waiting for the device)
-
-
-# ------------------------------------------------------------------------------ the jobs
-
-
-@attrs.frozen
-class Spec:
-    """One candidate to evaluate: the program re-declared with the facts it needs, the
-    family and parameters (no family: the default schedule), check and real sizes."""
-
-    index: int
-    program: Expr
-    family: Family | None
-    params: Mapping[str, int]
-    check_sizes: Mapping[str, int]
-    sizes: Mapping[str, int]
-    seed: int
-    baseline: bool = False
-    probes: tuple[Mapping[str, int], ...] = ()  # probe sizes, least work first
-    reference: Expr | None = None  # the program as the user wrote it: inputs and results are its
-    derivation: str | None = None  # a derivation to replay (Derivation.to_text) instead of a strategy
-    variant: str = ""  # the baseline's kind of variant (dpia.variants.KINDS), or "" for a search point
-
-    @property
-    def oracle(self) -> Expr:
-        """The program the interpreter runs for the check (the same meaning without the
-        re-declared facts, so one result serves every candidate)."""
-        return self.reference if self.reference is not None else self.program
-
-    @property
-    def point(self) -> Point | None:
-        return None if self.family is None else Point(self.family.name, self.params)
-
-    @property
-    def family_name(self) -> str:
-        if self.family is not None:
-            return self.family.name
-        return f"{self.variant}_variant" if self.derivation is not None else "default_schedule"
-
-    def strategy(self):
-        if self.family is None:
-            from functional.schedules import default_schedule
-
-            return default_schedule(self.program)
-        return self.family.strategy(self.params)
-
-
-@attrs.frozen
-class Evaluator:
-    """The stages of one candidate, each a method (a subclass may replace one: tests make a
-    build hang).  Runs in the worker processes, so it must pickle (module-level class).
-    `build` returns a runtime Kernel (timing binds it to the worker's device copies of the
-    inputs: `Kernel.bind`)."""
-
-    repeat: int = 10  # timed runs at least; short kernels get more (see `runs`)
-    min_timed_s: float = 0.05  # ... so that the timed runs last about this long together
-    max_repeat: int = 500
-    max_timed_s: float = 3.0  # ... and long kernels fewer, so one timing stays within about this
-    slow_factor: float = SLOW_FACTOR
-    tolerance: float = 1e-3
-    check_floor: int = CHECK_FLOOR
-
-    def derive(self, spec: Spec) -> tuple[Expr, Derivation]:
-        if spec.derivation is not None:
-            replayed = Derivation.from_text(spec.derivation)
-            return replayed.replay(), replayed
-        return derive(spec.program, spec.strategy())
-
-    def translate(self, low: Expr, spec: Spec):
-        import dpia
-
-        return dpia.translate(low, name="candidate")
-
-    def emit(self, program, spec: Spec) -> str:
-        from codegen_opencl.opencl import emit
-
-        return emit(program, "opencl")
-
-    def build(self, program, session, spec: Spec):
-        from codegen_opencl.runtime import Kernel
-
-        return Kernel(program, session=session)
-
-    def run(self, kernel, inputs: tuple, spec: Spec):
-        return kernel(*inputs)
-
-    def check(self, got, want, spec: Spec) -> str | None:
-        return mismatch(got, want, self.tolerance)
-
-    def time(self, kernel, inputs: tuple, best_s: float | None, spec: Spec) -> tuple[str, float]:
-        """("ok", median of the timed runs), or ("slow", the first run) when that run is more
-        than `slow_factor` times the best so far."""
-        bound = kernel.bind(*inputs)
-        first = bound.time(repeat=1, warmup=1)
-        if best_s is not None and first > self.slow_factor * best_s:
-            return "slow", first
-        return "ok", bound.time(repeat=self.runs(first), warmup=0)
-
-    def probe(self, kernel, inputs: tuple, sizes: Mapping[str, int], spec: Spec) -> float:
-        """One run at probe `sizes` (after one warm-up: the first launch may compile),
-        extrapolated to the real sizes by the ratio of work (the product of the sizes) when it
-        is long enough not to be launch overhead; else the probe's own time, a lower bound."""
-        t = kernel.bind(*inputs).time(repeat=1, warmup=1)
-        return t * _work(spec.sizes) / _work(sizes) if t >= PROBE_MIN_S else t
-
-    def runs(self, first_s: float) -> int:
-        """How many runs to time: a median of a few runs of a 0.1 ms kernel is at the mercy
-        of the scheduler, so short kernels run until about `min_timed_s` has passed; a kernel
-        of seconds (the naive mm at 1024^3 on PoCL: 4 s) runs only as often as fits in
-        `max_timed_s` (once at least), so that one timing does not eat a small budget."""
-        first_s = max(first_s, 1e-9)
-        wanted = max(self.repeat, min(self.max_repeat, math.ceil(self.min_timed_s / first_s)))
-        return max(1, min(wanted, math.floor(self.max_timed_s / first_s)))
-
-
-def _work(sizes: Mapping[str, int]) -> int:
-    return math.prod(sizes.values())
-
-
-def probe_levels(program: Expr, sizes: Mapping[str, int]) -> tuple[dict[str, int], ...]:
-    """The distinct probe sizes of PROBE_LEVELS (least work first; none where the sizes
-    cannot shrink)."""
-    out: list[dict[str, int]] = []
-    for work in PROBE_LEVELS:
-        probe = probe_sizes(program, sizes, work)
-        if probe is not None and probe not in out:
-            out.append(probe)
-    return tuple(out)
-
-
-def probe_sizes(program: Expr, sizes: Mapping[str, int], work: float = PROBE_WORK) -> dict[str, int] | None:
-    """Sizes with at most `work` of the real sizes' work: the largest size halved while
-    it keeps its facts (a multiple of multiple_of, at least lo and multiple_of), or None when
-    the sizes cannot shrink to a quarter of the work."""
-    from .programs import size_vars
-
-    facts = {v.name: v for v in size_vars(program)}
-
-    def halvable(name: str, value: int) -> bool:
-        var = facts.get(name)
-        multiple, lo = (var.multiple_of, var.lo) if var is not None else (1, 1)
-        return value % 2 == 0 and (value // 2) % multiple == 0 and value // 2 >= max(multiple, lo)
-
-    probe = dict(sizes)
-    while _work(probe) > work * _work(sizes):
-        shrinkable = [n for n, v in probe.items() if halvable(n, v)]
-        if not shrinkable:
-            break
-        name = max(shrinkable, key=lambda n: (probe[n], n))
-        probe[name] //= 2
-    return probe if _work(probe) * 4 <= _work(sizes) else None
-
-
-class _Uploaded:
-    """A built kernel whose `bind` reuses the worker's device copies of the inputs (the
-    Evaluator's stages see a kernel as before)."""
-
-    def __init__(self, kernel, uploads):
-        self._kernel, self._uploads = kernel, uploads
-
-    def bind(self, *arrays):
-        return self._kernel.bind(*arrays, uploads=self._uploads)
-
-    def __call__(self, *arrays):
-        return self._kernel(*arrays)
-
-    def __getattr__(self, name):
-        return getattr(self._kernel, name)
-
-
-class _StageFailure(Exception):
-    def __init__(self, stage: str, cause: BaseException):
-        super().__init__(stage)
-        self.stage, self.cause = stage, cause
-
-
-def _stage(conn, name: str, fn, *args):
-    """Tell the parent which stage runs (it names the stage of a timeout), then run it."""
-    conn.send(("stage", name))
-    try:
-        return fn(*args)
-    except Exception as exc:
-        raise _StageFailure(name, exc) from exc
-
-
-class _Inputs:
-    """A worker's inputs and interpreter results, kept across candidates: every candidate of
-    an exploration computes the same program (its re-declared facts change no input), so
-    inputs are keyed by their shapes and the results by the program's text.  Real-size
-    inputs take seconds to make (two 4096x4096 matrices): made once, not per candidate."""
-
-    KEEP = 8  # entries of each cache, least recently used dropped first
-
-    def __init__(self):
-        from codegen_opencl.runtime import Uploads
-
-        self._inputs: collections.OrderedDict = collections.OrderedDict()
-        self._expected: collections.OrderedDict = collections.OrderedDict()
-        self._pinned: dict = {}  # the real sizes' inputs (one entry)
-        self.uploads = Uploads(self.KEEP)  # their device copies, in the worker's one context
-
-    @staticmethod
-    def _lookup(cache: collections.OrderedDict, key, make):
-        if key in cache:
-            cache.move_to_end(key)
-            return cache[key]
-        value = cache[key] = make()
-        while len(cache) > _Inputs.KEEP:
-            cache.popitem(last=False)
-        return value
-
-    def inputs(self, program: Expr, sizes: Mapping[str, int], seed: int, pin: bool = False) -> tuple:
-        """Random inputs at `sizes`; `pin`: the real sizes, kept however many check sizes
-        pass through the cache (they are the expensive ones)."""
-        key = (input_shapes(program, sizes), seed)
-        if pin:
-            if key not in self._pinned:
-                self._pinned = {key: self._inputs.pop(key, None) or random_inputs(program, sizes, seed)}
-            return self._pinned[key]
-        if key in self._pinned:
-            return self._pinned[key]
-        return self._lookup(self._inputs, key, lambda: random_inputs(program, sizes, seed))
-
-    def expected(self, program: Expr, sizes: Mapping[str, int], seed: int):
-        key = (str(program), tuple(sorted(sizes.items())), seed)
-        return self._lookup(self._expected, key, lambda: interpret(program, *self.inputs(program, sizes, seed)))
-
-
-def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -> None:
-    """One candidate, talking with the parent: derived -> continue/skip -> built -> measure."""
-    try:
-        low, derivation = _stage(conn, "derive", evaluator.derive, spec)
-    except _StageFailure as f:
-        message = _error_text(f.cause)
-        conn.send(("done", Outcome("failed", "derive", message, rule=failing_rule(str(f.cause)))))
-        return
-    conn.send(("derived", to_text(low), derivation.to_text()))
-    if conn.recv()[0] != "continue":
-        return
-    try:
-        program = _stage(conn, "translate", evaluator.translate, low, spec)
-        _stage(conn, "emit", evaluator.emit, program, spec)
-        kernel = _stage(conn, "build", evaluator.build, program, session, spec)
-    except _StageFailure as f:
-        conn.send(("done", Outcome("failed", f.stage, _error_text(f.cause))))
-        return
-    conn.send(("built",))
-    _, best_s = conn.recv()
-    conn.send(("done", _measure(conn, spec, evaluator, _Uploaded(kernel, cache.uploads), cache, best_s)))
-
-
-def _measure(conn, spec: Spec, evaluator: Evaluator, kernel, cache: _Inputs, best_s) -> Outcome:
-    try:
-        small = cache.inputs(spec.oracle, spec.check_sizes, spec.seed)
-        got = _stage(conn, "run", evaluator.run, kernel, small, spec)
-        wrong = _stage(conn, "check", lambda: evaluator.check(
-            got, cache.expected(spec.oracle, spec.check_sizes, spec.seed), spec))
-        if wrong:
-            return Outcome("wrong", "check", wrong)
-        for sizes in spec.probes if best_s is not None else ():
-            probe = cache.inputs(spec.oracle, sizes, spec.seed)
-            estimate = _stage(conn, "time", evaluator.probe, kernel, probe, sizes, spec)
-            if estimate > PROBE_SLACK * evaluator.slow_factor * best_s:
-                return Outcome("slow", "time", f"abandoned on probe sizes {dict(sizes)}: "
-                               f"about {estimate:.3g} s at the real sizes", float(estimate))
-        real = cache.inputs(spec.oracle, spec.sizes, spec.seed, pin=True)
-        status, seconds = _stage(conn, "time", evaluator.time, kernel, real, best_s, spec)
-    except _StageFailure as f:
-        return Outcome("failed", f.stage, _error_text(f.cause))
-    return Outcome(status, None, None, float(seconds))
-
-
-def _find_device(key: str):
-    from codegen_opencl.runtime import device_key, devices
-
-    for d in devices():
-        if device_key(d) == key:
-            return d
-    raise ExploreError(f"no OpenCL device {key!r} in this process")
-
-
-def _worker_main(conn, key: str, evaluator: Evaluator) -> None:
-    """A worker process: open the device once, then evaluate candidates until told to stop.
-    Ctrl-C is the parent's to handle (it stops and kills the workers), not the workers'."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        from codegen_opencl.runtime import session_for
-
-        session = session_for(_find_device(key))
-    except Exception as exc:  # noqa: BLE001 -- reported to the parent, which gives up
-        conn.send(("broken", _error_text(exc)))
-        return
-    conn.send(("ready",))
-    cache = _Inputs()
-    while True:
-        message = conn.recv()
-        if message[0] == "stop":
-            return
-        _evaluate(conn, message[1], evaluator, session, cache)
-
-
-# ------------------------------------------------------------------------------ the pool
-
-
-class _Worker:
-    """One worker process and where its current candidate is: starting, idle, compiling
-    (derive..build), built (waiting for the device), measuring."""
-
-    def __init__(self, context, key: str, evaluator: Evaluator):
-        self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, key, evaluator), daemon=True)
-        self.process.start()
-        child.close()
-        self.state, self.spec, self.stage = "starting", None, None
-        self.deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        self.derivation: str | None = None
-        self.marks: list[tuple[str, float]] = []  # (stage, when it began) for the current candidate
-
-    def mark(self, stage: str) -> None:
-        self.marks.append((stage, time.monotonic()))
-
-    def stage_seconds(self) -> dict[str, float]:
-        """Seconds spent per stage of the current candidate so far (stages summed by name)."""
-        out: dict[str, float] = {}
-        ends = [t for _, t in self.marks[1:]] + [time.monotonic()]
-        for (stage, start), end in zip(self.marks, ends):
-            out[stage] = round(out.get(stage, 0.0) + end - start, 4)
-        return out
-
-    def send(self, message) -> None:
-        self.conn.send(message)
-
-    def kill(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join(5)
-        self.conn.close()
-
-
-class _Pool:
-    """Worker processes evaluating candidates; calls `on_derived(spec, low, derivation) ->
-    bool` (False: skip the candidate) and `on_done(spec, outcome, derivation)`."""
-
-    def __init__(self, size: int, key: str, evaluator: Evaluator, timeout_s: float, exclusive: bool,
-                 on_derived: Callable, on_done: Callable):
-        self._context = multiprocessing.get_context("spawn")
-        self._key, self._evaluator, self._timeout = key, evaluator, timeout_s
-        self._exclusive = exclusive  # a CPU device: nothing compiles while a candidate is timed
-        self._on_derived, self._on_done = on_derived, on_done
-        self.best_s: float | None = None  # the fastest time so far, for the "slow" rule
-        self._workers = [self._start() for _ in range(size)]
-        self._waiting: collections.deque[_Worker] = collections.deque()  # built, in order
-
-    def _start(self) -> _Worker:
-        return _Worker(self._context, self._key, self._evaluator)
-
-    def __enter__(self) -> _Pool:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    # -- state --------------------------------------------------------------------------
-
-    @property
-    def size(self) -> int:
-        return len(self._workers)
-
-    def busy(self) -> int:
-        return sum(w.state in ("compiling", "built", "measuring") for w in self._workers)
-
-    def can_dispatch(self) -> bool:
-        if self._exclusive and any(w.state in ("built", "measuring") for w in self._workers):
-            return False
-        return any(w.state == "idle" for w in self._workers)
-
-    def dispatch(self, spec: Spec) -> None:
-        worker = next(w for w in self._workers if w.state == "idle")
-        worker.send(("job", spec))
-        worker.state, worker.spec, worker.stage, worker.derivation = "compiling", spec, "derive", None
-        worker.deadline = time.monotonic() + self._timeout
-        worker.marks = []
-        worker.mark("derive")
-
-    # -- events -------------------------------------------------------------------------
-
-    def wait(self, timeout: float) -> None:
-        """Handle what the workers report within `timeout` seconds, then expired deadlines."""
-        watched = {w.conn: w for w in self._workers if w.state != "idle"}
-        for conn in multiprocessing.connection.wait(list(watched), timeout=max(0.0, timeout)):
-            worker = watched[conn]
-            try:
-                message = conn.recv()
-            except (EOFError, OSError):
-                self._died(worker)
-                continue
-            self._handle(worker, message)
-        self._expire()
-        self._grant()
-
-    def _handle(self, worker: _Worker, message: tuple) -> None:
-        kind = message[0]
-        if kind == "ready":
-            worker.state = "idle"
-        elif kind == "broken":
-            raise ExploreError(f"a worker process cannot open the device: {message[1]}", where=self._key)
-        elif kind == "stage":
-            worker.stage = message[1]
-            if message[1] != "derive":  # dispatch marked it
-                worker.mark(message[1])
-        elif kind == "derived":
-            worker.derivation = message[2]
-            go = self._on_derived(worker.spec, message[1], message[2])
-            worker.send(("continue",) if go else ("skip",))
-            if not go:
-                worker.state, worker.spec = "idle", None
-        elif kind == "built":
-            worker.state, worker.deadline = "built", time.monotonic() + EXCLUSIVE_WAIT_S
-            worker.mark("queue")
-            self._waiting.append(worker)
-        elif kind == "done":
-            outcome = attrs.evolve(message[1], stage_s=worker.stage_seconds())
-            spec, worker.state, worker.spec = worker.spec, "idle", None
-            self._on_done(spec, outcome, worker.derivation)
-
-    def _grant(self) -> None:
-        """Let the next built candidate measure when the device is free."""
-        if any(w.state == "measuring" for w in self._workers) or not self._waiting:
-            return
-        compiling = any(w.state in ("starting", "compiling") for w in self._workers)
-        if self._exclusive and compiling and time.monotonic() < self._waiting[0].deadline:
-            return  # timings on a CPU device are disturbed by compiles; a hung one is not waited for
-        worker = self._waiting.popleft()
-        worker.send(("measure", self.best_s))
-        worker.state, worker.deadline = "measuring", time.monotonic() + self._timeout
-
-    def _expire(self) -> None:
-        now = time.monotonic()
-        for worker in list(self._workers):
-            if worker.state in ("starting", "compiling", "measuring") and now > worker.deadline:
-                if worker.state == "starting":
-                    raise ExploreError(f"a worker process did not start within {STARTUP_TIMEOUT_S:.0f} s",
-                                       where=self._key)
-                spec, stage, derivation = worker.spec, worker.stage, worker.derivation
-                self._replace(worker)
-                self._on_done(spec, Outcome("timeout", stage, f"no result within {self._timeout:g} s at {stage}"),
-                              derivation)
-
-    def _died(self, worker: _Worker) -> None:
-        if worker.state == "starting":
-            raise ExploreError(f"a worker process exited while starting (exit code {worker.process.exitcode})",
-                               where=self._key)
-        spec, stage, derivation = worker.spec, worker.stage, worker.derivation
-        worker.process.join(5)
-        code = worker.process.exitcode
-        self._replace(worker)
-        if spec is not None:
-            self._on_done(spec, Outcome("failed", stage, f"the worker process died (exit code {code}) at {stage}"),
-                          derivation)
-
-    def _replace(self, worker: _Worker) -> None:
-        worker.kill()
-        if worker in self._waiting:
-            self._waiting.remove(worker)
-        self._workers[self._workers.index(worker)] = self._start()
-
-    def counts(self) -> dict[str, int]:
-        """Workers per state (starting, idle, compiling, built, measuring)."""
-        return dict(collections.Counter(w.state for w in self._workers))
-
-    def busy_with(self, which: Callable[[Spec], bool]) -> bool:
-        """Whether a busy worker's candidate is one `which` selects."""
-        return any(w.spec is not None and which(w.spec) for w in self._workers
-                   if w.state in ("compiling", "built", "measuring"))
-
-    def abandon(self, keep: Callable[[Spec], bool] | None = None) -> int:
-        """Kill the workers of unfinished candidates (the budget ran out), except those whose
-        candidate `keep` selects; how many."""
-        busy = [w for w in self._workers if w.state in ("compiling", "built", "measuring")
-                and not (keep is not None and w.spec is not None and keep(w.spec))]
-        for worker in busy:
-            self._replace(worker)
-        return len(busy)
-
-    def close(self) -> None:
-        for worker in self._workers:
-            if worker.state == "idle":
-                try:
-                    worker.send(("stop",))
-                except OSError:
-                    pass
-        for worker in self._workers:
-            worker.process.join(2 if worker.state == "idle" else 0)
-            worker.kill()
-
-
-# ------------------------------------------------------------------------------ the result
 
 
 @attrs.frozen
@@ -869,7 +305,7 @@ class _Run:
 
     def _replay(self, text: str, kind: str) -> Spec:
         """A baseline that replays a derivation, checked at sizes its program's facts allow."""
-        from .programs import size_vars
+        from ..programs import size_vars
 
         index, self._next_index = self._next_index, self._next_index + 1
         program = Derivation.from_text(text).program
@@ -994,14 +430,6 @@ def _check_budgets(budget_s, max_candidates) -> None:
     if max_candidates is not None and (isinstance(max_candidates, bool) or not isinstance(max_candidates, int)
                                        or max_candidates <= 0):
         raise BudgetError(f"the candidate budget must be a positive integer, got {max_candidates!r}")
-
-
-def default_workers(cpu_device: bool = True) -> int:
-    """Compiling processes: two at least (one compiles while another is timed), half the
-    host's cores, at most eight for a GPU (deriving a candidate takes about 1 s and timing it
-    0.3 s: 8 workers kept the H200 busy, 531 candidates in 180 s against 345 with 4) and four
-    for a CPU device (its compiles and its timings share the cores)."""
-    return min(4 if cpu_device else 8, max(2, (os.cpu_count() or 2) // 2))
 
 
 def _open_db(db):
@@ -1137,23 +565,5 @@ def _wants_more(run: _Run, pool: _Pool) -> bool:
     return pool.can_dispatch()
 
 
-__all__ = [
-    "BASELINES",
-    "BudgetError",
-    "Evaluator",
-    "Exploration",
-    "ExploreError",
-    "InputsTooLargeError",
-    "Outcome",
-    "Spec",
-    "Status",
-    "default_workers",
-    "explore",
-    "failing_rule",
-    "host_memory_bytes",
-    "memory_problem",
-    "mismatch",
-    "program_bytes",
-    "throughput_work",
-    "write_exploration_plots",
-]
+__all__ = ["BASELINES", "Exploration", "Status", "explore", "host_memory_bytes", "memory_problem", "program_bytes",
+           "throughput_work", "write_exploration_plots"]

@@ -1,0 +1,347 @@
+"""Evaluating one candidate: the stages from derivation to timing, in a worker process.
+
+A `Spec` names the candidate (the program re-declared with the facts it needs, its strategy or
+derivation, check and real sizes); the `Evaluator` runs its stages (derive, translate, emit,
+build, run, check, time: each a method a test may replace); `_evaluate` talks with the
+parent (dpia.explore.workers) between them.  Probe sizes abandon a hopeless candidate
+early (see dpia.explore.driver).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import re
+from collections.abc import Mapping
+
+import attrs
+
+from functional.derivation import Derivation, derive
+from functional.expr import Expr
+from functional.interp import interpret
+from functional.syntax import to_text
+
+from ..programs import input_shapes, random_inputs, relative_error
+from .space import CHECK_FLOOR, Family, Point
+
+SLOW_FACTOR = 5.0  # abandon a candidate whose first timed run is this much slower than the best
+PROBE_WORK = 1 / 32  # probe sizes: at most this fraction of the real sizes' work (product of the sizes)
+PROBE_LEVELS = (1 / 1024, PROBE_WORK)  # probed in this order: a candidate 1000x slower costs milliseconds
+PROBE_SLACK = 3.0  # small sizes fill a device less: a probe's extrapolation may be this pessimistic
+PROBE_MIN_S = 1e-3  # a shorter probe may be mostly launch overhead: it is not extrapolated
+
+
+
+def mismatch(got, want, tolerance: float) -> str | None:
+    """Why `got` is not `want` (dpia.programs.relative_error above `tolerance`), or None."""
+    error = relative_error(got, want)
+    return None if error <= tolerance else f"relative error {error:.2e} > {tolerance:.0e}"
+
+
+# ------------------------------------------------------------------------------ failures
+
+
+_STRATEGY_NAME = re.compile(r"([A-Za-z_]\w*)(\(.*\))?")
+
+
+def failing_rule(message: str) -> str | None:
+    """The rule (else the innermost named strategy) a strategy failure names.  Failures
+    read outside-in, "seq: ...: global_reduce(7): reduce_split(n=7): reduce_split: 7 does
+    not divide the length N", so the last segment naming a registered rule wins."""
+    from functional.rules import RULES
+
+    segments = [s.strip() for s in message.split(": ")]
+    names = [m.group(1) if (m := _STRATEGY_NAME.fullmatch(s)) else None for s in segments]
+    for name in reversed(names):
+        if name in RULES:
+            return name
+    return next((n for n in reversed(names[:-1]) if n), None)
+
+
+def _error_text(exc: BaseException, limit: int = 2000) -> str:
+    """The exception, its end kept when long (strategy failures repeat their context first)."""
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= limit else "..." + text[-(limit - 3):]
+
+
+@attrs.frozen
+class Outcome:
+    """What a worker reports for one candidate."""
+
+    status: str
+    stage: str | None = None
+    error: str | None = None
+    time_s: float | None = None
+    rule: str | None = None
+    stage_s: Mapping[str, float] | None = None  # seconds per stage, measured by the parent ("queue": waiting for the device)
+
+
+# ------------------------------------------------------------------------------ the jobs
+
+
+@attrs.frozen
+class Spec:
+    """One candidate to evaluate: the program re-declared with the facts it needs, the
+    family and parameters (no family: the default schedule), check and real sizes."""
+
+    index: int
+    program: Expr
+    family: Family | None
+    params: Mapping[str, int]
+    check_sizes: Mapping[str, int]
+    sizes: Mapping[str, int]
+    seed: int
+    baseline: bool = False
+    probes: tuple[Mapping[str, int], ...] = ()  # probe sizes, least work first
+    reference: Expr | None = None  # the program as the user wrote it: inputs and results are its
+    derivation: str | None = None  # a derivation to replay (Derivation.to_text) instead of a strategy
+    variant: str = ""  # the baseline's kind of variant (dpia.variants.KINDS), or "" for a search point
+
+    @property
+    def oracle(self) -> Expr:
+        """The program the interpreter runs for the check (the same meaning without the
+        re-declared facts, so one result serves every candidate)."""
+        return self.reference if self.reference is not None else self.program
+
+    @property
+    def point(self) -> Point | None:
+        return None if self.family is None else Point(self.family.name, self.params)
+
+    @property
+    def family_name(self) -> str:
+        if self.family is not None:
+            return self.family.name
+        return f"{self.variant}_variant" if self.derivation is not None else "default_schedule"
+
+    def strategy(self):
+        if self.family is None:
+            from functional.schedules import default_schedule
+
+            return default_schedule(self.program)
+        return self.family.strategy(self.params)
+
+
+@attrs.frozen
+class Evaluator:
+    """The stages of one candidate, each a method (a subclass may replace one: tests make a
+    build hang).  Runs in the worker processes, so it must pickle (module-level class).
+    `build` returns a runtime Kernel (timing binds it to the worker's device copies of the
+    inputs: `Kernel.bind`)."""
+
+    repeat: int = 10  # timed runs at least; short kernels get more (see `runs`)
+    min_timed_s: float = 0.05  # ... so that the timed runs last about this long together
+    max_repeat: int = 500
+    max_timed_s: float = 3.0  # ... and long kernels fewer, so one timing stays within about this
+    slow_factor: float = SLOW_FACTOR
+    tolerance: float = 1e-3
+    check_floor: int = CHECK_FLOOR
+
+    def derive(self, spec: Spec) -> tuple[Expr, Derivation]:
+        if spec.derivation is not None:
+            replayed = Derivation.from_text(spec.derivation)
+            return replayed.replay(), replayed
+        return derive(spec.program, spec.strategy())
+
+    def translate(self, low: Expr, spec: Spec):
+        import dpia
+
+        return dpia.translate(low, name="candidate")
+
+    def emit(self, program, spec: Spec) -> str:
+        from codegen_opencl.opencl import emit
+
+        return emit(program, "opencl")
+
+    def build(self, program, session, spec: Spec):
+        from codegen_opencl.runtime import Kernel
+
+        return Kernel(program, session=session)
+
+    def run(self, kernel, inputs: tuple, spec: Spec):
+        return kernel(*inputs)
+
+    def check(self, got, want, spec: Spec) -> str | None:
+        return mismatch(got, want, self.tolerance)
+
+    def time(self, kernel, inputs: tuple, best_s: float | None, spec: Spec) -> tuple[str, float]:
+        """("ok", median of the timed runs), or ("slow", the first run) when that run is more
+        than `slow_factor` times the best so far."""
+        bound = kernel.bind(*inputs)
+        first = bound.time(repeat=1, warmup=1)
+        if best_s is not None and first > self.slow_factor * best_s:
+            return "slow", first
+        return "ok", bound.time(repeat=self.runs(first), warmup=0)
+
+    def probe(self, kernel, inputs: tuple, sizes: Mapping[str, int], spec: Spec) -> float:
+        """One run at probe `sizes` (after one warm-up: the first launch may compile),
+        extrapolated to the real sizes by the ratio of work (the product of the sizes) when it
+        is long enough not to be launch overhead; else the probe's own time, a lower bound."""
+        t = kernel.bind(*inputs).time(repeat=1, warmup=1)
+        return t * _work(spec.sizes) / _work(sizes) if t >= PROBE_MIN_S else t
+
+    def runs(self, first_s: float) -> int:
+        """How many runs to time: a median of a few runs of a 0.1 ms kernel is at the mercy
+        of the scheduler, so short kernels run until about `min_timed_s` has passed; a kernel
+        of seconds (the naive mm at 1024^3 on PoCL: 4 s) runs only as often as fits in
+        `max_timed_s` (once at least), so that one timing does not eat a small budget."""
+        first_s = max(first_s, 1e-9)
+        wanted = max(self.repeat, min(self.max_repeat, math.ceil(self.min_timed_s / first_s)))
+        return max(1, min(wanted, math.floor(self.max_timed_s / first_s)))
+
+
+def _work(sizes: Mapping[str, int]) -> int:
+    return math.prod(sizes.values())
+
+
+def probe_levels(program: Expr, sizes: Mapping[str, int]) -> tuple[dict[str, int], ...]:
+    """The distinct probe sizes of PROBE_LEVELS (least work first; none where the sizes
+    cannot shrink)."""
+    out: list[dict[str, int]] = []
+    for work in PROBE_LEVELS:
+        probe = probe_sizes(program, sizes, work)
+        if probe is not None and probe not in out:
+            out.append(probe)
+    return tuple(out)
+
+
+def probe_sizes(program: Expr, sizes: Mapping[str, int], work: float = PROBE_WORK) -> dict[str, int] | None:
+    """Sizes with at most `work` of the real sizes' work: the largest size halved while
+    it keeps its facts (a multiple of multiple_of, at least lo and multiple_of), or None when
+    the sizes cannot shrink to a quarter of the work."""
+    from ..programs import size_vars
+
+    facts = {v.name: v for v in size_vars(program)}
+
+    def halvable(name: str, value: int) -> bool:
+        var = facts.get(name)
+        multiple, lo = (var.multiple_of, var.lo) if var is not None else (1, 1)
+        return value % 2 == 0 and (value // 2) % multiple == 0 and value // 2 >= max(multiple, lo)
+
+    probe = dict(sizes)
+    while _work(probe) > work * _work(sizes):
+        shrinkable = [n for n, v in probe.items() if halvable(n, v)]
+        if not shrinkable:
+            break
+        name = max(shrinkable, key=lambda n: (probe[n], n))
+        probe[name] //= 2
+    return probe if _work(probe) * 4 <= _work(sizes) else None
+
+
+class _Uploaded:
+    """A built kernel whose `bind` reuses the worker's device copies of the inputs (the
+    Evaluator's stages see a kernel as before)."""
+
+    def __init__(self, kernel, uploads):
+        self._kernel, self._uploads = kernel, uploads
+
+    def bind(self, *arrays):
+        return self._kernel.bind(*arrays, uploads=self._uploads)
+
+    def __call__(self, *arrays):
+        return self._kernel(*arrays)
+
+    def __getattr__(self, name):
+        return getattr(self._kernel, name)
+
+
+class _StageFailure(Exception):
+    def __init__(self, stage: str, cause: BaseException):
+        super().__init__(stage)
+        self.stage, self.cause = stage, cause
+
+
+def _stage(conn, name: str, fn, *args):
+    """Tell the parent which stage runs (it names the stage of a timeout), then run it."""
+    conn.send(("stage", name))
+    try:
+        return fn(*args)
+    except Exception as exc:
+        raise _StageFailure(name, exc) from exc
+
+
+class _Inputs:
+    """A worker's inputs and interpreter results, kept across candidates: every candidate of
+    an exploration computes the same program (its re-declared facts change no input), so
+    inputs are keyed by their shapes and the results by the program's text.  Real-size
+    inputs take seconds to make (two 4096x4096 matrices): made once, not per candidate."""
+
+    KEEP = 8  # entries of each cache, least recently used dropped first
+
+    def __init__(self):
+        from codegen_opencl.runtime import Uploads
+
+        self._inputs: collections.OrderedDict = collections.OrderedDict()
+        self._expected: collections.OrderedDict = collections.OrderedDict()
+        self._pinned: dict = {}  # the real sizes' inputs (one entry)
+        self.uploads = Uploads(self.KEEP)  # their device copies, in the worker's one context
+
+    @staticmethod
+    def _lookup(cache: collections.OrderedDict, key, make):
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+        value = cache[key] = make()
+        while len(cache) > _Inputs.KEEP:
+            cache.popitem(last=False)
+        return value
+
+    def inputs(self, program: Expr, sizes: Mapping[str, int], seed: int, pin: bool = False) -> tuple:
+        """Random inputs at `sizes`; `pin`: the real sizes, kept however many check sizes
+        pass through the cache (they are the expensive ones)."""
+        key = (input_shapes(program, sizes), seed)
+        if pin:
+            if key not in self._pinned:
+                self._pinned = {key: self._inputs.pop(key, None) or random_inputs(program, sizes, seed)}
+            return self._pinned[key]
+        if key in self._pinned:
+            return self._pinned[key]
+        return self._lookup(self._inputs, key, lambda: random_inputs(program, sizes, seed))
+
+    def expected(self, program: Expr, sizes: Mapping[str, int], seed: int):
+        key = (str(program), tuple(sorted(sizes.items())), seed)
+        return self._lookup(self._expected, key, lambda: interpret(program, *self.inputs(program, sizes, seed)))
+
+
+def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -> None:
+    """One candidate, talking with the parent: derived -> continue/skip -> built -> measure."""
+    try:
+        low, derivation = _stage(conn, "derive", evaluator.derive, spec)
+    except _StageFailure as f:
+        message = _error_text(f.cause)
+        conn.send(("done", Outcome("failed", "derive", message, rule=failing_rule(str(f.cause)))))
+        return
+    conn.send(("derived", to_text(low), derivation.to_text()))
+    if conn.recv()[0] != "continue":
+        return
+    try:
+        program = _stage(conn, "translate", evaluator.translate, low, spec)
+        _stage(conn, "emit", evaluator.emit, program, spec)
+        kernel = _stage(conn, "build", evaluator.build, program, session, spec)
+    except _StageFailure as f:
+        conn.send(("done", Outcome("failed", f.stage, _error_text(f.cause))))
+        return
+    conn.send(("built",))
+    _, best_s = conn.recv()
+    conn.send(("done", _measure(conn, spec, evaluator, _Uploaded(kernel, cache.uploads), cache, best_s)))
+
+
+def _measure(conn, spec: Spec, evaluator: Evaluator, kernel, cache: _Inputs, best_s) -> Outcome:
+    try:
+        small = cache.inputs(spec.oracle, spec.check_sizes, spec.seed)
+        got = _stage(conn, "run", evaluator.run, kernel, small, spec)
+        wrong = _stage(conn, "check", lambda: evaluator.check(
+            got, cache.expected(spec.oracle, spec.check_sizes, spec.seed), spec))
+        if wrong:
+            return Outcome("wrong", "check", wrong)
+        for sizes in spec.probes if best_s is not None else ():
+            probe = cache.inputs(spec.oracle, sizes, spec.seed)
+            estimate = _stage(conn, "time", evaluator.probe, kernel, probe, sizes, spec)
+            if estimate > PROBE_SLACK * evaluator.slow_factor * best_s:
+                return Outcome("slow", "time", f"abandoned on probe sizes {dict(sizes)}: "
+                               f"about {estimate:.3g} s at the real sizes", float(estimate))
+        real = cache.inputs(spec.oracle, spec.sizes, spec.seed, pin=True)
+        status, seconds = _stage(conn, "time", evaluator.time, kernel, real, best_s, spec)
+    except _StageFailure as f:
+        return Outcome("failed", f.stage, _error_text(f.cause))
+    return Outcome(status, None, None, float(seconds))
+
