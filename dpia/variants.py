@@ -142,18 +142,14 @@ def default_variant(program: Expr, sizes: dict | None = None, note: str = "") ->
 
 def preset_variant(program: Expr, sizes: dict, limits, note: str = "") -> tuple[Expr, Variant] | None:
     """The first preset (dpia.explore.presets) that fits these sizes on a device with `limits`,
-    derived; None when none fits or it does not derive (with a TuningWarning)."""
-    from .explore.presets import preset_point, preset_program
+    derived; None when none derives on the program and fits the device."""
+    from .explore.presets import preset_for
 
-    point = preset_point(program, sizes, limits)
-    if point is None:
+    found = preset_for(program, sizes, limits)
+    if found is None:
         return None
-    try:
-        low, derivation = preset_program(program, point)
-    except FunctionalError as exc:
-        warnings.warn(f"the preset {point} does not derive: {exc}; using the default", TuningWarning, stacklevel=3)
-        return None
-    return low, Variant("preset", derivation.to_text(), note=f"{note}; preset {point}" if note else f"preset {point}")
+    preset, low, derivation = found
+    return low, Variant("preset", derivation.to_text(), note=f"{note}; preset {preset}" if note else f"preset {preset}")
 
 
 def choose_variant(program: Expr, sizes: dict | None = None, device_key: str | None = None,

@@ -1,76 +1,70 @@
-"""The seed's first exploration phase, automatic: macro rules applied to the high-level
-program in every order the heuristics allow, before any OpenCL decision.
+"""Stage 1, algorithmic: the macro moves of dpia.explore.moves (ALGORITHMIC_MOVES) applied to
+the prepared high-level program at every position where they apply, in sequences of up to
+`Heuristics.length` moves, before any OpenCL decision.
 
-    variants = algorithmic_variants(mm)     # [("tile_2d(16, 16)", expr), ("tile_2d(16, 16); register_blocking_2d(2, 2)", expr), ...]
+    variants = algorithmic_variants(body, sizes)   # [Variant(steps, slots, expr), ...], the empty one first
 
-Each macro (`MACROS`: tiling, register blocking, splitting a dot product, vectorising a
-map of scalars) is applied at the outermost place where it applies, with its parameters from a small
-set; sequences grow one macro at a time up to `Heuristics.length`.  The seed's heuristics
-prune the result: the nesting depth of maps (`max_map_depth`), how often a macro is used
-(`per_macro`), and the distance between the reduction's addition and the multiplication it
-adds (`max_add_mul_distance`: a rewrite that moves the product far from its reduction only
-costs).  Variants are deduplicated by their printed form.
-
-The second phase maps a variant to OpenCL (`MAPPINGS`): "global" (the default schedule's
-placement: outermost maps on global ids) or "workgroups" (the two outermost computing map
-levels on work-groups, the next two on local ids).  `macro_family(program)` makes the pair
-an exploration family (dpia.space.Family) whose points are textual: they pickle, print in
-the database and replay.
+Each move is tried at every node with trial values for its parameters (`trial_slots`): a
+value from the divisors of the length the parameter splits, evaluated at the real sizes
+(stage 3 later draws the others).  A parameter whose length is another slot's trial value
+(a register block inside a tile) is recorded as dividing that slot.  Lift's heuristics prune
+the result: the nesting depth of maps (`max_map_depth`), how often one move is used
+(`per_move`), the distance between a reduction and the multiplication it adds
+(`max_add_mul_distance`); variants are deduplicated by their printed program and bounded in
+number (`max_variants`, breadth first: shorter sequences first).
 """
 
 from __future__ import annotations
 
-import functools
-import math
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Mapping
 
 import attrs
 
 from functional.errors import FunctionalError
 from functional.expr import Expr, Prim, spine
-from functional.infer import infer
+from functional.nat import NatError, evaluate
 from functional.primitives import MAPS, REDUCTIONS
-from functional.rules import macros as M
-from functional.schedules import program_body
-from functional.strategies import Strategy, seq, top_down
+from functional.strategies import children, replace_at
 
-from ..programs import size_vars
+from .moves import ALGORITHMIC_MOVES, Move
+from .space import Step
 
-MAP_LIKE = MAPS
-
-
-class MacroError(FunctionalError):
-    """A macro sequence that does not parse (text from a database or a user)."""
-
-
-@attrs.frozen
-class Macro:
-    name: str
-    make: Callable[..., Strategy]  # the macro's parameters -> its strategy
-    params: tuple  # parameter tuples tried
-
-
-def _vectorize(w: int) -> Strategy:
-    """A map of scalars -> a map of `map_vec` over `as_vector w` (rule `vectorize`)."""
-    return M.r("vectorize", w=w)
-
-
-MACROS = (
-    Macro("tile_2d", M.tile_2d, ((8, 8), (16, 16), (32, 32))),
-    Macro("register_blocking_2d", M.register_blocking_2d, ((2, 2), (4, 4))),
-    Macro("split_reduction", M.split_reduction, ((4,), (8,), (16,))),
-    Macro("vectorize", _vectorize, ((4,), (8,))),
-)
-_BY_NAME = {m.name: m for m in MACROS}
+TRIAL = 16  # trial values are the divisors nearest this (in log scale), distinct across slots where possible
+MAX_VALUES = 16  # candidate values per slot
+MAX_VALUE = 1 << 16  # the largest split considered
 
 
 @attrs.frozen
 class Heuristics:
-    length: int = 2  # macros per sequence
-    per_macro: int = 1  # uses of one macro in a sequence
+    length: int = 3  # moves per sequence
+    per_move: int = 1  # uses of one move in a sequence
     max_map_depth: int = 8
     max_add_mul_distance: int = 4
+    max_variants: int = 48
+
+
+@attrs.frozen
+class Slot:
+    """A tuned parameter of a variant: its candidate values, the value stage 1 tried, and
+    the slot its value must divide (None: a length of the program)."""
+
+    values: tuple[int, ...]
+    trial: int
+    divides: str | None = None
+
+
+@attrs.frozen
+class Variant:
+    steps: tuple[Step, ...]
+    slots: Mapping[str, Slot]
+    expr: Expr
+
+    @property
+    def text(self) -> str:
+        return "; ".join(map(str, self.steps))
+
+
+# ------------------------------------------------------------------------- heuristics
 
 
 LOOPS = MAPS | REDUCTIONS
@@ -81,7 +75,7 @@ def map_depth(e: Expr) -> int:
     head, args = spine(e)
     if isinstance(head, Prim):
         below = max((map_depth(a) for a in args), default=0)
-        return below + (1 if head.name in MAP_LIKE and args else 0)
+        return below + (1 if head.name in MAPS and args else 0)
     return max((map_depth(c) for c in e.children()), default=0)
 
 
@@ -91,7 +85,7 @@ def add_mul_distance(e: Expr) -> int:
     worst = 0
     for node in _nodes(e):
         head, args = spine(node)
-        if isinstance(head, Prim) and head.name in LOOPS - MAP_LIKE and len(args) == 3:
+        if isinstance(head, Prim) and head.name in LOOPS - MAPS and len(args) == 3:
             found = [d for a in (args[0], args[2]) if (d := _nearest_mul(a, 0)) is not None]
             if found:
                 worst = max(worst, min(found))
@@ -116,136 +110,128 @@ def _nearest_mul(e: Expr, depth: int) -> int | None:
     return min(found, default=None)
 
 
-def macro_strategy(text: str) -> Strategy:
-    """`"tile_2d(16, 16); register_blocking_2d(2, 2)"` -> the macros in order, each at the
-    outermost place where it applies (MacroError for text that is not such a sequence)."""
-    steps = []
-    for part in filter(None, (p.strip() for p in text.split(";"))):
-        m = re.fullmatch(r"(\w+)\(([\d, ]*)\)", part)
-        if m is None or m.group(1) not in _BY_NAME:
-            raise MacroError(f"not a macro: {part!r} (known: {', '.join(_BY_NAME)})")
-        values = tuple(int(v) for v in m.group(2).replace(" ", "").split(",") if v)
-        steps.append(top_down(_BY_NAME[m.group(1)].make(*values)))
-    if not steps:
-        raise MacroError("an empty macro sequence")
-    return program_body(seq(*steps))
+def acceptable(e: Expr, h: Heuristics) -> bool:
+    return map_depth(e) <= h.max_map_depth and add_mul_distance(e) <= h.max_add_mul_distance
 
 
-def _text(name: str, params: tuple) -> str:
-    return f"{name}({', '.join(map(str, params))})"
+# ------------------------------------------------------------------------- slot values
 
 
-def algorithmic_variants(program: Expr, heuristics: Heuristics = Heuristics(),
-                         macros: Sequence[Macro] = MACROS) -> list[tuple[str, Expr]]:
-    """Every macro sequence (up to heuristics.length) that applies to `program` and passes
-    the heuristics, with its result; one per distinct result."""
-    typed = program if program.t is not None else infer(program)
-    return list(_memo_variants(_ByText(typed), heuristics, tuple(macros)))
+def divisor_values(length: int, powers_of_two: bool = False) -> tuple[int, ...]:
+    """Candidate values for a parameter splitting `length`: its divisors from 2 up, powers of
+    two first; other divisors only where fewer than four powers of two divide it."""
+    if length < 2:
+        return ()
+    small = [d for d in range(2, min(length, MAX_VALUE) + 1) if length % d == 0] if length <= 1 << 20 else \
+        [1 << k for k in range(1, 17) if length % (1 << k) == 0]
+    pows = [d for d in small if d & (d - 1) == 0]
+    if powers_of_two or len(pows) >= 4:
+        return tuple(pows[:MAX_VALUES])
+    others = sorted((d for d in small if d & (d - 1)), key=lambda d: (abs(d.bit_length() - TRIAL.bit_length()), d))
+    return tuple(sorted(pows + others[: MAX_VALUES - len(pows)]))
 
 
-class _ByText:
-    """A program compared by its printed form (so the enumeration can be memoised)."""
-
-    def __init__(self, program: Expr):
-        self.program, self.text = program, str(program)
-
-    def __hash__(self) -> int:
-        return hash(self.text)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, _ByText) and self.text == other.text
+def _only(values: tuple[int, ...], allowed: tuple[int, ...] | None) -> tuple[int, ...]:
+    return values if allowed is None else tuple(v for v in values if v in allowed)
 
 
-@functools.lru_cache(maxsize=16)  # pure memoisation: the same program and settings give the same variants
-def _memo_variants(keyed: _ByText, heuristics: Heuristics, macros: tuple) -> tuple:
-    return tuple(_enumerate(keyed.program, heuristics, macros))
+def _trial(values: tuple[int, ...], used: set[int], below: int | None = None) -> int:
+    pool = [v for v in values if below is None or (v < below and below % v == 0)] or list(values)
+    fresh = [v for v in pool if v not in used] or pool
+    return min(fresh, key=lambda v: (abs(v.bit_length() - TRIAL.bit_length()), v))
 
 
-def _enumerate(typed: Expr, heuristics: Heuristics, macros: tuple) -> list[tuple[str, Expr]]:
-    seen = {str(typed)}
-    frontier = [("", typed)]
-    out: list[tuple[str, Expr]] = []
+def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping[str, Slot],
+                first: int) -> dict[str, tuple[str, Slot]] | None:
+    """{parameter: (slot name, Slot)} for the move at `node`, or None when a parameter has no
+    candidate value (its length has no divisor, or is not known at these sizes)."""
+    try:
+        lengths = move.lengths(node) if move.lengths else {}
+    except (AttributeError, IndexError, TypeError):
+        return None
+    used = {s.trial for s in slots.values()}
+    out: dict[str, tuple[str, Slot]] = {}
+    for k, param in enumerate(move.tuned):
+        name = f"s{first + k}"
+        target = lengths.get(param)
+        pow2 = param in move.powers_of_two
+        allowed = move.allowed.get(param)
+        if isinstance(target, str):  # divides another parameter of this move
+            other_name, other = out[target]
+            values = _only(divisor_values(max(other.values), pow2), allowed)
+            slot = Slot(values, _trial(values, used, other.trial), other_name) if values else None
+        elif target is None:
+            return None
+        else:
+            try:
+                length = int(evaluate(target, sizes))
+            except (NatError, TypeError, ValueError):
+                return None
+            parent = next((n for n, s in slots.items() if s.trial == length), None)
+            if parent is not None:  # a length that is an earlier slot's value: that slot's divisors
+                values = _only(divisor_values(max(slots[parent].values), pow2), allowed)
+                slot = Slot(values, _trial(values, used, length + 1), parent) if values else None
+            else:
+                values = _only(divisor_values(length, pow2), allowed)
+                slot = Slot(values, _trial(values, used)) if values else None
+        if slot is None:
+            return None
+        used.add(slot.trial)
+        out[param] = (name, slot)
+    return out
+
+
+# ------------------------------------------------------------------------- enumeration
+
+
+def positions(e: Expr, path: tuple = ()) -> Iterator[tuple[tuple, Expr]]:
+    """Every node with its path, parents first."""
+    yield path, e
+    for k, c in enumerate(children(e)):
+        yield from positions(c, path + (k,))
+
+
+def algorithmic_variants(body: Expr, sizes: Mapping[str, int], heuristics: Heuristics = Heuristics(),
+                         moves: tuple[Move, ...] = ALGORITHMIC_MOVES) -> list[Variant]:
+    """The empty variant, then every sequence of moves (breadth first) that applies and
+    passes the heuristics, one per distinct program."""
+    start = Variant((), {}, body)
+    seen, out, frontier = {str(body)}, [start], [start]
     for _ in range(heuristics.length):
-        grown = []
-        for text, expr in frontier:
-            for macro in macros:
-                if text.count(macro.name + "(") >= heuristics.per_macro:
+        grown: list[Variant] = []
+        for variant in frontier:
+            for move in moves:
+                if sum(s.move == move.name for s in variant.steps) >= heuristics.per_move:
                     continue
-                for params in macro.params:
-                    step = _text(macro.name, params)
-                    result = program_body(top_down(macro.make(*params)))(expr)
-                    if not result.ok:
-                        continue
-                    key = str(result.expr)
-                    if key in seen or not _acceptable(result.expr, heuristics):
-                        continue
-                    seen.add(key)
-                    sequence = f"{text}; {step}" if text else step
-                    grown.append((sequence, result.expr))
+                for path, node in positions(variant.expr):
+                    if len(out) + len(grown) >= heuristics.max_variants:
+                        return out + grown
+                    grown += _extend(variant, move, path, node, sizes, heuristics, seen)
         out += grown
         frontier = grown
     return out
 
 
-def _acceptable(e: Expr, h: Heuristics) -> bool:
-    return map_depth(e) <= h.max_map_depth and add_mul_distance(e) <= h.max_add_mul_distance
+def _extend(variant: Variant, move: Move, path: tuple, node: Expr, sizes, heuristics, seen: set) -> list[Variant]:
+    if node.t is None or not move.site(node):
+        return []
+    slots = trial_slots(move, node, sizes, variant.slots, len(variant.slots))
+    if slots is None:
+        return []
+    try:
+        result = move.make(**{p: s.trial for p, (_, s) in slots.items()})(node)
+    except (FunctionalError, ValueError):
+        return []
+    if not result.ok:
+        return []
+    expr = replace_at(variant.expr, path, result.expr)
+    key = str(expr)
+    if key in seen or not acceptable(expr, heuristics):
+        return []
+    seen.add(key)
+    step = Step(move.name, path, (), tuple((p, name) for p, (name, _) in slots.items()))
+    return [Variant(variant.steps + (step,), {**variant.slots, **{n: s for n, s in slots.values()}}, expr)]
 
 
-# --------------------------------------------------------------------------- phase two
-
-MAPPINGS = ("global", "workgroups")
-
-
-def mapped_strategy(macros: str, mapping: str) -> Strategy:
-    """The macro sequence, then the mapping to OpenCL (module level: a family's `make`)."""
-    from functional import schedules as S
-
-    if mapping == "global":
-        tail = S.default_schedule()
-    elif mapping == "workgroups":
-        tail = S.program_body(seq(S.parallel([("map_workgroup", 1), ("map_workgroup", 0), ("map_local", 1),
-                                              ("map_local", 0)]), S.lower_reductions()))
-    else:
-        raise MacroError(f"unknown mapping {mapping!r} (known: {', '.join(MAPPINGS)})")
-    return S.named(f"{macros} | {mapping}", seq(macro_strategy(macros), tail))
-
-
-def macro_family(program: Expr, heuristics: Heuristics = Heuristics()):
-    """An exploration family of the program's algorithmic variants times MAPPINGS, or None
-    when no macro applies.  Every size must be a multiple of the sequence's numbers."""
-    from .space import Family
-
-    typed = program if program.t is not None else infer(program)
-    variants = algorithmic_variants(typed, heuristics)
-    if not variants:
-        return None
-    sizes = [v.name for v in size_vars(typed)]
-    return Family("macro_rewrites", _AllSizes(tuple(sizes)), mapped_strategy,
-                  {"macros": tuple(text for text, _ in variants), "mapping": MAPPINGS}, _EverySize(tuple(sizes)))
-
-
-@attrs.frozen
-class _AllSizes:
-    """Roles: every size variable is its own role (picklable, unlike a closure)."""
-
-    names: tuple
-
-    def __call__(self, program: Expr) -> dict[str, str]:
-        return {n: n for n in self.names}
-
-
-@attrs.frozen
-class _EverySize:
-    """Needs: every size a multiple of every number in the macro sequence (a conservative
-    bound: which size a macro splits depends on where it applied)."""
-
-    names: tuple
-
-    def __call__(self, params) -> dict[str, int]:
-        numbers = [int(v) for v in re.findall(r"\d+", dict(params)["macros"])]
-        d = math.lcm(*numbers) if numbers else 1
-        return {n: d for n in self.names}
-
-
-__all__ = ["MACROS", "MAPPINGS", "Heuristics", "Macro", "MacroError", "add_mul_distance", "algorithmic_variants",
-           "macro_family", "macro_strategy", "map_depth", "mapped_strategy"]
+__all__ = ["Heuristics", "Slot", "Variant", "acceptable", "add_mul_distance", "algorithmic_variants", "divisor_values",
+           "map_depth", "positions", "trial_slots"]

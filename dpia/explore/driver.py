@@ -59,7 +59,6 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from functional.derivation import Derivation
-from functional.errors import FunctionalError
 from functional.expr import Expr
 from functional.infer import infer
 from functional.interp import layout
@@ -67,7 +66,7 @@ from functional.nat import evaluate
 
 from ..programs import canonical, known_flops, layout_leaves
 from .errors import BudgetError, ExploreError, InputsTooLargeError
-from .evaluate import Evaluator, Outcome, Spec, failing_rule, mismatch, probe_levels
+from .evaluate import Evaluator, Outcome, Spec, probe_levels
 from .search import FAILED, PENDING, SEARCHES, Search, Trial
 from .space import DeviceLimits, Point, Shape, Space, check_size, with_size_facts
 from .tuning import Candidate, TuningDB
@@ -261,6 +260,10 @@ class _Run:
             program, family, params = space.program_for(point), space.family(point.family), point.as_dict()
             check = space.check_sizes(point, self.evaluator.check_floor)
             self.trials[index] = Trial(point)
+            stronger = space.program_for(point, product=True)
+            fallback = stronger if space.facts(point, True) != space.facts(point) else None
+            return Spec(index, program, family, params, check, dict(space.sizes), self.seed, baseline,
+                        probe_levels(program, space.sizes), space.program, fallback=fallback)
         return Spec(index, program, family, params, check, dict(space.sizes), self.seed, baseline,
                     probe_levels(program, space.sizes), space.program)
 
@@ -290,18 +293,11 @@ class _Run:
             return None
 
     def _preset(self, limits: DeviceLimits) -> Spec | None:
-        from .presets import preset_point, preset_program
+        """The preset `dpia run` would use, replayed by the worker (derived here)."""
+        from .presets import preset_for
 
-        point = preset_point(self.space.program, self.space.sizes, limits)
-        if point is None:
-            return None
-        if point in self.space.feasible_points:  # a point of the search: it learns from it too
-            return attrs.evolve(self._spec(point, baseline=True), variant="preset")
-        try:  # a family outside this exploration's: derived here, replayed by the worker
-            _, derivation = preset_program(self.space.program, point)
-        except FunctionalError:  # dpia run falls back to the default too
-            return None
-        return self._replay(derivation.to_text(), "preset")
+        found = preset_for(self.space.program, self.space.sizes, limits)
+        return None if found is None else self._replay(found[2].to_text(), "preset")
 
     def _replay(self, text: str, kind: str) -> Spec:
         """A baseline that replays a derivation, checked at sizes its program's facts allow."""
@@ -441,14 +437,14 @@ def _open_db(db):
 def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, budget_s: float | None = None,
             max_candidates: int | None = None, search: str = "bayesian", seed: int = 0, workers: int | None = None,
             progress: Callable[[Candidate], None] | None = None, run_id: str | None = None,
-            families=None, evaluator: Evaluator | None = None, timeout_s: float = 120.0,
+            skeletons=None, evaluator: Evaluator | None = None, timeout_s: float = 120.0,
             baseline: str = "run", status: Callable[[Status], None] | None = None) -> Exploration:
     """Explore lowerings of `program` at `sizes` on `device` (see the module docstring).
 
     `db`: a TuningDB, a path, or None (nothing stored).  `budget_s` / `max_candidates`: stop
     after this many seconds / evaluated candidates (None: until the space is exhausted).
-    `search`: a name in dpia.search.SEARCHES.  `families`: the families to draw from
-    (default: dpia.space.standard_families()).  `timeout_s`: per candidate, for compiling
+    `search`: a name in dpia.search.SEARCHES.  `skeletons`: the skeletons to draw from
+    (default: the space the rules generate, dpia.explore.stages.generate_skeletons).  `timeout_s`: per candidate, for compiling
     and for measuring each.  `baseline`: the candidate measured first and quoted against,
     "run" (what `dpia run` would use) or "default" (the default schedule).  `progress` is
     called with each finished candidate, `status` with a Status from the start and about
@@ -481,7 +477,7 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
     workers = default_workers("CPU" in limits.device_type) if workers is None else workers
     if host is not None:  # each worker holds the real sizes' inputs and output
         workers = max(1, min(workers, host // max(1, program_bytes(typed, sizes)) - 1))
-    space = Space.build(typed, sizes, limits, families)
+    space = Space.build(typed, sizes, limits, skeletons)
     evaluator = evaluator or Evaluator()
     tuning_db, owned = _open_db(db)
     run = _Run(space, canonical(typed), key, tuning_db, run_id or uuid.uuid4().hex[:12], SEARCHES[search], seed,

@@ -17,12 +17,13 @@ from collections.abc import Mapping
 import attrs
 
 from functional.derivation import Derivation, derive
+from functional.errors import FunctionalError
 from functional.expr import Expr
 from functional.interp import interpret
 from functional.syntax import to_text
 
 from ..programs import input_shapes, random_inputs, relative_error
-from .space import CHECK_FLOOR, Family, Point
+from .space import CHECK_FLOOR, Point, Skeleton, check_size
 
 SLOW_FACTOR = 5.0  # abandon a candidate whose first timed run is this much slower than the best
 PROBE_WORK = 1 / 32  # probe sizes: at most this fraction of the real sizes' work (product of the sizes)
@@ -82,11 +83,13 @@ class Outcome:
 @attrs.frozen
 class Spec:
     """One candidate to evaluate: the program re-declared with the facts it needs, the
-    family and parameters (no family: the default schedule), check and real sizes."""
+    skeleton (`family`) and slot values (no skeleton: the default schedule), check and real
+    sizes.  `fallback`: the program with the stronger facts a point may need (splits of
+    splits of one length), derived when the first does not derive."""
 
     index: int
     program: Expr
-    family: Family | None
+    family: Skeleton | None
     params: Mapping[str, int]
     check_sizes: Mapping[str, int]
     sizes: Mapping[str, int]
@@ -96,6 +99,7 @@ class Spec:
     reference: Expr | None = None  # the program as the user wrote it: inputs and results are its
     derivation: str | None = None  # a derivation to replay (Derivation.to_text) instead of a strategy
     variant: str = ""  # the baseline's kind of variant (dpia.variants.KINDS), or "" for a search point
+    fallback: Expr | None = None  # the program with the product of the values as facts
 
     @property
     def oracle(self) -> Expr:
@@ -140,7 +144,12 @@ class Evaluator:
         if spec.derivation is not None:
             replayed = Derivation.from_text(spec.derivation)
             return replayed.replay(), replayed
-        return derive(spec.program, spec.strategy())
+        try:
+            return derive(spec.program, spec.strategy())
+        except FunctionalError:
+            if spec.fallback is None:
+                raise
+            return derive(spec.fallback, spec.strategy())
 
     def translate(self, low: Expr, spec: Spec):
         import dpia
@@ -302,6 +311,14 @@ class _Inputs:
         return self._lookup(self._expected, key, lambda: interpret(program, *self.inputs(program, sizes, seed)))
 
 
+def checkable_sizes(program: Expr, sizes: Mapping[str, int], floor: int) -> dict[str, int]:
+    """Small sizes the program's declared facts allow (dpia.explore.space.check_size)."""
+    from ..programs import size_vars
+
+    facts = {v.name: v.multiple_of for v in size_vars(program)}
+    return {name: check_size(facts.get(name, 1), real, floor) for name, real in sizes.items()}
+
+
 def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -> None:
     """One candidate, talking with the parent: derived -> continue/skip -> built -> measure."""
     try:
@@ -313,6 +330,8 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
     conn.send(("derived", to_text(low), derivation.to_text()))
     if conn.recv()[0] != "continue":
         return
+    if spec.family is not None:  # checked at sizes the derived program's facts allow
+        spec = attrs.evolve(spec, check_sizes=checkable_sizes(derivation.program, spec.sizes, evaluator.check_floor))
     try:
         program = _stage(conn, "translate", evaluator.translate, low, spec)
         _stage(conn, "emit", evaluator.emit, program, spec)

@@ -1,74 +1,106 @@
-"""Presets: exploration points measured fast on a kind of device, the variant `dpia.compile`
-runs for a high-level program when the tuning database holds nothing for its sizes and
-device (before the device-independent `functional.schedules.default_schedule`).
+"""Presets: lowerings measured fast on a kind of device, the variant `dpia.compile` runs for a
+high-level program when the tuning database holds nothing for its sizes and device (before
+the device-independent default lowering).
 
-Each preset is a family point of `dpia.space` with where it was measured
-(benchmarks/RESULTS.md).  The first preset whose family applies to the program and that is
-feasible at the sizes on the device (divisibility, work-group size, local and private
-memory, occupancy: `Family.feasible`) is derived; none, or one that does not derive, leaves
-the default.  Exploration still measures against the default schedule: presets are a
-better starting point for users, not a result of the search.
+A preset is a named strategy of `functional.schedules` with its parameters and where it was
+measured (benchmarks/RESULTS.md).  Nothing matches program shapes: a preset applies to a
+program when its strategy derives on it (its rules' own preconditions decide), on the
+program re-declared with the divisibility facts the real sizes give its parameters
+(`dpia.explore.space.point_facts`), and when the translated program fits the device
+(`dpia.explore.resources`: work-group size, local and private memory, occupancy).  The first
+preset of the device's kind that applies is used; none leaves the default.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from functional.derivation import derive
+import attrs
+
+from functional import schedules
+from functional.derivation import Derivation, derive
+from functional.errors import FunctionalError
 from functional.expr import Expr
 from functional.infer import infer
 
-from .space import DeviceLimits, Family, Point, standard_families, with_size_facts
+from .space import DeviceLimits, point_facts, with_size_facts
 
-PRESETS: Mapping[str, tuple[Point, ...]] = {
+
+@attrs.frozen
+class Preset:
+    strategy_name: str  # a strategy of functional.schedules
+    params: Mapping[str, int | bool] = attrs.field(converter=lambda p: dict(p))
+    measured: str = ""
+
+    def strategy(self):
+        return getattr(schedules, self.strategy_name)(**self.params)
+
+    def numbers(self) -> dict[str, int]:
+        return {k: int(v) for k, v in self.params.items() if not isinstance(v, bool) and int(v) > 1}
+
+    def __str__(self) -> str:
+        return f"{self.strategy_name}({', '.join(f'{k}={v}' for k, v in self.params.items())})"
+
+
+PRESETS: Mapping[str, tuple[Preset, ...]] = {
     "GPU": (
-        # sum of 2^28 floats on the H200: 4.27 TB/s, 1.07x torch.sum (explored, session 2)
-        Point("parallel_reduce_two_stage", {"block": 65536, "local": 1024, "block2": 256, "local2": 32}),
-        # SGEMM 4096^3 on the H200: 0.762x cuBLAS (derived by rules, session 3)
-        Point("mm_register_blocked", {"n": 128, "m": 128, "k": 8, "l1": 8, "l2": 8, "coalesce_a": True, "pad": 0,
-                                      "vector_a": 4, "vector_b": 4, "interleave_b": 4}),
+        Preset("parallel_reduce_two_stage", {"block": 65536, "local": 1024, "block2": 256, "local2": 32},
+               "sum of 2^28 floats on the H200: 4.27 TB/s, 1.07x torch.sum (session 2)"),
+        Preset("mm_register_blocked", {"n": 128, "m": 128, "k": 8, "l1": 8, "l2": 8, "coalesce_a": True, "pad": 0,
+                                       "vector_a": 4, "vector_b": 4, "interleave_b": 4},
+               "SGEMM 4096^3 on the H200: 0.762x cuBLAS (session 3)"),
     ),
     "CPU": (
-        # sum of 2^26 floats on PoCL: 1.13x a hand float8 kernel, 2.4x numpy.sum (session 3)
-        Point("chunked_sum", {"chunk": 8192, "width": 8}),
-        # mm 1024^3 on PoCL: 0.41x numpy/OpenBLAS (explored, session 3)
-        Point("mm_rows_vectorized", {"rows": 4, "cols": 16, "width": 8}),
+        Preset("chunked_sum", {"chunk": 8192, "width": 8},
+               "sum of 2^26 floats on PoCL: 1.13x a hand float8 kernel, 2.4x numpy.sum (session 3)"),
+        Preset("mm_rows_vectorized", {"rows": 4, "cols": 16, "width": 8},
+               "mm 1024^3 on PoCL: 0.41x numpy/OpenBLAS (session 3)"),
     ),
 }
-
-
-def _family(name: str) -> Family:
-    return next(f for f in standard_families() if f.name == name)
 
 
 def _kind(limits: DeviceLimits) -> str:
     return "GPU" if "GPU" in limits.device_type else "CPU"
 
 
-def preset_point(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits) -> Point | None:
-    """The first preset for this kind of device that applies and is feasible, or None."""
+def derive_preset(program: Expr, sizes: Mapping[str, int], preset: Preset) -> tuple[Expr, Derivation]:
+    """The preset's strategy on the program re-declared with the facts its numbers need at
+    these sizes (the lcm, then the product: nested splits of one length); FunctionalError
+    when it does not derive."""
     typed = program if program.t is not None else infer(program)
-    for point in PRESETS.get(_kind(limits), ()):
-        family = _family(point.family)
-        roles = family.roles(typed)
-        if roles is None or any(name not in sizes for name in roles.values()):
+    failure: FunctionalError | None = None
+    tried = []
+    for product in (False, True):
+        facts = point_facts(typed, sizes, preset.numbers(), product)
+        if facts in tried:
             continue
-        by_role = {role: sizes[name] for role, name in roles.items()}
-        if family.feasible(point.as_dict(), by_role, limits) is None:
-            return point
+        tried.append(facts)
+        try:
+            return derive(infer(with_size_facts(typed, facts)), preset.strategy())
+        except FunctionalError as exc:
+            failure = exc
+    raise failure
+
+
+def fits(low: Expr, sizes: Mapping[str, int], limits: DeviceLimits) -> str | None:
+    """Why the device cannot run the lowered program well (dpia.explore.resources), or None."""
+    from .. import translate
+    from .resources import kernel_resources, resource_problem
+
+    return resource_problem(kernel_resources(translate(low), sizes), limits)
+
+
+def preset_for(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits) -> tuple[Preset, Expr, Derivation] | None:
+    """The first preset of this kind of device that derives on the program and fits the
+    device at these sizes, derived; None when none does."""
+    for preset in PRESETS.get(_kind(limits), ()):
+        try:
+            low, derivation = derive_preset(program, sizes, preset)
+            if fits(low, sizes, limits) is None:
+                return preset, low, derivation
+        except FunctionalError:
+            continue
     return None
 
 
-def preset_program(program: Expr, point: Point):
-    """(lowered program, Derivation) of `point` on `program` (raises FunctionalError): the
-    program re-declared with the facts the point needs (by role, mapped to the program's own
-    size variable names), then the family's strategy."""
-    family = _family(point.family)
-    params = point.as_dict()
-    typed = program if program.t is not None else infer(program)
-    roles = family.roles(typed)
-    needs = {roles[role]: multiple for role, multiple in family.needs(params).items()}
-    return derive(infer(with_size_facts(typed, needs)), family.strategy(params))
-
-
-__all__ = ["PRESETS", "preset_point", "preset_program"]
+__all__ = ["PRESETS", "Preset", "derive_preset", "fits", "preset_for"]

@@ -1,0 +1,83 @@
+"""The exploration's stages in order, as data, and the skeletons they generate.
+
+    STAGES = (prepare, algorithmic, mapping, parameters, completion)
+
+`prepare` is the default lowering's normal form (eta, hoisting, fusion: Lift's
+SimplifyAndFuse); stage 1 (dpia.explore.algorithmic) and stage 2 (dpia.explore.mapping)
+generate the skeletons' moves; stage 3 (`parameters`) is each slot's candidate values,
+drawn in stage 1; `completion` is the rest of the default lowering (reductions' stages,
+remaining loops, storage, the check that nothing is left high level).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from functional.default_lowering import phases
+from functional.expr import Expr, Lambda, NatLambda
+from functional.infer import infer
+from functional.strategies import Strategy, seq
+
+from .algorithmic import Heuristics, algorithmic_variants
+from .mapping import mappings
+from .space import Skeleton, with_size_facts
+
+PREPARE = ("eta", "hoist", "fuse")
+
+
+def prepare() -> Strategy:
+    steps = dict(phases())
+    return seq(*(steps[name] for name in PREPARE))
+
+
+def normal_form() -> Strategy:
+    """Between the stages: the functions of maps the macros leave partial (`map (map f)`)
+    become lambdas, so every map's function is a lambda stage 2 can place."""
+    return dict(phases())["eta"]
+
+
+def completion() -> Strategy:
+    return seq(*(s for name, s in phases() if name not in PREPARE))
+
+
+def _body(e: Expr) -> Expr:
+    while isinstance(e, (NatLambda, Lambda)):
+        e = e.body
+    return e
+
+
+def prepared_body(program: Expr, sizes: Mapping[str, int]) -> Expr:
+    """The program's body in the normal form the moves start from, its sizes declared
+    multiples of their real values (so every divisor of a real size is provably one)."""
+    trial = infer(with_size_facts(program, dict(sizes)))
+    result = prepare()(_body(trial))
+    return result.expr if result.ok else _body(trial)
+
+
+def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heuristics | None = None) -> tuple[Skeleton, ...]:
+    """Stage 1's variants times stage 2's mappings, with stage 3's slot values; the default
+    lowering (no move) first."""
+    body = prepared_body(program, sizes)
+    out: list[Skeleton] = []
+    seen: set[str] = set()
+    for variant in algorithmic_variants(body, sizes, heuristics or Heuristics()):
+        choices = {name: slot.values for name, slot in variant.slots.items()}
+        divides = {name: slot.divides for name, slot in variant.slots.items() if slot.divides}
+        expr = normal_form()(variant.expr)
+        for mapping in mappings(expr.expr if expr.ok else variant.expr):
+            skeleton = Skeleton(variant.steps + mapping, choices, divides)
+            if skeleton.name not in seen:
+                seen.add(skeleton.name)
+                out.append(skeleton)
+    return tuple(out)
+
+
+STAGES = (
+    ("prepare", "the default lowering's normal form: eta, hoisting, fusion"),
+    ("algorithmic", "macro moves at every position, bounded sequences, heuristics (dpia.explore.algorithmic)"),
+    ("mapping", "maps onto global ids, work-groups and local ids, or loops (dpia.explore.mapping)"),
+    ("parameters", "each slot's values: divisors of the length it splits (dpia.explore.algorithmic.trial_slots)"),
+    ("completion", "the rest of the default lowering: reductions, loops, storage, check"),
+)
+
+__all__ = ["PREPARE", "STAGES", "completion", "generate_skeletons", "normal_form", "prepare", "prepared_body"]
