@@ -5,10 +5,11 @@ correct kernel the rewrite rules can derive for a device.
     result.best, result.default            # Candidates (dpia.tuning): derivation text, time
     print(result.report())                 # tried / failed per stage and per rule / speed-up
 
-The pipeline: (1) the families of `dpia.space` that apply to the program's shape choose
-the macro rules, (2) and the mapping to OpenCL (work-groups, local and private memory),
-(3) the search (`dpia.search`) picks numeric parameters among those the device's limits
-allow, (4) each candidate is derived, translated, emitted, built, run at small check sizes
+The pipeline: (1) the rules generate the space (dpia.explore.stages: macro moves at every
+position, mappings of the maps onto OpenCL, each slot's values from divisors), (2) the
+search (dpia.explore.search) picks points, (3) each candidate is derived, translated
+(whether it fits the device is decided from the imperative program: dpia.explore.resources),
+emitted, built, run at small check sizes
 and compared with the interpreter, then timed at the real sizes (median of event-timed
 runs; one run first, and a candidate slower than 5x the best so far is abandoned as
 "slow").  Once a best exists, a candidate first runs on probe sizes (about 1/1024, then

@@ -331,7 +331,8 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
     if conn.recv()[0] != "continue":
         return
     if spec.family is not None:  # checked at sizes the derived program's facts allow
-        spec = attrs.evolve(spec, check_sizes=checkable_sizes(derivation.program, spec.sizes, evaluator.check_floor))
+        spec = attrs.evolve(spec, check_sizes=checkable_sizes(derivation.program, spec.sizes, evaluator.check_floor),
+                            probes=probe_levels(derivation.program, spec.sizes))
     try:
         program = _stage(conn, "translate", evaluator.translate, low, spec)
         _stage(conn, "emit", evaluator.emit, program, spec)

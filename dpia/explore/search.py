@@ -224,58 +224,59 @@ def _posterior(features: _Features, points: Sequence[Point], ys: np.ndarray, set
 
 
 class _Features:
-    """Columns of the model's weights: per family, per (family, choice, value), per (family,
-    choice pair, value pair); a point uses one column of each kind that applies to it.
-    `columns(points)` gives them as an array (vectorised: the search scores every untried
-    point of a space of thousands at each batch)."""
+    """Columns of the model's weights, shared across skeletons so that what one skeleton's
+    measurements teach carries to the others: per skeleton; per move a skeleton uses (a
+    mapping scheme's lowering and dimension included); per (move, parameter, value); per
+    (move, two parameters of one step, their values).  A point uses one column of each kind
+    that applies to it.  `columns(points)` gives them as an array (vectorised: the search
+    scores every untried point of a space of thousands at each batch)."""
 
     def __init__(self, space: Space):
-        self._families: dict[str, tuple] = {}
-        size = 0
+        index: dict[tuple, int] = {}
+        kinds: list[str] = []
+
+        def column(key: tuple, kind: str) -> int:
+            if key not in index:
+                index[key] = len(kinds)
+                kinds.append(kind)
+            return index[key]
+
+        self._plans: dict[str, tuple] = {}  # skeleton -> (fixed columns, [(slot, {value: column})], [pairs])
         for f in space.families:
-            names = sorted(f.choices)
-            lengths = [len(f.choices[n]) for n in names]
-            family_column, size = size, size + 1
-            singles = []
-            for n in lengths:
-                singles.append(size)
-                size += n
-            pairs = []
-            for a, b in itertools.combinations(range(len(names)), 2):
-                pairs.append((a, b, size))
-                size += lengths[a] * lengths[b]
-            codes = {n: {v: i for i, v in enumerate(f.choices[n])} for n in names}
-            self._families[f.name] = (names, lengths, family_column, singles, pairs, codes)
-        self.size = size
-        self.per_point = max(1 + len(f.choices) + math.comb(len(f.choices), 2) for f in space.families)
+            fixed = [column(("skeleton", f.name), "skeleton")]
+            singles, pairs = [], []
+            for step in getattr(f, "steps", ()):
+                fixed.append(column(("move", step.move, step.fixed), "move"))
+                slots = list(step.slots)
+                for param, slot in slots:
+                    singles.append((slot, {v: column(("value", step.move, param, v), "value") for v in f.choices[slot]}))
+                for (pa, sa), (pb, sb) in itertools.combinations(slots, 2):
+                    pairs.append((sa, sb, {(va, vb): column(("pair", step.move, pa, pb, va, vb), "pair")
+                                           for va in f.choices[sa] for vb in f.choices[sb]}))
+            covered = {slot for slot, _ in singles}
+            for slot in sorted(set(f.choices) - covered):  # slots of a hand-made skeleton without steps
+                singles.append((slot, {v: column(("value", f.name, slot, v), "value") for v in f.choices[slot]}))
+            self._plans[f.name] = (fixed, singles, pairs)
+        self._kinds = kinds
+        self.size = len(kinds)
+        self.per_point = max((len(a) + len(b) + len(c) for a, b, c in self._plans.values()), default=1)
 
     def prior_variances(self, prior_sd: float) -> np.ndarray:
-        """Per weight: a family's own weight varies by `prior_sd`; its choices' values, and
-        its pairs of values, each add up to half that variance over a point (families
-        differ most; within one, single values matter more than each of the many pairs)."""
-        out = np.empty(self.size)
-        for names, lengths, family_column, singles, pairs, _ in self._families.values():
-            out[family_column] = prior_sd ** 2
-            for start, n in zip(singles, lengths):
-                out[start:start + n] = prior_sd ** 2 / (2 * max(1, len(singles)))
-            for a, b, start in pairs:
-                out[start:start + lengths[a] * lengths[b]] = prior_sd ** 2 / (2 * max(1, len(pairs)))
-        return out
+        """A skeleton's own weight varies by `prior_sd`; moves, values and pairs of values
+        each add up to a share of that variance over a point (skeletons differ most; single
+        values matter more than each of the many pairs)."""
+        share = {"skeleton": 1.0, "move": 0.25, "value": 0.25, "pair": 0.1}
+        return np.array([prior_sd ** 2 * share[k] for k in self._kinds])
 
     def columns(self, points: Sequence[Point]) -> np.ndarray:
         """(points, per_point) column indices; unused places hold `size` (a zero weight)."""
         out = np.full((len(points), self.per_point), self.size, dtype=np.int64)
-        by_family: dict[str, list[int]] = {}
         for row, p in enumerate(points):
-            by_family.setdefault(p.family, []).append(row)
-        for family, rows in by_family.items():
-            names, lengths, family_column, singles, pairs, codes = self._families[family]
-            code = np.array([[codes[n][v] for n, v in points[r].params] for r in rows],
-                            dtype=np.int64).reshape(len(rows), len(names))
-            cols = [np.full(len(rows), family_column)]
-            cols += [singles[a] + code[:, a] for a in range(len(names))]
-            cols += [offset + code[:, a] * lengths[b] + code[:, b] for a, b, offset in pairs]
-            out[rows, : len(cols)] = np.stack(cols, axis=1)
+            fixed, singles, pairs = self._plans[p.family]
+            params = dict(p.params)
+            cols = list(fixed) + [codes[params[slot]] for slot, codes in singles]
+            cols += [codes[(params[a], params[b])] for a, b, codes in pairs]
+            out[row, : len(cols)] = cols
         return out
 
     def design(self, points: Sequence[Point]) -> np.ndarray:
