@@ -136,6 +136,8 @@ def _fold_scheme(fr, params):
 def _fold_meaning(c):
     f, z, xs = c.args
     ufunc = c.known_binop(f)
+    if ufunc is not None and axis_length(xs, c.ax) == 0:  # no elements: z (fmin/fmax have no identity to reduce)
+        return c.cast_result(z)
     if ufunc is not None:  # same value, one NumPy call instead of n interpreted steps
         return c.cast_result(tmap(lambda zz, a: ufunc(zz, ufunc.reduce(a, axis=c.ax, dtype=a.dtype)), z, xs))
     acc = z

@@ -191,3 +191,69 @@ def test_an_argmin_of_many_elements_runs_in_parallel_stages():
     program = fl.infer(CASES["argmin_large"])
     low, _ = derive(program, default_schedule(program))
     assert "map_global" in str(low) and "at c 0" in str(low)  # chunks fold from their first element
+
+
+# Reductions over symbolic lengths: parallel stages whatever the length's facts, the cut at
+# CHUNK * (n // CHUNK) a size expression, the remainder folded after the stages.
+SYMBOLIC_REDUCTIONS = {
+    "sum": ("fun(N: nat, xs: N.f32) => reduce (+) 0.0 xs", "N"),
+    "max_of_a_multiple_of_4": ("fun(N: nat{multiple_of=4}, xs: N.f32) => reduce max (-inf) xs", "N"),
+    "dot_from_one_of_a_multiple_of_64": (
+        "fun(N: nat{multiple_of=64}, xs: N.f32, ys: N.f32) => reduce (+) 1.0 (map (fun(p) => fst p * snd p) "
+        "(zip xs ys))", "N"),
+    "sum_of_a_product_of_sizes": ("fun(M: nat, N: nat, xs: M.N.f32) => reduce (+) 0.0 (join xs)", "M * N"),
+    "argmin": ("fun(N: nat, xs: N.f32) => reduce (fun(a, b) => select (fst a <= fst b) a b) (f32(inf), f32(-1.0)) "
+               "(zip xs (generate N (fun(i) => cast f32 i)))", "N"),
+}
+SYMBOLIC_LENGTHS = (1, 2, 31, 32, 33, 100, 1025, 5000)
+
+
+def _symbolic_inputs(text, n, rng):
+    multiple = 64 if "multiple_of=64" in text else 4 if "multiple_of=4" in text else 1
+    n = multiple * max(1, n // multiple)
+    if "M: nat" in text:
+        return n, (rng.uniform(0.5, 1.5, (n, 3)).astype(np.float32),)
+    # distinct values: the argmin's index is unique
+    return n, tuple(rng.permutation(n).astype(np.float32) + 0.5 for _ in range(text.count(": N.f32")))
+
+
+@pytest.mark.parametrize("name", sorted(SYMBOLIC_REDUCTIONS))
+def test_a_reduction_over_a_symbolic_length_runs_in_parallel_stages(name):
+    from functional.default_lowering import CHUNK
+
+    text, length = SYMBOLIC_REDUCTIONS[name]
+    program = fl.infer(fl.parse(text))
+    low, derivation = derive(program, default_schedule(program))
+    lowered = str(low)
+    assert lowered.count("map_global") == 3, lowered  # SYMBOLIC_STAGES stages, every one parallel
+    assert f"split {CHUNK} (take ({CHUNK} * ({length} // {CHUNK}))" in lowered or "multiple_of=64" in text, lowered
+    assert f"drop ({CHUNK} * (" in lowered  # the guarded remainder
+    assert Derivation.from_text(derivation.to_text()).replay() == low
+    kernel = dpia.compile(low)  # low level: compiled as written, one kernel for every N
+    rng = np.random.default_rng(11)
+    for n in SYMBOLIC_LENGTHS:
+        n, inputs = _symbolic_inputs(text, n, rng)
+        got, want = kernel(*inputs), fl.interpret(program, *inputs)
+        assert relative_error(got, want) <= TOLERANCE, (n, got, want)
+        assert relative_error(fl.interpret(low, *inputs), want) <= TOLERANCE, n
+
+
+def test_a_symbolic_reduction_keeps_a_fact_that_makes_the_cut_whole():
+    program = fl.infer(fl.parse(SYMBOLIC_REDUCTIONS["dot_from_one_of_a_multiple_of_64"][0]))
+    low, _ = derive(program, default_schedule(program))
+    first_stage = str(low).split("(fun(ys) =>")[0]
+    assert "split 32 xs" in first_stage and "take" not in first_stage  # 32 divides N: no remainder
+    assert str(low).startswith("fun(N: nat{multiple_of=64}") and "1.0 + " in str(low)  # z = 1 is folded once
+
+
+def test_a_bounded_symbolic_length_is_split_as_its_largest_value():
+    short = fl.infer(fl.fun([fl.array(fl.nat("N", hi=500), f32)], lambda xs: fl.reduce(fl.add, 0.0, xs)))
+    assert "map_global" not in str(derive(short, default_schedule(short))[0])  # fewer than SMALL_REDUCTION
+    longer = fl.infer(fl.fun([fl.array(fl.nat("N", hi=5000), f32)], lambda xs: fl.reduce(fl.add, 0.0, xs)))
+    assert str(derive(longer, default_schedule(longer))[0]).count("map_global") == 2  # 5000 -> 157 -> 5
+
+
+def test_a_constant_length_keeps_its_stages():
+    for n, stages in ((1000, 0), (1024, 1), (5000, 2), (1 << 20, 3), ((1 << 20) + 7, 3), (1 << 24, 4)):
+        program = fl.infer(fl.fun([arr(n)], lambda xs: fl.reduce(fl.add, 0.0, xs)))
+        assert str(derive(program, default_schedule(program))[0]).count("map_global") == stages, n

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import dsl as fl
 from ..expr import App, Identifier, Lambda, Literal, Prim, free_identifiers, spine
-from ..nat import Nat, divides, power
+from ..nat import Nat, as_nat, divides, is_nonneg, nat, power
 from ..types import ArrayType, ScalarType, VectorType, array, f32
 from . import instances as inst
 from .core import OneOf, P, V, beta, bind, length, rule
@@ -501,19 +501,36 @@ rule("reduce_vectorize", "vectorisation",
 
 
 def _take_drop_side(m):
-    n = length(m.xs).as_int()
-    k = m.m.as_int() if isinstance(m.m, Nat) else m.m
-    if n is None or k is None:
-        return "the split point and the length must be constants"
-    return None if 0 < k < n else f"{k} does not split the length {n} into two non-empty parts"
+    """Constant sizes: both parts non-empty (an empty one gains nothing).  Symbolic ones:
+    0 <= m <= n provable, m not n itself; a part may be empty at some sizes (m = c * (n // c)
+    is 0 for n < c), which the proof allows: the fold of no elements is its start."""
+    whole = length(m.xs)
+    n, k = whole.as_int(), as_nat(m.m).as_int()
+    if n is not None and k is not None:
+        return None if 0 < k < n else f"{k} does not split the length {n} into two non-empty parts"
+    cut = as_nat(m.m)
+    if cut == whole:
+        return f"{cut} is the whole length: nothing to split"
+    if not (is_nonneg(cut) and is_nonneg(whole - cut)):
+        return f"{cut} is not provably between 0 and the length {whole}"
+    return None
 
 
 def _ex_take_drop(rng):
-    total = inst.size(rng, 1, 2, 9)
-    k = int(rng.integers(1, total))
     op, z = inst.pick(rng, inst.MONOIDS)
     f = inst.pick(rng, [op, lambda a, b: a - b * 0.5])  # any operator: a left fold regroups at any point
-    prog = inst.vector_program(total, lambda xs: fl.reduce(f, z, xs))
+    if rng.random() < 0.5:
+        total = inst.size(rng, 1, 2, 9)
+        n, k = total, int(rng.integers(1, total))
+    else:  # symbolic: the default lowering's cut c * (N // c), empty when N < c and all of N when c divides it
+        multiple = int(rng.choice([1, 1, 2]))
+        total = inst.size(rng, multiple, 1, 9)
+        n = nat("N", multiple_of=multiple)
+        c = int(rng.choice([2, 3, 4, 32]))
+        k = c * (n // c)
+        if k == n:
+            k = n - 1
+    prog = inst.vector_program(n, lambda xs: fl.reduce(f, z, xs))
     return prog, (inst.data(rng, total, monoid=(op, z)),), {"m": k}
 
 

@@ -364,6 +364,23 @@ def test_reduce_forms_agree_with_numpy(n, rng):
     assert out.dtype == np.int32 and out == np.count_nonzero(xs > 0)
 
 
+def test_a_reduction_of_no_elements_is_its_initial_value():
+    """A symbolic length can be 0 at some sizes (the default lowering's `take (32 * (N // 32))`
+    for N < 32): the fold of no elements is z, also for min and max, which have no identity
+    NumPy could reduce an empty array with."""
+    cut = "take (4 * (N // 4))"
+    for text, want in ((f"fun(N: nat, xs: N.f32) => reduce min inf ({cut} xs)", np.float32(np.inf)),
+                       (f"fun(N: nat, xs: N.f32) => reduce max f32(-2.0) ({cut} xs)", np.float32(-2.0)),
+                       (f"fun(N: nat, xs: N.i32) => reduce (+) i32(3) ({cut} xs)", np.int32(3)),
+                       (f"fun(N: nat, xs: N.f32) => reduce_seq (fun(a, b) => a - b) f32(1.0) ({cut} xs)", np.float32(1.0))):
+        xs = np.ones(3, np.int32 if "i32" in text else np.float32)
+        got = fl.interpret(fl.parse(text), xs)
+        assert got == want and got.dtype == want.dtype, text
+    rows = fl.interpret(fl.parse(f"fun(N: nat, xs: 2.N.f32) => map (fun(r) => reduce min f32(2.0) ({cut} r)) xs"),
+                        np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(rows, np.float32([2.0, 2.0]))
+
+
 @FAST
 @given(n=st.integers(1, 6), rng=RNGS)
 def test_integer_reductions(n, rng):
