@@ -8,7 +8,11 @@ Its phases, in order (`PHASES`):
     hoist        loops inside a map's or reduction's function that are the same for every element
                  are computed once, before it (rules.algorithmic.hoist_invariant)
     fuse         producer maps into their consumers (no intermediate arrays between maps)
-    reductions   large program-level reductions in two stages (schedules.two_stage_reduction)
+    reductions   large program-level reductions in parallel stages of chunks with a guarded
+                 remainder, over constant and symbolic lengths (split_reduction; else
+                 schedules.two_stage_reduction).  Only a reduction whose operator
+                 functional.algebra proves associative is split; any other (Chan's merge of
+                 mean/variance summaries, a Welford step) keeps the program's order, sequential
     parallelise  maps the host runs -> map_global (map_global 1 / 0 for a perfectly nested map of
                  maps); maps one work-item runs -> map_seq; reduce -> reduce_seq
     store        where the translation reads a value that loops write, the value is stored:

@@ -46,6 +46,24 @@ def _mean_var(xs):
                      fl.map(lambda x: fl.pair(fl.literal(1.0, f32), fl.pair(x, zero)), xs))
 
 
+def _welford(xs):
+    """Welford's step as the operator of a reduction over (count, mean, m2) triples: the
+    accumulator takes one element, b, as if it were a single value (b's count and m2 are not
+    read).  Right as the program's left fold of singletons, wrong if regrouped: a reduction
+    the default lowering must keep in order."""
+    zero = fl.literal(0.0, f32)
+
+    def step(a, b):
+        n = fl.fst(a) + 1.0
+        mean, m2, x = fl.fst(fl.snd(a)), fl.snd(fl.snd(a)), fl.fst(fl.snd(b))
+        delta = x - mean
+        moved = mean + delta / n
+        return fl.pair(n, fl.pair(moved, m2 + delta * (x - moved)))
+
+    return fl.reduce(step, fl.pair(zero, fl.pair(zero, zero)),
+                     fl.map(lambda x: fl.pair(fl.literal(1.0, f32), fl.pair(x, zero)), xs))
+
+
 def _dot(a, b):
     return fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(a, b)))
 
@@ -75,6 +93,9 @@ CASES = {
     "argmin": fl.fun([arr(64)], lambda xs: _argmin(xs, 64)),
     "argmin_large": fl.fun([arr(3000)], lambda xs: _argmin(xs, 3000)),
     "running_mean_variance": fl.fun([arr(100)], lambda xs: _mean_var(xs)),
+    # operators the algebra cannot prove associative, over lengths that would be split: in order
+    "chan_mean_variance_large": fl.fun([arr(5000)], lambda xs: _mean_var(xs)),
+    "welford_large": fl.fun([arr(5000)], lambda xs: _welford(xs)),
     "sum_from_one": fl.fun([arr(4096)], lambda xs: fl.reduce(fl.add, 1.0, xs)),
     "fold_of_differences": fl.fun([arr(4096)], lambda xs: fl.reduce(lambda a, b: a - b * 0.5, 0.0, xs)),
     "dot_of_prime_length": fl.fun([arr(10007), arr(10007)], lambda xs, ys: fl.reduce(
@@ -112,6 +133,26 @@ def test_a_reduction_with_a_non_associative_operator_keeps_its_order():
     program = fl.infer(CASES["fold_of_differences"])
     low, _ = derive(program, default_schedule(program))
     assert "map_global" not in str(low)
+
+
+@pytest.mark.parametrize("name", ["chan_mean_variance_large", "welford_large"])
+def test_a_tuple_reduction_not_provably_associative_stays_in_order_and_agrees_with_numpy(name):
+    """The default lowering's rule (split_reduction): only operators functional.algebra proves
+    associative run in parallel stages; Chan's merge and Welford's step keep the program's
+    order on one work-item, and give NumPy's mean and variance."""
+    from functional import algebra
+    from functional.expr import spine
+
+    program = fl.infer(CASES[name])
+    reduction = program.body
+    assert not algebra.associative(spine(reduction)[1][0])
+    low, _ = derive(program, default_schedule(program))
+    assert "map_global" not in str(low) and str(low).count("reduce_seq") == 1
+    xs = np.random.default_rng(4).uniform(-1.0, 3.0, 5000).astype(np.float32)
+    count, (mean, m2) = dpia.compile(program, db=False)(xs)
+    assert count == 5000
+    np.testing.assert_allclose(mean, np.mean(xs.astype(np.float64)), rtol=1e-4)
+    np.testing.assert_allclose(m2 / count, np.var(xs.astype(np.float64)), rtol=1e-4)
 
 
 def test_an_argmin_over_pairs_is_exact():
