@@ -12,7 +12,9 @@ Its phases, in order (`PHASES`):
                  remainder, over constant and symbolic lengths (split_reduction; else
                  schedules.two_stage_reduction).  Only a reduction whose operator
                  functional.algebra proves associative is split; any other (Chan's merge of
-                 mean/variance summaries, a Welford step) keeps the program's order, sequential
+                 mean/variance summaries, a Welford step) keeps the program's order, sequential,
+                 unless the program declares it: `reduce (associative f) z xs` (fl.associative)
+    declarations `associative f` -> f, once the reductions have read it (erase_associative)
     parallelise  maps the host runs -> map_global (map_global 1 / 0 for a perfectly nested map of
                  maps); maps one work-item runs -> map_seq; reduce -> reduce_seq
     store        where the translation reads a value that loops write, the value is stored:
@@ -246,7 +248,8 @@ def split_reduction() -> Strategy:
     of one comparison, ...).  Any other operator, for instance Chan's merge of (count, mean,
     M2) summaries or a Welford step, whose associativity holds in real arithmetic but is not
     something the algebra derives, keeps the program's left-to-right order on one work-item:
-    correct, not parallel."""
+    correct, not parallel.  A program that wraps its operator in `associative` (the user's
+    declaration) is split like argmin: each chunk folds from its first element, z once."""
     from . import algebra
     from .rules.macros import push_views, r
     from .strategies import argument, normalize, try_
@@ -360,6 +363,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
         ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),
         ("reductions", at_host(split_reduction() | two_stage_reduction())),
+        ("declarations", try_(normalize(r("erase_associative")))),
         ("parallelise", parallelise()),
         ("fuse_reductions", try_(normalize(r("reduce_seq_map_fusion_shared")))),
         ("store", store_where_needed()),

@@ -150,6 +150,17 @@ declare("reduce", HIGH, (), 3, _reduce_scheme, _fold_meaning,
         "reduce f z [x1, ..., xn] = z `f` x1 `f` ... `f` xn   (f associative, z its neutral element)", role="reduce")
 
 
+# associative f a b = f a b: the user's declaration that f is associative
+def _associative_scheme(fr, params):
+    t = fr.dt()
+    return (FunType(t, FunType(t, t)), t, t), t
+
+
+declare("associative", HIGH, (), 3, _associative_scheme, lambda c: c.apply(c.apply(c.args[0], c.args[1]), c.args[2]),
+        "associative f a b = f a b   (a declaration, no computation: the user states that f is associative, "
+        "so a reduce of `associative f` may be regrouped into parallel stages; functional.algebra honours it)")
+
+
 # zip [x..] [y..] = [(x1, y1) ..]
 def _zip_scheme(fr, params):
     n, s, t = fr.nat(), fr.dt(), fr.dt()

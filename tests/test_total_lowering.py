@@ -30,9 +30,10 @@ def _argmin(xs, n):
                      fl.pair(fl.literal(float("inf"), f32), fl.literal(-1.0, f32)), pairs)
 
 
-def _mean_var(xs):
+def _mean_var(xs, declared=False):
     """Chan's merge of (count, mean, m2) summaries, a reduction over triples whose components
-    read each other (not provably associative as written: it stays in order)."""
+    read each other (not provably associative as written: it stays in order, unless
+    `declared`: then the program states it, `associative merge`)."""
     zero = fl.literal(0.0, f32)
 
     def merge(a, b):
@@ -42,7 +43,7 @@ def _mean_var(xs):
         delta = mb - ma
         return fl.pair(n, fl.pair(ma + delta * nb / fl.max(n, 1.0), m2a + m2b + delta * delta * na * nb / fl.max(n, 1.0)))
 
-    return fl.reduce(merge, fl.pair(zero, fl.pair(zero, zero)),
+    return fl.reduce(fl.associative(merge) if declared else merge, fl.pair(zero, fl.pair(zero, zero)),
                      fl.map(lambda x: fl.pair(fl.literal(1.0, f32), fl.pair(x, zero)), xs))
 
 
@@ -96,6 +97,8 @@ CASES = {
     # operators the algebra cannot prove associative, over lengths that would be split: in order
     "chan_mean_variance_large": fl.fun([arr(5000)], lambda xs: _mean_var(xs)),
     "welford_large": fl.fun([arr(5000)], lambda xs: _welford(xs)),
+    # ... and Chan's merge declared associative by the program: parallel stages
+    "chan_declared_associative_large": fl.fun([arr(5000)], lambda xs: _mean_var(xs, declared=True)),
     "sum_from_one": fl.fun([arr(4096)], lambda xs: fl.reduce(fl.add, 1.0, xs)),
     "fold_of_differences": fl.fun([arr(4096)], lambda xs: fl.reduce(lambda a, b: a - b * 0.5, 0.0, xs)),
     "dot_of_prime_length": fl.fun([arr(10007), arr(10007)], lambda xs, ys: fl.reduce(
@@ -153,6 +156,55 @@ def test_a_tuple_reduction_not_provably_associative_stays_in_order_and_agrees_wi
     assert count == 5000
     np.testing.assert_allclose(mean, np.mean(xs.astype(np.float64)), rtol=1e-4)
     np.testing.assert_allclose(m2 / count, np.var(xs.astype(np.float64)), rtol=1e-4)
+
+
+def _numpy_mean_variance(result, xs):
+    count, (mean, m2) = result
+    assert count == len(xs)
+    np.testing.assert_allclose(mean, np.mean(xs.astype(np.float64)), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(m2 / count, np.var(xs.astype(np.float64)), rtol=1e-4, atol=1e-6)
+
+
+def test_a_reduction_declared_associative_runs_in_parallel_stages_and_agrees_with_numpy():
+    """`reduce (associative merge) z xs`: the user's word that Chan's merge is associative;
+    the default lowering splits it (chunks folded from their first element, no neutral
+    element needed) and erases the declaration."""
+    from functional import algebra
+    from functional.expr import spine
+
+    program = fl.infer(CASES["chan_declared_associative_large"])
+    operator = spine(program.body)[1][0]
+    assert algebra.declared_associative(operator) and algebra.associative(operator)
+    assert not algebra.commutative(operator) and algebra.neutral_element(operator, program.body.t) is None
+    low, derivation = derive(program, default_schedule(program))
+    text = str(low)
+    assert text.count("map_global") == 2 and "at c 0" in text and "associative" not in text
+    assert "erase_associative" in derivation.to_text()
+    xs = np.random.default_rng(4).uniform(-1.0, 3.0, 5000).astype(np.float32)
+    _numpy_mean_variance(dpia.compile(program, db=False)(xs), xs)
+    symbolic = fl.infer(fl.fun([fl.array(fl.nat("N"), f32)], lambda xs: _mean_var(xs, declared=True)))
+    kernel = dpia.compile(derive(symbolic, default_schedule(symbolic))[0])  # one kernel for every N
+    for n in (1, 31, 33, 1000):
+        xs = np.random.default_rng(n).uniform(-1.0, 3.0, n).astype(np.float32)
+        _numpy_mean_variance(kernel(xs), xs)
+
+
+def test_the_declaration_is_text_and_means_the_operator_itself():
+    text = "fun(xs: 6.f32) => reduce (associative (fun(a, b) => a + b)) 1.5 xs"
+    program = fl.parse(text)
+    assert str(program) == text and fl.infer(program).t == fl.infer(fl.parse(text.replace("associative ", ""))).t
+    xs = np.arange(6, dtype=np.float32)
+    assert fl.interpret(program, xs) == np.float32(16.5)
+    with pytest.raises(fl.TypeInferenceError):  # an operator of two types cannot be declared associative
+        fl.infer(fl.parse("fun(xs: 6.f32) => reduce_seq (associative (fun(a, x) => a + cast f32 x)) 0.0 "
+                          "(generate 6 (fun(i) => i))"))
+
+
+def test_a_declaration_left_in_a_hand_lowered_program_translates_as_its_operator():
+    program = fl.infer(fl.parse("fun(xs: 40.f32) => reduce_seq (associative (fun(a, b) => a + b * 2.0)) 1.5 xs"))
+    xs = np.random.default_rng(2).uniform(0.5, 1.5, 40).astype(np.float32)
+    got = dpia.compile(program)(xs)  # low level: compiled as written
+    np.testing.assert_allclose(got, 1.5 + 2.0 * xs.astype(np.float64).sum(), rtol=1e-5)
 
 
 def test_an_argmin_over_pairs_is_exact():

@@ -680,6 +680,9 @@ def _split_first_side(m):
 def _ex_split_first(rng):
     n = int(rng.choice([2, 4]))
     total = n * inst.size(rng, 1, 1, 4)
+    if rng.random() < 0.3:  # an operator the program declares associative, from a non-neutral start
+        prog = fl.fun([array(total, f32)], lambda xs: fl.reduce(fl.associative(lambda a, b: a + b * 1.0), 1.5, xs))
+        return prog, (inst.data(rng, total),), {"n": n}
     prog = fl.fun([array(total, f32)], lambda xs: fl.reduce(
         lambda a, b: fl.select(fl.fst(a) <= fl.fst(b), a, b), fl.pair(fl.literal(float("inf"), f32), fl.literal(-1.0, f32)),
         fl.zip(xs, fl.generate(total, lambda i: fl.cast(f32, i)))))
@@ -695,3 +698,21 @@ rule("reduce_split_first", "reduce",
      example=_ex_split_first,
      doc="Proof: z f x1 f ... f xn = z f (x1 f ... f xk) f (x(k+1) f ... f x2k) f ... by associativity alone.  "
          "For operators without a neutral element (argmin, argmax over (value, index) pairs).")
+
+
+# ------------------------------------------------------------------------ declarations
+
+
+def _ex_erase_associative(rng):
+    total = inst.size(rng, 1, 1, 8)
+    op, z = inst.pick(rng, inst.MONOIDS)
+    prog = inst.vector_program(inst.length(rng, total), lambda xs: fl.reduce(
+        fl.associative(lambda a, b: fl.apply(op, a, b)), z, xs))
+    return prog, (inst.data(rng, total, monoid=(op, z)),), {}
+
+
+rule("erase_associative", "declaration",
+     "associative f -> f   (the declaration has been read: the reductions are split already)",
+     lhs=P("associative", V("f")), build=lambda m: m.f, example=_ex_erase_associative,
+     doc="Proof: associative f a b = f a b.  The default lowering erases the declarations after its "
+         "reductions phase, so the low-level program is the user's operator itself.")

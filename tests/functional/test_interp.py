@@ -113,7 +113,7 @@ COVERED = {
     # high level
     "map", "reduce", "zip", "unzip", "pair", "fst", "snd", "split", "join", "transpose", "gather", "scatter",
     "reorder_stride", "slide", "pad_const", "pad_clamp", "pad_wrap", "pad_mirror", "iterate", "generate", "take",
-    "drop", "concat", "as_vector", "as_scalar", "let",
+    "drop", "concat", "as_vector", "as_scalar", "let", "associative",
     # scalar
     "add", "sub", "mul", "div", "rem", "min", "max", "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "fma",
     "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not", "select", "cast", "user_fun",
@@ -362,6 +362,17 @@ def test_reduce_forms_agree_with_numpy(n, rng):
     close(run(SEQ_SUB, xs), 100.0 - total)
     out = run(COUNT_POS, xs)
     assert out.dtype == np.int32 and out == np.count_nonzero(xs > 0)
+
+
+def test_associative_means_its_operator():
+    """`associative f a b = f a b` (a declaration for the rules), also batched inside a map."""
+    xs = np.arange(12, dtype=np.float32).reshape(3, 4)
+    rows = fl.interpret(fl.parse("fun(xs: 3.4.f32) => map (fun(r) => reduce (associative (fun(a, b) => a + b * b)) "
+                                 "f32(1.0) r) xs"), xs)
+    np.testing.assert_allclose(rows, 1.0 + (xs.astype(np.float64) ** 2).sum(axis=1))
+    pair = fl.interpret(fl.parse("fun(x: f32, y: f32) => associative (fun(a, b) => a - b) x y"),
+                        np.float32(5.0), np.float32(2.0))
+    assert pair == np.float32(3.0)
 
 
 def test_a_reduction_of_no_elements_is_its_initial_value():
