@@ -216,6 +216,8 @@ class Translator:
         name = head.name
         if name in ("at", "nat_value"):
             return self._con_element(e, head, args, env, k)
+        if name == "associative":  # a declaration for the rules: associative f a b = f a b
+            return self.con(App(App(args[0], args[1], t=_fun_result(args[0].t)), args[2], t=e.t), env, k)
         if name == "select" and isinstance(e.t, TupleType):
             return self._con_all(args, env, lambda vs: k(_select_components(*vs, e.t)))
         if d.level == SCALAR:

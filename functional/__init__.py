@@ -42,7 +42,7 @@ from .dsl import (  # noqa: F401
     user_fun,
 )
 from .dsl import (  # noqa: F401 -- expression constants
-    abs, add, and_, as_scalar, concat, cos, div, eq, exp, fma, fst, ge, gt, join, le, log, lt, map, map_seq,
+    abs, add, and_, as_scalar, associative, concat, cos, div, eq, exp, fma, fst, ge, gt, join, le, log, lt, map, map_seq,
     map_seq_unroll, map_vec, max, min, mul, ne, neg, not_, or_, pair, reduce, reduce_seq, reduce_seq_unroll, rem,
     select, sin, snd, sqrt, sub, to_global, to_local, to_private, transpose, unzip, zip,
 )

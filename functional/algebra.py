@@ -12,6 +12,9 @@ commutative.  A property holds here when the operator has one of these forms:
                                   reduced component by component (sum and sum of squares, ...)
     fun(a, b) => select (K a < K b) a b   the element of least key (argmin, argmax: see
                                   select_by_key): associative only
+    associative g                 declared so by the program (`fl.associative(g)`): associative
+                                  only, on the user's word (Chan's merge of mean/variance
+                                  summaries is associative in real arithmetic, not by its form)
 
 Floating-point add and mul are associative up to rounding: rules that rely on it are marked
 inexact (their checks compare within a tolerance).  Neutral elements: 0 for add, 1 for mul,
@@ -108,8 +111,14 @@ def select_by_key(f: Expr) -> bool:
     return ka is not None and ka == kb and picks == ((), ())
 
 
+def declared_associative(f: Expr) -> bool:
+    """`associative g`: the program declares g associative (the user's word, not a proof)."""
+    head, args = spine(f)
+    return isinstance(head, Prim) and head.name == "associative" and len(args) == 1
+
+
 def associative(f: Expr) -> bool:
-    return operator_form(f) is not None or select_by_key(f)
+    return operator_form(f) is not None or select_by_key(f) or declared_associative(f)
 
 
 def commutative(f: Expr) -> bool:
@@ -178,4 +187,4 @@ def _element(form, t, fl):
     return fl.literal(value, t)
 
 
-__all__ = ["associative", "commutative", "neutral", "neutral_element", "operator_form", "select_by_key"]
+__all__ = ["associative", "commutative", "declared_associative", "neutral", "neutral_element", "operator_form", "select_by_key"]

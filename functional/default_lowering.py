@@ -8,7 +8,13 @@ Its phases, in order (`PHASES`):
     hoist        loops inside a map's or reduction's function that are the same for every element
                  are computed once, before it (rules.algorithmic.hoist_invariant)
     fuse         producer maps into their consumers (no intermediate arrays between maps)
-    reductions   large program-level reductions in two stages (schedules.two_stage_reduction)
+    reductions   large program-level reductions in parallel stages of chunks with a guarded
+                 remainder, over constant and symbolic lengths (split_reduction; else
+                 schedules.two_stage_reduction).  Only a reduction whose operator
+                 functional.algebra proves associative is split; any other (Chan's merge of
+                 mean/variance summaries, a Welford step) keeps the program's order, sequential,
+                 unless the program declares it: `reduce (associative f) z xs` (fl.associative)
+    declarations `associative f` -> f, once the reductions have read it (erase_associative)
     parallelise  maps the host runs -> map_global (map_global 1 / 0 for a perfectly nested map of
                  maps); maps one work-item runs -> map_seq; reduce -> reduce_seq
     store        where the translation reads a value that loops write, the value is stored:
@@ -32,6 +38,7 @@ with the fix; the phase applies fixes until none is needed.
 
 from __future__ import annotations
 
+import math
 from typing import Iterator
 
 import attrs
@@ -171,6 +178,7 @@ def store_where_needed(fuel: int = 10_000) -> Strategy:
 
 SMALL_REDUCTION = 1024  # a reduction of fewer elements runs on one work-item
 CHUNK = 32  # elements each work-item folds per stage: few enough that f32 sums stay accurate (tree order)
+SYMBOLIC_STAGES = 3  # stages for a length without a known bound: at 2^24 elements 512 partial results are left
 
 
 def _scalar_values(t) -> bool:
@@ -179,7 +187,13 @@ def _scalar_values(t) -> bool:
     return isinstance(t, ScalarType)
 
 
+def _short(e: Expr) -> str:
+    text = str(e)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _apply_at(e: Expr, path: tuple, rule: str, params: dict, steps: list) -> Expr | None:
+    """`rule` applied at `path` (its steps appended to `steps`), or None where it does not apply."""
     result = RULES[rule].strategy(**params)(at_path(e, path))
     if not result.ok:
         return None
@@ -187,23 +201,55 @@ def _apply_at(e: Expr, path: tuple, rule: str, params: dict, steps: list) -> Exp
     return replace_at(e, path, result.expr)
 
 
+def _more_stages(n, stage: int) -> bool:
+    """Whether a reduction over `n` elements (a Nat) at stage `stage` (0: the data) is split
+    into chunks: a constant length while it has more than CHUNK elements (the first stage from
+    SMALL_REDUCTION up); a symbolic one for SYMBOLIC_STAGES stages (every stage costs a
+    kernel even where the length turns out small), unless its upper bound, when it has one,
+    decides as a constant would."""
+    from .nat import upper_bound
+
+    k = n.as_int()
+    if k is None:
+        bound = upper_bound(n)
+        hi = math.floor(bound.value) if bound is not None and bound.is_const else None
+        if hi is not None:  # a bounded size is split as its largest value would be
+            return hi > CHUNK and (stage > 0 or hi >= SMALL_REDUCTION)
+        return stage < SYMBOLIC_STAGES
+    return k > CHUNK and (stage > 0 or k >= SMALL_REDUCTION)
+
+
 def split_reduction() -> Strategy:
     """At a reduction `reduce f z xs` of scalars (or tuples of scalars) over a long array, with
     `f` associative: stages of partial reductions of CHUNK elements each, every stage a parallel
-    map over chunks, until fewer than SMALL_REDUCTION partial results are left for one item.
+    map over chunks, until at most CHUNK partial results are left for one item (a constant
+    length; from SMALL_REDUCTION elements up).
 
         reduce f z xs -> f z (reduce f e xs)                         z not neutral, e neutral
-                      -> reduce f (reduce f e (take m xs)) (drop m xs)   m = CHUNK * (n / CHUNK)
+                      -> reduce f (reduce f e (take m xs)) (drop m xs)   m = CHUNK * (n // CHUNK)
                                                      (later stages: let-bound, computed once)
                       -> reduce f e (map (reduce f e) (split CHUNK xs))  (and again on the partials)
 
     An associative operator without a neutral element (argmin over (value, index) pairs)
     folds each chunk from its first element instead (reduce_split_first).
 
+    Lengths of any form are split: constants, size variables with or without divisibility
+    facts, products of them.  For a symbolic n the cut m = CHUNK * (n // CHUNK) is a Nat
+    (dropped where a fact makes it n itself); at sizes where the whole part is empty (n <
+    CHUNK) the parallel stage has no chunks and the guarded remainder `drop m xs`, fewer than
+    CHUNK elements, holds everything.  A symbolic length gets SYMBOLIC_STAGES stages (see
+    _more_stages).
+
     The first stage reads the data through push_views (so a map producing xs fuses into the
-    chunks); later stages read the previous stage's stored results.  Lengths without a known
-    value or divisor stay sequential, and so do reductions whose operator is not known to be
-    associative (functional.algebra): their order is the program's."""
+    chunks); later stages read the previous stage's stored results.
+
+    The rule on operators: a reduction runs in parallel only when functional.algebra proves
+    its operator associative (a monoid primitive, a tuple of them component-wise, a select
+    of one comparison, ...).  Any other operator, for instance Chan's merge of (count, mean,
+    M2) summaries or a Welford step, whose associativity holds in real arithmetic but is not
+    something the algebra derives, keeps the program's left-to-right order on one work-item:
+    correct, not parallel.  A program that wraps its operator in `associative` (the user's
+    declaration) is split like argmin: each chunk folds from its first element, z once."""
     from . import algebra
     from .rules.macros import push_views, r
     from .strategies import argument, normalize, try_
@@ -215,12 +261,15 @@ def split_reduction() -> Strategy:
         return (isinstance(head, Prim) and head.name == "reduce" and len(args) == 3 and _scalar_values(e.t)
                 and algebra.associative(args[0]))
 
+    def _refused(node: Expr) -> Failure:
+        return Failure(f"split_reduction: a rule of its plan does not apply at {_short(node)} "
+                       f"(a bug in the default lowering)")
+
     def run(e: Expr):
         if not reducible(e):
             return Failure("split_reduction: not a reduction of scalars with an associative operator")
-        n = spine(e)[1][2].t.size.as_int()
-        if n is None or n < SMALL_REDUCTION:
-            return Failure("split_reduction: too short, or of unknown length")
+        if not _more_stages(spine(e)[1][2].t.size, 0):
+            return Failure("split_reduction: too short")
         steps: list[Step] = []
         path: tuple = ()
         f, z, _ = spine(e)[1]
@@ -228,32 +277,41 @@ def split_reduction() -> Strategy:
         if algebra.neutral(f, z):
             pass
         elif algebra.neutral_element(f, z.t) is not None:
+            reduction = e
             e = _apply_at(e, path, "reduce_neutral_init", {}, steps)
+            if e is None:
+                return _refused(reduction)
             path = (1,)  # f z R: R
         else:  # no neutral element (argmin): every chunk folds from its own first element
             split = "reduce_split_first"
-        first = True
+        stage = 0
         while True:
             node = at_path(e, path)
-            n = spine(node)[1][2].t.size.as_int()
-            if n <= CHUNK:
+            n = spine(node)[1][2].t.size
+            if not _more_stages(n, stage):
                 break
             whole = CHUNK * (n // CHUNK)
-            if whole != n and first:  # both parts read the data through its maps: fuse them into each part
+            if whole != n and stage == 0:  # both parts read the data through its maps: fuse them into each part
                 e = _apply_at(e, path, "reduce_take_drop", {"m": whole}, steps)
+                if e is None:
+                    return _refused(node)
                 pushed = try_(normalize(cuts))(at_path(e, path))
                 steps.extend(attrs.evolve(s, path=path + s.path) for s in pushed.steps)
                 e = replace_at(e, path, pushed.expr)
                 path = path + arg_path(3, 1)  # reduce f (THIS) (drop m xs)
             elif whole != n:  # the partial results of the previous stage, computed once
                 e = _apply_at(e, path, "reduce_take_drop_shared", {"m": whole}, steps)
+                if e is None:
+                    return _refused(node)
                 path = path + (1, 0) + arg_path(3, 1)  # let P (fun(ys) => reduce f (THIS) (drop m ys))
             e = _apply_at(e, path, split, {"n": CHUNK}, steps)
-            if first:
+            if e is None:
+                return _refused(node)
+            if stage == 0:
                 pushed = try_(argument(push_views()))(at_path(e, path))
                 steps.extend(attrs.evolve(s, path=path + s.path) for s in pushed.steps)
                 e = replace_at(e, path, pushed.expr)
-                first = False
+            stage += 1
         return Success(e, tuple(steps))
 
     return Strategy("split_reduction", run)
@@ -305,6 +363,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
         ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),
         ("reductions", at_host(split_reduction() | two_stage_reduction())),
+        ("declarations", try_(normalize(r("erase_associative")))),
         ("parallelise", parallelise()),
         ("fuse_reductions", try_(normalize(r("reduce_seq_map_fusion_shared")))),
         ("store", store_where_needed()),
@@ -335,5 +394,5 @@ def default_schedule(program: Expr | None = None) -> Strategy:
     return Strategy("default_schedule", run)
 
 
-__all__ = ["CHUNK", "SMALL_REDUCTION", "at_host", "default_schedule", "lowering_sites", "parallelise", "phases", "split_reduction",
+__all__ = ["CHUNK", "SMALL_REDUCTION", "SYMBOLIC_STAGES", "at_host", "default_schedule", "lowering_sites", "parallelise", "phases", "split_reduction",
            "store_where_needed"]

@@ -713,8 +713,40 @@ def _bound_once(n: Nat, upper: bool) -> Nat | None:
     return total
 
 
+def _nested_floors(n: Nat) -> Nat:
+    """`n` with each `x // d` written `k * (x // (k d)) + (x // d) % k` where `x // (k d)` occurs
+    too (d, k constants, the smallest such k d): the same value (floor division by d, then by
+    k, is floor division by k d), but bounded as a whole: `(N // 32) - 32 * (N // 1024)` is
+    `(N // 32) % 32`, in [0, 31], where bounding its two floors apart gives [-31/32, ...]."""
+    for _ in range(len(n.terms) + 1):
+        floors = {a for mono, _ in n.terms for a, p in mono
+                  if p == 1 and isinstance(a, FloorDiv) and (a.b.as_int() or 0) > 0}
+        pair = None
+        for small in sorted(floors, key=lambda a: a.key):
+            d = small.b.as_int()
+            larger = [a.b.as_int() for a in floors if a.a == small.a and a.b.as_int() % d == 0 and a.b.as_int() > d]
+            if larger:
+                pair = small, min(larger) // d
+                break
+        if pair is None:
+            return n
+        small, k = pair
+        rewritten = (Nat.const(k) * Nat.atom(FloorDiv(small.a, small.b * k))
+                     + Nat.atom(Mod(Nat.atom(small), Nat.const(k))))
+        total = Nat.const(0)
+        for mono, c in n.terms:
+            if (small, 1) in mono:
+                rest = tuple(ap for ap in mono if ap != (small, 1))
+                total = total + Nat(((rest, c),)) * rewritten
+            else:
+                total = total + Nat(((mono, c),))
+        n = total
+    return n
+
+
 def _bound(n: Nat, upper: bool) -> Nat | None:
     """A bound of `n` with every bounded atom eliminated (free size variables remain)."""
+    n = _nested_floors(n)
     for _ in range(16):
         if all(_is_free(a) for mono, _ in n.terms for a, _ in mono):
             return n
@@ -743,14 +775,33 @@ def _free_lower(n: Nat) -> Fraction | None:
     return total
 
 
+def _floors_as_remainders(n: Nat) -> Nat:
+    """`n` with each top-level `x // d` (d a positive constant) written `(x - x % d) / d`: the
+    same value, and `N - 32 * (N // 32)` becomes `N % 32`, in [0, 31], where a bounded N
+    (`hi` given) and its floor bounded apart give [-4998, 4999] for N < 5000."""
+    floors = [a for mono, _ in n.terms for a, p in mono if isinstance(a, FloorDiv) and (a.b.as_int() or 0) > 0]
+    for floor in dict.fromkeys(floors):
+        d = floor.b.as_int()
+        rewritten = (floor.a - Nat.atom(Mod(floor.a, floor.b))) * Nat.const(Fraction(1, d))
+        total = Nat.const(0)
+        for mono, c in n.terms:
+            p = dict(mono).get(floor, 0)
+            rest = Nat(((tuple(ap for ap in mono if ap[0] != floor), c),))
+            total = total + (rest * power(rewritten, Nat.const(p)) if p > 0 else Nat(((mono, c),)))
+        n = total
+    return n
+
+
 def is_nonneg(n: NatLike) -> bool:
-    """True when `n >= 0` is provable from variable ranges (False means: not proven)."""
+    """True when `n >= 0` is provable from variable ranges (False means: not proven): the
+    bounds of `n` as it is, or with its floors written as remainders (`_floors_as_remainders`)."""
     n = as_nat(n)
-    lb = _bound(n, upper=False)
-    if lb is None:
-        return False
-    low = _free_lower(lb)
-    return low is not None and low >= 0
+    for form in (n, _floors_as_remainders(n)):
+        lb = _bound(form, upper=False)
+        low = _free_lower(lb) if lb is not None else None
+        if low is not None and low >= 0:
+            return True
+    return False
 
 
 def is_positive(n: NatLike) -> bool:

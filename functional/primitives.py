@@ -136,6 +136,8 @@ def _fold_scheme(fr, params):
 def _fold_meaning(c):
     f, z, xs = c.args
     ufunc = c.known_binop(f)
+    if ufunc is not None and axis_length(xs, c.ax) == 0:  # no elements: z (fmin/fmax have no identity to reduce)
+        return c.cast_result(z)
     if ufunc is not None:  # same value, one NumPy call instead of n interpreted steps
         return c.cast_result(tmap(lambda zz, a: ufunc(zz, ufunc.reduce(a, axis=c.ax, dtype=a.dtype)), z, xs))
     acc = z
@@ -146,6 +148,17 @@ def _fold_meaning(c):
 
 declare("reduce", HIGH, (), 3, _reduce_scheme, _fold_meaning,
         "reduce f z [x1, ..., xn] = z `f` x1 `f` ... `f` xn   (f associative, z its neutral element)", role="reduce")
+
+
+# associative f a b = f a b: the user's declaration that f is associative
+def _associative_scheme(fr, params):
+    t = fr.dt()
+    return (FunType(t, FunType(t, t)), t, t), t
+
+
+declare("associative", HIGH, (), 3, _associative_scheme, lambda c: c.apply(c.apply(c.args[0], c.args[1]), c.args[2]),
+        "associative f a b = f a b   (a declaration, no computation: the user states that f is associative, "
+        "so a reduce of `associative f` may be regrouped into parallel stages; functional.algebra honours it)")
 
 
 # zip [x..] [y..] = [(x1, y1) ..]

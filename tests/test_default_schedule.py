@@ -90,16 +90,23 @@ def test_a_reduction_whose_operator_is_not_known_associative_stays_in_order():
     _agrees(diff, low, {})
 
 
-def test_a_symbolic_reduction_splits_by_its_multiple_of_fact():
+def test_a_symbolic_reduction_uses_its_multiple_of_fact_to_drop_the_first_remainder():
+    from functional.default_lowering import CHUNK, SYMBOLIC_STAGES
+
     n = fl.nat("N", multiple_of=128)
     total = fl.fun([fl.array(n, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))
-    low = _lowered(total)
-    assert f"split {S.MAX_CHUNK} " in str(low)
-    _agrees(total, low, {"N": 128 * 5})
+    text = str(_lowered(total))
+    assert f"split {CHUNK} xs" in text and f"(take ({CHUNK} * (N / {CHUNK} // {CHUNK}))" in text
+    assert text.count("map_global") == SYMBOLIC_STAGES
+    _agrees(total, _lowered(total), {"N": 128 * 5})
 
 
-def test_short_or_unsplittable_reductions_stay_sequential():
-    assert str(_lowered(PROGRAMS["total"])).endswith("=> reduce_seq (+) 0.0 xs")  # no facts: cannot split
+def test_a_symbolic_reduction_without_facts_is_parallel_and_a_short_one_sequential():
+    from functional.default_lowering import SYMBOLIC_STAGES
+
+    low = _lowered(PROGRAMS["total"])
+    assert str(low).count("map_global") == SYMBOLIC_STAGES and "drop (32 * (N // 32)) xs" in str(low)
+    _agrees(PROGRAMS["total"], low, {"N": 4099})
     short = fl.infer(fix_sizes(PROGRAMS["total"], {"N": S.SMALL_REDUCTION - 1}))
     assert "map_global" not in str(_lowered(short))
 
@@ -136,7 +143,7 @@ def test_what_it_cannot_lower_is_a_strategy_error_naming_primitive_and_place(mon
     from functional import default_lowering
 
     monkeypatch.setattr(default_lowering, "parallelise", lambda: identity)  # as if nothing were lowered
-    with pytest.raises(StrategyError, match=r"cannot lower `reduce` at 0\.0: reduce \(\+\) 0\.0"):
+    with pytest.raises(StrategyError, match=r"cannot lower `reduce` at 0\.0: reduce \(\+\) \(let \(map \(reduce"):
         derive(PROGRAMS["total"], S.default_schedule(PROGRAMS["total"]))
 
 

@@ -30,9 +30,10 @@ def _argmin(xs, n):
                      fl.pair(fl.literal(float("inf"), f32), fl.literal(-1.0, f32)), pairs)
 
 
-def _mean_var(xs):
+def _mean_var(xs, declared=False):
     """Chan's merge of (count, mean, m2) summaries, a reduction over triples whose components
-    read each other (not provably associative as written: it stays in order)."""
+    read each other (not provably associative as written: it stays in order, unless
+    `declared`: then the program states it, `associative merge`)."""
     zero = fl.literal(0.0, f32)
 
     def merge(a, b):
@@ -42,7 +43,25 @@ def _mean_var(xs):
         delta = mb - ma
         return fl.pair(n, fl.pair(ma + delta * nb / fl.max(n, 1.0), m2a + m2b + delta * delta * na * nb / fl.max(n, 1.0)))
 
-    return fl.reduce(merge, fl.pair(zero, fl.pair(zero, zero)),
+    return fl.reduce(fl.associative(merge) if declared else merge, fl.pair(zero, fl.pair(zero, zero)),
+                     fl.map(lambda x: fl.pair(fl.literal(1.0, f32), fl.pair(x, zero)), xs))
+
+
+def _welford(xs):
+    """Welford's step as the operator of a reduction over (count, mean, m2) triples: the
+    accumulator takes one element, b, as if it were a single value (b's count and m2 are not
+    read).  Right as the program's left fold of singletons, wrong if regrouped: a reduction
+    the default lowering must keep in order."""
+    zero = fl.literal(0.0, f32)
+
+    def step(a, b):
+        n = fl.fst(a) + 1.0
+        mean, m2, x = fl.fst(fl.snd(a)), fl.snd(fl.snd(a)), fl.fst(fl.snd(b))
+        delta = x - mean
+        moved = mean + delta / n
+        return fl.pair(n, fl.pair(moved, m2 + delta * (x - moved)))
+
+    return fl.reduce(step, fl.pair(zero, fl.pair(zero, zero)),
                      fl.map(lambda x: fl.pair(fl.literal(1.0, f32), fl.pair(x, zero)), xs))
 
 
@@ -75,6 +94,11 @@ CASES = {
     "argmin": fl.fun([arr(64)], lambda xs: _argmin(xs, 64)),
     "argmin_large": fl.fun([arr(3000)], lambda xs: _argmin(xs, 3000)),
     "running_mean_variance": fl.fun([arr(100)], lambda xs: _mean_var(xs)),
+    # operators the algebra cannot prove associative, over lengths that would be split: in order
+    "chan_mean_variance_large": fl.fun([arr(5000)], lambda xs: _mean_var(xs)),
+    "welford_large": fl.fun([arr(5000)], lambda xs: _welford(xs)),
+    # ... and Chan's merge declared associative by the program: parallel stages
+    "chan_declared_associative_large": fl.fun([arr(5000)], lambda xs: _mean_var(xs, declared=True)),
     "sum_from_one": fl.fun([arr(4096)], lambda xs: fl.reduce(fl.add, 1.0, xs)),
     "fold_of_differences": fl.fun([arr(4096)], lambda xs: fl.reduce(lambda a, b: a - b * 0.5, 0.0, xs)),
     "dot_of_prime_length": fl.fun([arr(10007), arr(10007)], lambda xs, ys: fl.reduce(
@@ -112,6 +136,75 @@ def test_a_reduction_with_a_non_associative_operator_keeps_its_order():
     program = fl.infer(CASES["fold_of_differences"])
     low, _ = derive(program, default_schedule(program))
     assert "map_global" not in str(low)
+
+
+@pytest.mark.parametrize("name", ["chan_mean_variance_large", "welford_large"])
+def test_a_tuple_reduction_not_provably_associative_stays_in_order_and_agrees_with_numpy(name):
+    """The default lowering's rule (split_reduction): only operators functional.algebra proves
+    associative run in parallel stages; Chan's merge and Welford's step keep the program's
+    order on one work-item, and give NumPy's mean and variance."""
+    from functional import algebra
+    from functional.expr import spine
+
+    program = fl.infer(CASES[name])
+    reduction = program.body
+    assert not algebra.associative(spine(reduction)[1][0])
+    low, _ = derive(program, default_schedule(program))
+    assert "map_global" not in str(low) and str(low).count("reduce_seq") == 1
+    xs = np.random.default_rng(4).uniform(-1.0, 3.0, 5000).astype(np.float32)
+    count, (mean, m2) = dpia.compile(program, db=False)(xs)
+    assert count == 5000
+    np.testing.assert_allclose(mean, np.mean(xs.astype(np.float64)), rtol=1e-4)
+    np.testing.assert_allclose(m2 / count, np.var(xs.astype(np.float64)), rtol=1e-4)
+
+
+def _numpy_mean_variance(result, xs):
+    count, (mean, m2) = result
+    assert count == len(xs)
+    np.testing.assert_allclose(mean, np.mean(xs.astype(np.float64)), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(m2 / count, np.var(xs.astype(np.float64)), rtol=1e-4, atol=1e-6)
+
+
+def test_a_reduction_declared_associative_runs_in_parallel_stages_and_agrees_with_numpy():
+    """`reduce (associative merge) z xs`: the user's word that Chan's merge is associative;
+    the default lowering splits it (chunks folded from their first element, no neutral
+    element needed) and erases the declaration."""
+    from functional import algebra
+    from functional.expr import spine
+
+    program = fl.infer(CASES["chan_declared_associative_large"])
+    operator = spine(program.body)[1][0]
+    assert algebra.declared_associative(operator) and algebra.associative(operator)
+    assert not algebra.commutative(operator) and algebra.neutral_element(operator, program.body.t) is None
+    low, derivation = derive(program, default_schedule(program))
+    text = str(low)
+    assert text.count("map_global") == 2 and "at c 0" in text and "associative" not in text
+    assert "erase_associative" in derivation.to_text()
+    xs = np.random.default_rng(4).uniform(-1.0, 3.0, 5000).astype(np.float32)
+    _numpy_mean_variance(dpia.compile(program, db=False)(xs), xs)
+    symbolic = fl.infer(fl.fun([fl.array(fl.nat("N"), f32)], lambda xs: _mean_var(xs, declared=True)))
+    kernel = dpia.compile(derive(symbolic, default_schedule(symbolic))[0])  # one kernel for every N
+    for n in (1, 31, 33, 1000):
+        xs = np.random.default_rng(n).uniform(-1.0, 3.0, n).astype(np.float32)
+        _numpy_mean_variance(kernel(xs), xs)
+
+
+def test_the_declaration_is_text_and_means_the_operator_itself():
+    text = "fun(xs: 6.f32) => reduce (associative (fun(a, b) => a + b)) 1.5 xs"
+    program = fl.parse(text)
+    assert str(program) == text and fl.infer(program).t == fl.infer(fl.parse(text.replace("associative ", ""))).t
+    xs = np.arange(6, dtype=np.float32)
+    assert fl.interpret(program, xs) == np.float32(16.5)
+    with pytest.raises(fl.TypeInferenceError):  # an operator of two types cannot be declared associative
+        fl.infer(fl.parse("fun(xs: 6.f32) => reduce_seq (associative (fun(a, x) => a + cast f32 x)) 0.0 "
+                          "(generate 6 (fun(i) => i))"))
+
+
+def test_a_declaration_left_in_a_hand_lowered_program_translates_as_its_operator():
+    program = fl.infer(fl.parse("fun(xs: 40.f32) => reduce_seq (associative (fun(a, b) => a + b * 2.0)) 1.5 xs"))
+    xs = np.random.default_rng(2).uniform(0.5, 1.5, 40).astype(np.float32)
+    got = dpia.compile(program)(xs)  # low level: compiled as written
+    np.testing.assert_allclose(got, 1.5 + 2.0 * xs.astype(np.float64).sum(), rtol=1e-5)
 
 
 def test_an_argmin_over_pairs_is_exact():
@@ -191,3 +284,69 @@ def test_an_argmin_of_many_elements_runs_in_parallel_stages():
     program = fl.infer(CASES["argmin_large"])
     low, _ = derive(program, default_schedule(program))
     assert "map_global" in str(low) and "at c 0" in str(low)  # chunks fold from their first element
+
+
+# Reductions over symbolic lengths: parallel stages whatever the length's facts, the cut at
+# CHUNK * (n // CHUNK) a size expression, the remainder folded after the stages.
+SYMBOLIC_REDUCTIONS = {
+    "sum": ("fun(N: nat, xs: N.f32) => reduce (+) 0.0 xs", "N"),
+    "max_of_a_multiple_of_4": ("fun(N: nat{multiple_of=4}, xs: N.f32) => reduce max (-inf) xs", "N"),
+    "dot_from_one_of_a_multiple_of_64": (
+        "fun(N: nat{multiple_of=64}, xs: N.f32, ys: N.f32) => reduce (+) 1.0 (map (fun(p) => fst p * snd p) "
+        "(zip xs ys))", "N"),
+    "sum_of_a_product_of_sizes": ("fun(M: nat, N: nat, xs: M.N.f32) => reduce (+) 0.0 (join xs)", "M * N"),
+    "argmin": ("fun(N: nat, xs: N.f32) => reduce (fun(a, b) => select (fst a <= fst b) a b) (f32(inf), f32(-1.0)) "
+               "(zip xs (generate N (fun(i) => cast f32 i)))", "N"),
+}
+SYMBOLIC_LENGTHS = (1, 2, 31, 32, 33, 100, 1025, 5000)
+
+
+def _symbolic_inputs(text, n, rng):
+    multiple = 64 if "multiple_of=64" in text else 4 if "multiple_of=4" in text else 1
+    n = multiple * max(1, n // multiple)
+    if "M: nat" in text:
+        return n, (rng.uniform(0.5, 1.5, (n, 3)).astype(np.float32),)
+    # distinct values: the argmin's index is unique
+    return n, tuple(rng.permutation(n).astype(np.float32) + 0.5 for _ in range(text.count(": N.f32")))
+
+
+@pytest.mark.parametrize("name", sorted(SYMBOLIC_REDUCTIONS))
+def test_a_reduction_over_a_symbolic_length_runs_in_parallel_stages(name):
+    from functional.default_lowering import CHUNK
+
+    text, length = SYMBOLIC_REDUCTIONS[name]
+    program = fl.infer(fl.parse(text))
+    low, derivation = derive(program, default_schedule(program))
+    lowered = str(low)
+    assert lowered.count("map_global") == 3, lowered  # SYMBOLIC_STAGES stages, every one parallel
+    assert f"split {CHUNK} (take ({CHUNK} * ({length} // {CHUNK}))" in lowered or "multiple_of=64" in text, lowered
+    assert f"drop ({CHUNK} * (" in lowered  # the guarded remainder
+    assert Derivation.from_text(derivation.to_text()).replay() == low
+    kernel = dpia.compile(low)  # low level: compiled as written, one kernel for every N
+    rng = np.random.default_rng(11)
+    for n in SYMBOLIC_LENGTHS:
+        n, inputs = _symbolic_inputs(text, n, rng)
+        got, want = kernel(*inputs), fl.interpret(program, *inputs)
+        assert relative_error(got, want) <= TOLERANCE, (n, got, want)
+        assert relative_error(fl.interpret(low, *inputs), want) <= TOLERANCE, n
+
+
+def test_a_symbolic_reduction_keeps_a_fact_that_makes_the_cut_whole():
+    program = fl.infer(fl.parse(SYMBOLIC_REDUCTIONS["dot_from_one_of_a_multiple_of_64"][0]))
+    low, _ = derive(program, default_schedule(program))
+    first_stage = str(low).split("(fun(ys) =>")[0]
+    assert "split 32 xs" in first_stage and "take" not in first_stage  # 32 divides N: no remainder
+    assert str(low).startswith("fun(N: nat{multiple_of=64}") and "1.0 + " in str(low)  # z = 1 is folded once
+
+
+def test_a_bounded_symbolic_length_is_split_as_its_largest_value():
+    short = fl.infer(fl.fun([fl.array(fl.nat("N", hi=500), f32)], lambda xs: fl.reduce(fl.add, 0.0, xs)))
+    assert "map_global" not in str(derive(short, default_schedule(short))[0])  # fewer than SMALL_REDUCTION
+    longer = fl.infer(fl.fun([fl.array(fl.nat("N", hi=5000), f32)], lambda xs: fl.reduce(fl.add, 0.0, xs)))
+    assert str(derive(longer, default_schedule(longer))[0]).count("map_global") == 2  # 5000 -> 157 -> 5
+
+
+def test_a_constant_length_keeps_its_stages():
+    for n, stages in ((1000, 0), (1024, 1), (5000, 2), (1 << 20, 3), ((1 << 20) + 7, 3), (1 << 24, 4)):
+        program = fl.infer(fl.fun([arr(n)], lambda xs: fl.reduce(fl.add, 0.0, xs)))
+        assert str(derive(program, default_schedule(program))[0]).count("map_global") == stages, n

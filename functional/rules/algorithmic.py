@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import dsl as fl
 from ..expr import App, Identifier, Lambda, Literal, Prim, free_identifiers, spine
-from ..nat import Nat, divides, power
+from ..nat import Nat, as_nat, divides, is_nonneg, nat, power
 from ..types import ArrayType, ScalarType, VectorType, array, f32
 from . import instances as inst
 from .core import OneOf, P, V, beta, bind, length, rule
@@ -501,19 +501,36 @@ rule("reduce_vectorize", "vectorisation",
 
 
 def _take_drop_side(m):
-    n = length(m.xs).as_int()
-    k = m.m.as_int() if isinstance(m.m, Nat) else m.m
-    if n is None or k is None:
-        return "the split point and the length must be constants"
-    return None if 0 < k < n else f"{k} does not split the length {n} into two non-empty parts"
+    """Constant sizes: both parts non-empty (an empty one gains nothing).  Symbolic ones:
+    0 <= m <= n provable, m not n itself; a part may be empty at some sizes (m = c * (n // c)
+    is 0 for n < c), which the proof allows: the fold of no elements is its start."""
+    whole = length(m.xs)
+    n, k = whole.as_int(), as_nat(m.m).as_int()
+    if n is not None and k is not None:
+        return None if 0 < k < n else f"{k} does not split the length {n} into two non-empty parts"
+    cut = as_nat(m.m)
+    if cut == whole:
+        return f"{cut} is the whole length: nothing to split"
+    if not (is_nonneg(cut) and is_nonneg(whole - cut)):
+        return f"{cut} is not provably between 0 and the length {whole}"
+    return None
 
 
 def _ex_take_drop(rng):
-    total = inst.size(rng, 1, 2, 9)
-    k = int(rng.integers(1, total))
     op, z = inst.pick(rng, inst.MONOIDS)
     f = inst.pick(rng, [op, lambda a, b: a - b * 0.5])  # any operator: a left fold regroups at any point
-    prog = inst.vector_program(total, lambda xs: fl.reduce(f, z, xs))
+    if rng.random() < 0.5:
+        total = inst.size(rng, 1, 2, 9)
+        n, k = total, int(rng.integers(1, total))
+    else:  # symbolic: the default lowering's cut c * (N // c), empty when N < c and all of N when c divides it
+        multiple = int(rng.choice([1, 1, 2]))
+        total = inst.size(rng, multiple, 1, 9)
+        n = nat("N", multiple_of=multiple)
+        c = int(rng.choice([2, 3, 4, 32]))
+        k = c * (n // c)
+        if k == n:
+            k = n - 1
+    prog = inst.vector_program(n, lambda xs: fl.reduce(f, z, xs))
     return prog, (inst.data(rng, total, monoid=(op, z)),), {"m": k}
 
 
@@ -663,6 +680,9 @@ def _split_first_side(m):
 def _ex_split_first(rng):
     n = int(rng.choice([2, 4]))
     total = n * inst.size(rng, 1, 1, 4)
+    if rng.random() < 0.3:  # an operator the program declares associative, from a non-neutral start
+        prog = fl.fun([array(total, f32)], lambda xs: fl.reduce(fl.associative(lambda a, b: a + b * 1.0), 1.5, xs))
+        return prog, (inst.data(rng, total),), {"n": n}
     prog = fl.fun([array(total, f32)], lambda xs: fl.reduce(
         lambda a, b: fl.select(fl.fst(a) <= fl.fst(b), a, b), fl.pair(fl.literal(float("inf"), f32), fl.literal(-1.0, f32)),
         fl.zip(xs, fl.generate(total, lambda i: fl.cast(f32, i)))))
@@ -678,3 +698,21 @@ rule("reduce_split_first", "reduce",
      example=_ex_split_first,
      doc="Proof: z f x1 f ... f xn = z f (x1 f ... f xk) f (x(k+1) f ... f x2k) f ... by associativity alone.  "
          "For operators without a neutral element (argmin, argmax over (value, index) pairs).")
+
+
+# ------------------------------------------------------------------------ declarations
+
+
+def _ex_erase_associative(rng):
+    total = inst.size(rng, 1, 1, 8)
+    op, z = inst.pick(rng, inst.MONOIDS)
+    prog = inst.vector_program(inst.length(rng, total), lambda xs: fl.reduce(
+        fl.associative(lambda a, b: fl.apply(op, a, b)), z, xs))
+    return prog, (inst.data(rng, total, monoid=(op, z)),), {}
+
+
+rule("erase_associative", "declaration",
+     "associative f -> f   (the declaration has been read: the reductions are split already)",
+     lhs=P("associative", V("f")), build=lambda m: m.f, example=_ex_erase_associative,
+     doc="Proof: associative f a b = f a b.  The default lowering erases the declarations after its "
+         "reductions phase, so the low-level program is the user's operator itself.")

@@ -113,7 +113,7 @@ COVERED = {
     # high level
     "map", "reduce", "zip", "unzip", "pair", "fst", "snd", "split", "join", "transpose", "gather", "scatter",
     "reorder_stride", "slide", "pad_const", "pad_clamp", "pad_wrap", "pad_mirror", "iterate", "generate", "take",
-    "drop", "concat", "as_vector", "as_scalar", "let",
+    "drop", "concat", "as_vector", "as_scalar", "let", "associative",
     # scalar
     "add", "sub", "mul", "div", "rem", "min", "max", "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "fma",
     "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not", "select", "cast", "user_fun",
@@ -362,6 +362,34 @@ def test_reduce_forms_agree_with_numpy(n, rng):
     close(run(SEQ_SUB, xs), 100.0 - total)
     out = run(COUNT_POS, xs)
     assert out.dtype == np.int32 and out == np.count_nonzero(xs > 0)
+
+
+def test_associative_means_its_operator():
+    """`associative f a b = f a b` (a declaration for the rules), also batched inside a map."""
+    xs = np.arange(12, dtype=np.float32).reshape(3, 4)
+    rows = fl.interpret(fl.parse("fun(xs: 3.4.f32) => map (fun(r) => reduce (associative (fun(a, b) => a + b * b)) "
+                                 "f32(1.0) r) xs"), xs)
+    np.testing.assert_allclose(rows, 1.0 + (xs.astype(np.float64) ** 2).sum(axis=1))
+    pair = fl.interpret(fl.parse("fun(x: f32, y: f32) => associative (fun(a, b) => a - b) x y"),
+                        np.float32(5.0), np.float32(2.0))
+    assert pair == np.float32(3.0)
+
+
+def test_a_reduction_of_no_elements_is_its_initial_value():
+    """A symbolic length can be 0 at some sizes (the default lowering's `take (32 * (N // 32))`
+    for N < 32): the fold of no elements is z, also for min and max, which have no identity
+    NumPy could reduce an empty array with."""
+    cut = "take (4 * (N // 4))"
+    for text, want in ((f"fun(N: nat, xs: N.f32) => reduce min inf ({cut} xs)", np.float32(np.inf)),
+                       (f"fun(N: nat, xs: N.f32) => reduce max f32(-2.0) ({cut} xs)", np.float32(-2.0)),
+                       (f"fun(N: nat, xs: N.i32) => reduce (+) i32(3) ({cut} xs)", np.int32(3)),
+                       (f"fun(N: nat, xs: N.f32) => reduce_seq (fun(a, b) => a - b) f32(1.0) ({cut} xs)", np.float32(1.0))):
+        xs = np.ones(3, np.int32 if "i32" in text else np.float32)
+        got = fl.interpret(fl.parse(text), xs)
+        assert got == want and got.dtype == want.dtype, text
+    rows = fl.interpret(fl.parse(f"fun(N: nat, xs: 2.N.f32) => map (fun(r) => reduce min f32(2.0) ({cut} r)) xs"),
+                        np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(rows, np.float32([2.0, 2.0]))
 
 
 @FAST

@@ -528,6 +528,23 @@ def test_range_reasoning_examples():
     assert is_nonneg(nmax(D, 0)) and not is_nonneg(nmin(D, 0))
 
 
+def test_nested_floors_of_one_value_are_bounded_together():
+    """(x // d) - k * (x // (k d)) is (x // d) % k: in [0, k - 1] (the remainder of a staged
+    reduction's partial results), though bounding its two floors apart cannot show it."""
+    P = N // 32
+    rest = P - 32 * (P // 32)
+    assert P // 32 == N // 1024  # normalised: the two floors share their numerator
+    assert is_nonneg(rest) and upper_bound(rest) == 31 and proves_lt(rest, 32)
+    assert is_nonneg(P // 32 - 32 * (P // 1024)) and is_nonneg(32 * (P // 32))  # a third stage
+    product = (N * M) // 32
+    assert is_nonneg(product - 32 * (product // 32))
+    assert not is_nonneg(P - 33 * (P // 32))  # false at N = 1024: 32 - 33
+    assert not is_nonneg(N // 32 - 32 * (M // 1024))  # different numerators: no relation
+    for n in (1, 31, 32, 1023, 1024, 1025, 40000, 2**20 + 7):
+        value = evaluate(rest, {"N": n})
+        assert value == (n // 32) % 32 and 0 <= value <= 31
+
+
 def test_proves_lt_examples():
     assert proves_lt(I, N) and not proves_lt(N, I) and not proves_lt(I, N - 1)
     assert proves_lt(L, 64) and not proves_lt(L, 63)
