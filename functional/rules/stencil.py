@@ -424,3 +424,82 @@ rule("crop_pad", "stencil", "take n (drop l (pad_X l r xs)) -> xs   (n = length 
      build=lambda m: m.xs, example=_ex_crop_pad,
      doc="The pattern requires the dropped count to be the left padding.")
 
+
+
+# ------------------------------------------------------------ 2D overlapped tiling
+
+
+def _slide_2d_parts(m):
+    """(f, n1, s1, n2, s2) of `map (map f) (map transpose (slide n1 s1 (map (slide n2 s2) xss)))`."""
+    f = map_fn(m.g)
+    if f is None:
+        return "the function of the windows' rows is not `map f`"
+    if prim_fn_params(m.tr, "transpose") is None:
+        return "the windows are not `map transpose (slide n s (map (slide n s) xss))`"
+    inner = prim_fn_params(m.sl, "slide")
+    if inner is None:
+        return "the rows are not slid (`map (slide n s) xss`)"
+    return f, m.n1, m.s1, inner[0], inner[1]
+
+
+def _tile_of(n, s, j):
+    """The tile size u and tile step v that hold j windows of size n and step s."""
+    return n + (j - 1) * s, j * s
+
+
+def _slide_2d_tiling_side(m):
+    parts = _slide_2d_parts(m)
+    if isinstance(parts, str):
+        return parts
+    for name, j, windows in (("j1", m.j1, length(m.root)), ("j2", m.j2, m.root.t.elem.size)):
+        k = j.as_int() if isinstance(j, Nat) else j
+        if k is None or k < 1:
+            return f"{name} must be a positive constant"
+        if not divides(j, windows):
+            return f"{name} = {j} does not divide the {windows} windows"
+    return None
+
+
+def _slide_2d_tiling_build(m):
+    f, n1, s1, n2, s2 = _slide_2d_parts(m)
+    u1, v1 = _tile_of(n1, s1, m.j1)
+    u2, v2 = _tile_of(n2, s2, m.j2)
+
+    def windows(tile):
+        return fl.map(fl.map(f), fl.map(fl.transpose, fl.slide(n1, s1, fl.map(fl.slide(n2, s2), tile))))
+
+    return fl.join(fl.map(
+        lambda strip: fl.map(fl.join, fl.transpose(fl.map(windows, fl.transpose(fl.map(fl.slide(u2, v2), strip))))),
+        fl.slide(u1, v1, m.xss)))
+
+
+def _ex_slide_2d_tiling(rng):
+    (n1, s1), (n2, s2) = _window(rng), _window(rng)
+    j1, j2 = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    t1, t2 = inst.size(rng, 1, 1, 3), inst.size(rng, 1, 1, 3)  # tiles per dimension
+    rows, cols = s1 * (j1 * t1 - 1) + n1, s2 * (j2 * t2 - 1) + n2  # j*t windows per dimension
+    kind = int(rng.integers(3))
+    if kind == 0:
+        f = fl.lam(lambda w: fl.reduce(fl.add, 0.0, fl.join(w)))
+    elif kind == 1:
+        f = fl.lam(lambda w: w[0][0] * 2.0 - w[n1 - 1][n2 - 1])
+    else:
+        f = fl.map(fl.map(inst.pick(rng, inst.UNARY)))  # the windows themselves, transformed
+    g = fl.map(f) if rng.random() < 0.5 else fl.lam(lambda r: fl.map(f, r))
+    tr = fl.transpose if rng.random() < 0.5 else fl.lam(lambda w: fl.transpose(w))
+    prog, inputs = one_input(rng, (rows, cols), (rows, cols), lambda xss: fl.map(
+        g, fl.map(tr, fl.slide(n1, s1, fl.map(fl.slide(n2, s2), xss)))))
+    return prog, inputs, {"j1": j1, "j2": j2}
+
+
+rule("slide_2d_tiling", "stencil",
+     "map (map f) (map transpose (slide n1 s1 (map (slide n2 s2) xss))) -> "
+     "join (map (fun(strip) => map join (transpose (map (fun(tile) => map (map f) (map transpose (slide n1 s1 "
+     "(map (slide n2 s2) tile)))) (transpose (map (slide u2 v2) strip))))) (slide u1 v1 xss))   "
+     "(u = n + (j-1)*s, v = j*s per dimension; j1, j2 divide the window counts)",
+     lhs=P("map", V("g"), P("map", V("tr"), P("slide", P("map", V("sl"), V("xss")), params=("n1", "s1")))),
+     params=("j1", "j2"), side=_slide_2d_tiling_side, build=_slide_2d_tiling_build, example=_ex_slide_2d_tiling,
+     doc="Overlapped 2D tiling: tile (a, b) is xss[a*v1 : a*v1 + u1][b*v2 : b*v2 + u2], which holds the "
+         "j1 x j2 neighbourhoods (a*j1 + i, b*j2 + k) (the 1D condition v = u - n + s of slide_tiling in each "
+         "dimension); f is applied per tile and the [T1][T2][j1][j2] results are put back in order by "
+         "join . map (map join . transpose).  Each tile can live in local memory.")
