@@ -26,9 +26,10 @@ The moves, in the order of issue 12's list:
     reduce_vectorize_two_stage   chunks of n, each reduced with w-wide vectors
     tile_2d               map (fun a => map (fun b => e) ys) xs in n x m tiles (ys independent of a)
     tile_nest_2d          map (fun r => map f r) xss in n x m tiles
-    tile_nest_3d          a 3-deep map nest: n-planes of m x k tiles
+    tile_nest_3d          a 3-deep map nest in n x m x k tiles
     stencil_tiling_1d     map f (slide n s xs): overlapped tiles of j windows
     stencil_tiling_2d     map (map f) (2D neighbourhoods): overlapped tiles of j1 x j2 windows
+    stencil_tiling_3d     map3 f (3D neighbourhoods): overlapped tiles of j1 x j2 x j3 windows
     tile_reduction        a tile of dot products: k-wide tiles accumulated
     register_blocking_1d  l rows of the result per work-item
     register_blocking_2d  l1 x l2 blocks of the result per work-item
@@ -46,7 +47,7 @@ where a macro's shape matches, `apply_at(macro, program, path, params)` runs it 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -55,8 +56,21 @@ from .. import dsl as fl
 from ..expr import Expr, Lambda, NatLambda, applied, free_identifiers, spine, substitute_nat
 from ..infer import infer
 from ..nat import Nat, Var, evaluate
-from ..strategies import (Failure, Result, Strategy, Success, argument, at_path, children, fmap, function, lchoice,
-                          replace_at, seq, try_)
+from ..strategies import (
+    Failure,
+    Result,
+    Strategy,
+    Success,
+    argument,
+    at_path,
+    children,
+    fmap,
+    function,
+    lchoice,
+    replace_at,
+    seq,
+    try_,
+)
 from ..types import ArrayType, array, f32, map_nats
 from . import instances as inst
 from . import macros as mac
@@ -94,7 +108,7 @@ class Macro:
         if reason:
             return Strategy(label, lambda e: Failure(f"{self.name}: {reason}"))
         try:
-            inner = self.make(**{k: int(v) for k, v in params.items()})
+            inner = self.make(**{k: int(v.as_int() if isinstance(v, Nat) else v) for k, v in params.items()})
         except (NotApplicable, ValueError) as exc:
             return Strategy(label, lambda e, why=str(exc): Failure(f"{self.name}: {why}"))
 
@@ -318,10 +332,35 @@ def _stencil_2d(e: Expr) -> bool:
     return rows is not None and prim_fn_params(rows[0], "slide") is not None
 
 
+def _stencil_3d(e: Expr) -> bool:
+    """The 3D stencil slide_3d_tiling rewrites (its pattern and the shape of its functions)."""
+    from .core import Match, match
+    from .stencil import _slide_3d_parts
+
+    bindings: dict = {}
+    if not match(RULES["slide_3d_tiling"].lhs, e, bindings):
+        return False
+    return not isinstance(_slide_3d_parts(Match(bindings, e)), str)
+
+
 # ---------------------------------------------------------------------- new macros
 
 
 r = mac.r
+
+
+def _tile_rows(m: int) -> Strategy:
+    """At `map B blk` (B = `map f` or `fun(r) => map f r`, blk a block of rows): m-wide column
+    tiles outermost, `map join (transpose (map (map (map f)) (transpose (map (fun(r) => split m r) blk))))`.
+    Steps: eta_expand_map where B is `map f`; split_join m in the row; map_fission twice (the
+    join, then the split out of the row function); map_map_interchange."""
+    return seq(
+        try_(r("eta_expand_map")),
+        fmap(r("split_join", n=m)),
+        r("map_fission"),
+        argument(r("map_fission")),
+        argument(r("map_map_interchange")),
+    )
 
 
 def tile_nest_2d(n: int, m: int) -> Strategy:
@@ -331,30 +370,35 @@ def tile_nest_2d(n: int, m: int) -> Strategy:
                   (split n xss))
 
     (for each block of n rows: a map over the m-wide column tiles of a map over the tile's
-    rows).  Steps: split_join n; eta_expand_map; in each block: eta_expand_map where the row
-    function is `map f`, split_join m in the row, map_fission twice (the join, then the
-    split out of the row function), map_map_interchange."""
-    in_block = seq(
-        try_(r("eta_expand_map")),
-        fmap(r("split_join", n=m)),
-        r("map_fission"),
-        argument(r("map_fission")),
-        argument(r("map_map_interchange")),
-    )
+    rows).  Steps: split_join n; eta_expand_map; `_tile_rows m` in each block."""
     return mac.named(f"tile_nest_2d({n}, {m})", seq(
         r("split_join", n=n),
         argument(r("eta_expand_map")),
-        argument(fmap(in_block)),
+        argument(fmap(_tile_rows(m))),
     ))
 
 
 def tile_nest_3d(n: int, m: int, k: int) -> Strategy:
-    """At a 3-deep map nest `map (fun(p) => map (fun(r) => map f r) p) xsss`: blocks of n
-    planes (split_join n), each plane of a block in m x k tiles (tile_nest_2d)."""
+    """At a 3-deep map nest `map (fun(p) => map (fun(r) => map f r) p) xsss`: n x m x k tiles,
+    the maps over plane blocks, row tiles and column tiles outside the maps over a tile's n
+    planes, m rows and k columns.  Steps: tile_nest_2d n m with rows as the elements; then in
+    each n x m tile of rows: eta_expand_map, `_tile_rows k` in every plane of the tile, and
+    the column tiles brought out of the map over the tile's planes (map_fission three times,
+    map_map_interchange):
+
+        per tile: map (map join) (map transpose (transpose (map (map (map (map f)))
+                      (transpose (map (fun(p) => transpose (map (split k) p)) tile)))))"""
+    per_tile = seq(
+        try_(r("eta_expand_map")),
+        fmap(_tile_rows(k)),
+        r("map_fission"),
+        argument(r("map_fission")),
+        argument(argument(r("map_fission"))),
+        argument(argument(r("map_map_interchange"))),
+    )
     return mac.named(f"tile_nest_3d({n}, {m}, {k})", seq(
-        r("split_join", n=n),
-        argument(r("eta_expand_map")),
-        argument(fmap(seq(try_(r("eta_expand_map")), fmap(tile_nest_2d(m, k))))),
+        tile_nest_2d(n, m),
+        argument(fmap(argument(argument(seq(r("eta_expand_map"), fmap(per_tile)))))),
     ))
 
 
@@ -405,6 +449,26 @@ def stencil_tiling_1d(j: int) -> Strategy:
         return seq(argument(r("slide_tiling", u=u, v=v)), r("map_join"), argument(r("map_fusion")))(e)
 
     return Strategy(f"stencil_tiling_1d({j})", run)
+
+
+def _monoid_of_inner_reduction(s: Strategy) -> Strategy:
+    """`s` where the first reduction inside the node (pre-order) has an associative operator
+    with a neutral initial value (functional.algebra); else a Failure saying which is missing."""
+    from .. import algebra
+    from ..expr import walk
+
+    def run(e: Expr) -> Result:
+        red = next((a for x in walk(e) if (a := _reduce_args(x)) is not None), None)
+        if red is None:
+            return Failure("no reduction inside")
+        f, z, _ = red
+        if not algebra.associative(f):
+            return Failure(f"{str(f)[:40]} is not known to be associative")
+        if not algebra.neutral(f, z):
+            return Failure(f"{str(z)[:40]} is not known to be a neutral element of {str(f)[:40]}")
+        return s(e)
+
+    return Strategy(str(s), run)
 
 
 def _guarded(label: str, test, s: Strategy) -> Strategy:
@@ -647,7 +711,8 @@ _register(Macro(
     "f independent of the row; n divides the number of rows, m the row length"))
 
 _register(Macro(
-    "tile_nest_3d", "map (fun(p) => map (fun(r) => map f r) p) x -> join (map (map (tile_nest_2d m k)) (split n x))",
+    "tile_nest_3d", "map (fun(p) => map (fun(r) => map f r) p) x -> n x m x k tiles: maps over plane blocks, row "
+    "tiles, column tiles, then a tile's planes, rows and columns",
     ("n", "m", "k"),
     tile_nest_3d,
     lambda e: None if (c := _row_nest_3d(e)) is None or not _typed(e) else {
@@ -672,9 +737,18 @@ _register(Macro(
     "window counts"))
 
 _register(Macro(
+    "stencil_tiling_3d", RULES["slide_3d_tiling"].equation.split("   (")[0], ("j1", "j2", "j3"),
+    lambda j1, j2, j3: r("slide_3d_tiling", j1=j1, j2=j2, j3=j3),
+    lambda e: None if not _typed(e) or not _stencil_3d(e) else {
+        "j1": _len(e), "j2": e.t.elem.size, "j3": e.t.elem.elem.size},
+    lambda rng: _found("stencil_tiling_3d", RULES["slide_3d_tiling"].example(rng)[0], rng),
+    "the 3D neighbourhoods written as examples/suite.py's slide3d (slide of planes' 2D neighbourhoods, then "
+    "map transpose . transpose); f maps every window alike; j1, j2, j3 (windows per tile) divide the window counts"))
+
+_register(Macro(
     "tile_reduction", "map (fun(a) => map (fun(b) => reduce f z (map g (zip a b))) cols) rows -> "
     "reduce over pairs of k-wide tiles with a tile accumulator", ("k",),
-    mac.tile_reduction,
+    lambda k: _monoid_of_inner_reduction(mac.tile_reduction(k)),
     lambda e: None if (c := _cross_nest(e)) is None or not _typed(e) or not _dot_inside(e)
     or not isinstance(c[0].t.elem, ArrayType) else {"k": c[0].t.elem.size},
     lambda rng: _found("tile_reduction", _ex_cross(rng, 2), rng),
@@ -748,5 +822,21 @@ _register(Macro(
     f"{_MONOID}, f and z independent of r; n divides the length of E", exact=False))
 
 
-__all__ = ["MACROS", "Macro", "concrete", "specialise", "VECTOR_WIDTHS", "apply_at", "choices", "divisors", "draw", "sites", "split_k",
-           "stencil_tiling_1d", "tile_nest_2d", "tile_nest_3d", "reduce_two_stage", "reduce_vectorize_two_stage"]
+__all__ = [
+    "MACROS",
+    "VECTOR_WIDTHS",
+    "Macro",
+    "apply_at",
+    "choices",
+    "concrete",
+    "divisors",
+    "draw",
+    "reduce_two_stage",
+    "reduce_vectorize_two_stage",
+    "sites",
+    "specialise",
+    "split_k",
+    "stencil_tiling_1d",
+    "tile_nest_2d",
+    "tile_nest_3d",
+]
