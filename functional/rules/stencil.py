@@ -424,3 +424,214 @@ rule("crop_pad", "stencil", "take n (drop l (pad_X l r xs)) -> xs   (n = length 
      build=lambda m: m.xs, example=_ex_crop_pad,
      doc="The pattern requires the dropped count to be the left padding.")
 
+
+
+# ------------------------------------------------------------ 2D overlapped tiling
+
+
+def _slide_2d_parts(m):
+    """(f, n1, s1, n2, s2) of `map (map f) (map transpose (slide n1 s1 (map (slide n2 s2) xss)))`."""
+    f = map_fn(m.g)
+    if f is None:
+        return "the function of the windows' rows is not `map f`"
+    if prim_fn_params(m.tr, "transpose") is None:
+        return "the windows are not `map transpose (slide n s (map (slide n s) xss))`"
+    inner = prim_fn_params(m.sl, "slide")
+    if inner is None:
+        return "the rows are not slid (`map (slide n s) xss`)"
+    return f, m.n1, m.s1, inner[0], inner[1]
+
+
+def _tile_of(n, s, j):
+    """The tile size u and tile step v that hold j windows of size n and step s."""
+    return n + (j - 1) * s, j * s
+
+
+def _slide_2d_tiling_side(m):
+    parts = _slide_2d_parts(m)
+    if isinstance(parts, str):
+        return parts
+    for name, j, windows in (("j1", m.j1, length(m.root)), ("j2", m.j2, m.root.t.elem.size)):
+        k = j.as_int() if isinstance(j, Nat) else j
+        if k is None or k < 1:
+            return f"{name} must be a positive constant"
+        if not divides(j, windows):
+            return f"{name} = {j} does not divide the {windows} windows"
+    return None
+
+
+def _slide_2d_tiling_build(m):
+    f, n1, s1, n2, s2 = _slide_2d_parts(m)
+    u1, v1 = _tile_of(n1, s1, m.j1)
+    u2, v2 = _tile_of(n2, s2, m.j2)
+
+    def windows(tile):
+        return fl.map(fl.map(f), fl.map(fl.transpose, fl.slide(n1, s1, fl.map(fl.slide(n2, s2), tile))))
+
+    return fl.join(fl.map(
+        lambda strip: fl.map(fl.join, fl.transpose(fl.map(windows, fl.transpose(fl.map(fl.slide(u2, v2), strip))))),
+        fl.slide(u1, v1, m.xss)))
+
+
+def _ex_slide_2d_tiling(rng):
+    (n1, s1), (n2, s2) = _window(rng), _window(rng)
+    j1, j2 = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    t1, t2 = inst.size(rng, 1, 1, 3), inst.size(rng, 1, 1, 3)  # tiles per dimension
+    rows, cols = s1 * (j1 * t1 - 1) + n1, s2 * (j2 * t2 - 1) + n2  # j*t windows per dimension
+    kind = int(rng.integers(3))
+    if kind == 0:
+        f = fl.lam(lambda w: fl.reduce(fl.add, 0.0, fl.join(w)))
+    elif kind == 1:
+        f = fl.lam(lambda w: w[0][0] * 2.0 - w[n1 - 1][n2 - 1])
+    else:
+        f = fl.map(fl.map(inst.pick(rng, inst.UNARY)))  # the windows themselves, transformed
+    g = fl.map(f) if rng.random() < 0.5 else fl.lam(lambda r: fl.map(f, r))
+    tr = fl.transpose if rng.random() < 0.5 else fl.lam(lambda w: fl.transpose(w))
+    prog, inputs = one_input(rng, (rows, cols), (rows, cols), lambda xss: fl.map(
+        g, fl.map(tr, fl.slide(n1, s1, fl.map(fl.slide(n2, s2), xss)))))
+    return prog, inputs, {"j1": j1, "j2": j2}
+
+
+rule("slide_2d_tiling", "stencil",
+     "map (map f) (map transpose (slide n1 s1 (map (slide n2 s2) xss))) -> "
+     "join (map (fun(strip) => map join (transpose (map (fun(tile) => map (map f) (map transpose (slide n1 s1 "
+     "(map (slide n2 s2) tile)))) (transpose (map (slide u2 v2) strip))))) (slide u1 v1 xss))   "
+     "(u = n + (j-1)*s, v = j*s per dimension; j1, j2 divide the window counts)",
+     lhs=P("map", V("g"), P("map", V("tr"), P("slide", P("map", V("sl"), V("xss")), params=("n1", "s1")))),
+     params=("j1", "j2"), side=_slide_2d_tiling_side, build=_slide_2d_tiling_build, example=_ex_slide_2d_tiling,
+     doc="Overlapped 2D tiling: tile (a, b) is xss[a*v1 : a*v1 + u1][b*v2 : b*v2 + u2], which holds the "
+         "j1 x j2 neighbourhoods (a*j1 + i, b*j2 + k) (the 1D condition v = u - n + s of slide_tiling in each "
+         "dimension); f is applied per tile and the [T1][T2][j1][j2] results are put back in order by "
+         "join . map (map join . transpose).  Each tile can live in local memory.")
+
+
+# ------------------------------------------------------------ 3D overlapped tiling
+
+
+def _neighbourhoods_2d(g):
+    """(n1, s1, n2, s2) when the function g is `fun(p) => map transpose (slide n1 s1 (map (slide n2 s2) p))`."""
+    from ..expr import Identifier, Lambda
+
+    if not isinstance(g, Lambda):
+        return None
+    outer = _app_args(g.body, "map", 2)
+    if outer is None or prim_fn_params(outer[0], "transpose") is None:
+        return None
+    sl = _app_args(outer[1], "slide", 1)
+    if sl is None:
+        return None
+    rows = _app_args(sl[1][0], "map", 2)
+    if rows is None or not (isinstance(rows[1], Identifier) and rows[1].name == g.param.name):
+        return None
+    inner = prim_fn_params(rows[0], "slide")
+    return None if inner is None else (*sl[0], *inner)
+
+
+def _app_args(e, name: str, nargs: int):
+    """The arguments of `name` applied to `nargs` arguments; for slide (params, args)."""
+    from ..expr import Prim, spine
+
+    head, args = spine(e)
+    if not (isinstance(head, Prim) and head.name == name and len(args) == nargs):
+        return None
+    return (head.params, args) if name == "slide" else args
+
+
+def _is_block_turn(g) -> bool:
+    """g is `fun(b) => map transpose (transpose b)`: the 3D neighbourhoods' last reordering."""
+    from ..expr import Identifier, Lambda
+
+    if not isinstance(g, Lambda):
+        return False
+    outer = _app_args(g.body, "map", 2)
+    if outer is None or prim_fn_params(outer[0], "transpose") is None:
+        return False
+    t = _app_args(outer[1], "transpose", 1)
+    return t is not None and isinstance(t[0], Identifier) and t[0].name == g.param.name
+
+
+def _slide_3d_parts(m):
+    """(f, (n1, s1), (n2, s2), (n3, s3)) of the 3D stencil
+    `map3 f (map (fun(b) => map transpose (transpose b)) (slide n1 s1 (map P xsss)))`,
+    P the 2D neighbourhoods of a plane (see _neighbourhoods_2d); else why not."""
+    rows = map_fn(m.g)
+    f = map_fn(rows) if rows is not None else None
+    if f is None:
+        return "the function is not a map over every window (map (map (map f)))"
+    if not _is_block_turn(m.turn):
+        return "the windows are not reordered by fun(b) => map transpose (transpose b)"
+    planes = _neighbourhoods_2d(m.plane)
+    if planes is None:
+        return "the planes are not 2D neighbourhoods (map transpose (slide n s (map (slide n s) p)))"
+    return f, (m.n1, m.s1), planes[:2], planes[2:]
+
+
+def _slide_3d_tiling_side(m):
+    parts = _slide_3d_parts(m)
+    if isinstance(parts, str):
+        return parts
+    t = m.root.t
+    for name, j, windows in (("j1", m.j1, t.size), ("j2", m.j2, t.elem.size), ("j3", m.j3, t.elem.elem.size)):
+        k = j.as_int() if isinstance(j, Nat) else j
+        if k is None or k < 1:
+            return f"{name} must be a positive constant"
+        if not divides(j, windows):
+            return f"{name} = {j} does not divide the {windows} windows"
+    return None
+
+
+def _slide_3d_tiling_build(m):
+    f, (n1, s1), (n2, s2), (n3, s3) = _slide_3d_parts(m)
+    (u1, v1), (u2, v2), (u3, v3) = _tile_of(n1, s1, m.j1), _tile_of(n2, s2, m.j2), _tile_of(n3, s3, m.j3)
+    turn, plane = m.turn, m.plane
+
+    def tiles_of_plane(p):  # [T2][T3][u2][u3]
+        return fl.map(lambda strip: fl.transpose(fl.map(fl.slide(u3, v3), strip)), fl.slide(u2, v2, p))
+
+    def tiles_of_slab(slab):  # [u1][H][W] -> [T2][T3][u1][u2][u3]
+        return fl.map(fl.transpose, fl.transpose(fl.map(tiles_of_plane, slab)))
+
+    def stencil(tile):  # the original computation on one tile: [J1][J2][J3]
+        return fl.map(fl.map(fl.map(f)), fl.map(turn, fl.slide(n1, s1, fl.map(plane, tile))))
+
+    results = fl.map(lambda slab: fl.map(fl.map(stencil), tiles_of_slab(slab)), fl.slide(u1, v1, m.xsss))
+    return fl.join(fl.map(lambda ra: fl.map(fl.join, fl.transpose(fl.map(
+        lambda rab: fl.map(fl.map(fl.join), fl.map(fl.transpose, fl.transpose(rab))), ra))), results))
+
+
+def _neighbourhoods_3d(n, s, xsss):
+    """The 3D neighbourhoods as the application suite writes them (examples/suite.py slide3d)."""
+    (n1, s1), (n2, s2), (n3, s3) = zip(n, s)
+    planes = fl.map(lambda p: fl.map(fl.transpose, fl.slide(n2, s2, fl.map(fl.slide(n3, s3), p))), xsss)
+    return fl.map(lambda b: fl.map(fl.transpose, fl.transpose(b)), fl.slide(n1, s1, planes))
+
+
+def _ex_slide_3d_tiling(rng):
+    windows = [_window(rng) for _ in range(3)]
+    n, s = tuple(w[0] for w in windows), tuple(w[1] for w in windows)
+    js = tuple(int(rng.integers(1, 3)) for _ in range(3))
+    ts = tuple(int(rng.integers(1, 3)) for _ in range(3))
+    dims = tuple(s_k * (j * t - 1) + n_k for n_k, s_k, j, t in zip(n, s, js, ts))
+    if rng.random() < 0.5:
+        f = fl.lam(lambda w: fl.reduce(fl.add, 0.0, fl.join(fl.join(w))))
+    else:
+        f = fl.lam(lambda w: w[0][0][0] * 2.0 - w[n[0] - 1][n[1] - 1][n[2] - 1])
+    g = fl.map(fl.map(f)) if rng.random() < 0.5 else fl.lam(
+        lambda p: fl.map(lambda r: fl.map(f, r), p))
+    prog, inputs = one_input(rng, dims, dims, lambda x: fl.map(g, _neighbourhoods_3d(n, s, x)))
+    return prog, inputs, {"j1": js[0], "j2": js[1], "j3": js[2]}
+
+
+rule("slide_3d_tiling", "stencil",
+     "map3 f (map (fun(b) => map transpose (transpose b)) (slide n1 s1 (map P xsss))) -> untile3 (map (map (map "
+     "(fun(tile) => map3 f (<the same neighbourhoods of tile>)))) (tiles3 u v xsss))   (P the 2D neighbourhoods of a "
+     "plane, map transpose (slide n2 s2 (map (slide n3 s3) p)); u = n + (j-1)*s, v = j*s per dimension; j1, j2, j3 "
+     "divide the window counts)",
+     lhs=P("map", V("g"), P("map", V("turn"), P("slide", P("map", V("plane"), V("xsss")), params=("n1", "s1")))),
+     params=("j1", "j2", "j3"), side=_slide_3d_tiling_side, build=_slide_3d_tiling_build,
+     example=_ex_slide_3d_tiling,
+     doc="Overlapped 3D tiling: tile (a, b, c) of u1 x u2 x u3 elements advancing v per dimension holds the "
+         "j1 x j2 x j3 neighbourhoods (a*j1 + i, b*j2 + k, c*j3 + l) (slide_tiling's condition v = u - n + s in "
+         "each dimension); the neighbourhoods of a tile are built as the program built them, f is applied per "
+         "tile, and the [T1][T2][T3][j1][j2][j3] results are put back in order (untile3: per (a, b) transpose, "
+         "map transpose, map (map join); per a transpose, map join; join).")

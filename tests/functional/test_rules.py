@@ -125,6 +125,13 @@ def test_rule_fails_cleanly_where_it_does_not_match(name):
                                    lambda xs, ys: fl.map(lambda p: fl.fst(p) + fl.snd(p), fl.zip(xs, ys))), {}),
     ("drop_slide", lambda: fl.fun([array(2 * fl.nat("N"), f32)], lambda xs: fl.drop(1, fl.slide(2, 2, xs))), {}),
     ("take_concat", lambda: fl.fun([array(3, f32), array(4, f32)], lambda xs, ys: fl.take(2, fl.concat(xs, ys))), {}),
+    # overlapped 2D / 3D tiling: windows per tile that do not divide the window count (4 per dimension)
+    ("slide_2d_tiling", lambda: fl.fun([array(6, array(6, f32))], lambda xss: fl.map(fl.map(lambda w: w[0][0] + w[2][2]),
+                                       fl.map(fl.transpose, fl.slide(3, 1, fl.map(fl.slide(3, 1), xss))))),
+     {"j1": 3, "j2": 2}),
+    ("slide_3d_tiling", lambda: fl.fun([array(6, array(6, array(6, f32)))], lambda x: fl.map(
+        fl.map(fl.map(lambda w: w[0][0][0])), fl.map(lambda b: fl.map(fl.transpose, fl.transpose(b)), fl.slide(3, 1, fl.map(
+            lambda p: fl.map(fl.transpose, fl.slide(3, 1, fl.map(fl.slide(3, 1), p))), x))))), {"j1": 2, "j2": 2, "j3": 3}),
     # reduce_vectorize: z not neutral, an operator without a vector form, a length w does not divide
     ("reduce_vectorize", lambda: fl.fun([array(8, f32)], lambda xs: fl.reduce(fl.add, 1.0, xs)), {"w": 4}),
     ("reduce_vectorize", lambda: fl.fun([array(8, f32)], lambda xs: fl.reduce(fl.sub, 0.0, xs)), {"w": 4}),

@@ -1,0 +1,842 @@
+"""The algorithmic vocabulary of the exploration (stage 1), as data: one `Macro` per move.
+
+A macro is a strategy applied AT ONE NODE of a program (a path from the root, as in
+`functional.strategies`), never searched for (`top_down`): the explorer chooses the node.
+Each entry declares
+
+    name, equation        the rewrite it performs, as text
+    params                its numeric parameters
+    strategy(**params)    a Strategy for the node it is given; a clean Failure elsewhere, and
+                          wherever a precondition (divisibility, associativity and neutral
+                          element from functional.algebra, ...) does not hold
+    lengths(node)         None where the node does not have the macro's shape, else
+                          {param: what the parameter must divide}: a Nat (a length at the node)
+                          or the name of another parameter (drawn first), so that the explorer
+                          draws values from divisors
+    power_of_two, values  further restrictions on a parameter's values (e.g. vector widths)
+    example(rng)          a random instance: (program, path of the node, params)
+
+The moves, in the order of issue 12's list:
+
+    split_join            map f xs -> join (map (map f) (split n xs))                 (1D tiling too)
+    reduce_split          reduce f z xs -> reduce f z (map (reduce f z) (split n xs))
+    reduce_two_stage      reduce_split with the reduced map fused into the chunks' reductions
+    reduce_tree           the seed's vecSum: blocks, coalesced per-item reductions, a tree in a block
+    reduce_vectorize      lanes of w-wide vectors reduced, then the lanes
+    reduce_vectorize_two_stage   chunks of n, each reduced with w-wide vectors
+    tile_2d               map (fun a => map (fun b => e) ys) xs in n x m tiles (ys independent of a)
+    tile_nest_2d          map (fun r => map f r) xss in n x m tiles
+    tile_nest_3d          a 3-deep map nest in n x m x k tiles
+    stencil_tiling_1d     map f (slide n s xs): overlapped tiles of j windows
+    stencil_tiling_2d     map (map f) (2D neighbourhoods): overlapped tiles of j1 x j2 windows
+    stencil_tiling_3d     map3 f (3D neighbourhoods): overlapped tiles of j1 x j2 x j3 windows
+    tile_reduction        a tile of dot products: k-wide tiles accumulated
+    register_blocking_1d  l rows of the result per work-item
+    register_blocking_2d  l1 x l2 blocks of the result per work-item
+    vectorize             map f xs -> as_scalar (map (map_vec f) (as_vector w xs))
+    interchange           map (map f) xss -> transpose (map (map f) (transpose xss))
+    interchange_swap      map (fun a => map g ys) xs -> transpose (map (fun b => map (fun a => g b) xs) ys)
+    fusion, fission       map f (map g xs) <-> map (f . g) xs
+    hoist_invariant       a loop-invariant value of a map's function computed once, before it
+    split_k               map (fun r => reduce f z E) xs: the reduction in n-chunks, the chunks
+                          an outer map (work-groups), a second reduction combining them
+
+`MACROS` maps names to entries; `sites(macro, program)` lists the nodes of a typed program
+where a macro's shape matches, `apply_at(macro, program, path, params)` runs it there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+import numpy as np
+
+from .. import dsl as fl
+from ..expr import Expr, Lambda, NatLambda, applied, free_identifiers, spine, substitute_nat
+from ..infer import infer
+from ..nat import Nat, Var, evaluate
+from ..strategies import (
+    Failure,
+    Result,
+    Strategy,
+    Success,
+    argument,
+    at_path,
+    children,
+    fmap,
+    function,
+    lchoice,
+    replace_at,
+    seq,
+    try_,
+)
+from ..types import ArrayType, array, f32, map_nats
+from . import instances as inst
+from . import macros as mac
+from .core import RULES, NotApplicable
+from .movement import map_fn, prim_fn_params
+
+LengthSpec = dict  # param -> Nat (a length at the node) or str (another parameter's name)
+
+VECTOR_WIDTHS = (2, 4, 8, 16)  # OpenCL's vector widths (3 left out: it pads to 4)
+LOCAL_SIZES = tuple(2**k for k in range(1, 11))  # a tree in a work-group: 2 to 1024 items
+
+
+@attrs.frozen
+class Macro:
+    name: str
+    equation: str
+    params: tuple[str, ...]
+    make: Callable[..., Strategy]  # keyword params -> the strategy at the node
+    lengths: Callable[[Expr], LengthSpec | None]
+    example: Callable  # rng -> (program, path, params)
+    preconditions: str = ""
+    power_of_two: frozenset = frozenset()
+    values: tuple = ()  # ((param, allowed values), ...)
+    exact: bool = True  # False: re-associates floating-point operations
+
+    def strategy(self, **params) -> Strategy:
+        """The macro with these parameters, for the node it is given.  A wrong parameter
+        name is a TypeError (a bug in the caller); a value that is not a positive integer,
+        not a power of two where one is needed, or outside `values` is a Failure."""
+        unknown, missing = set(params) - set(self.params), set(self.params) - set(params)
+        if unknown or missing:
+            raise TypeError(f"macro {self.name} takes {self.params}; got {sorted(params)}")
+        label = self.name + (f"({', '.join(f'{k}={params[k]}' for k in self.params)})" if self.params else "")
+        reason = self._bad_value(params)
+        if reason:
+            return Strategy(label, lambda e: Failure(f"{self.name}: {reason}"))
+        try:
+            inner = self.make(**{k: int(v.as_int() if isinstance(v, Nat) else v) for k, v in params.items()})
+        except (NotApplicable, ValueError) as exc:
+            return Strategy(label, lambda e, why=str(exc): Failure(f"{self.name}: {why}"))
+
+        def run(e: Expr) -> Result:
+            if self.lengths(e) is None:
+                return Failure(f"{self.name}: the node is not {self.equation.split(' -> ')[0]}")
+            try:
+                out = inner(e)
+            except NotApplicable as exc:  # a builder that finds late that the shape is wrong
+                return Failure(f"{self.name}: {exc}")
+            return out if out.ok else Failure(f"{self.name}: {out.reason}")
+
+        return Strategy(label, run)
+
+    def _bad_value(self, params: dict) -> str | None:
+        allowed = dict(self.values)
+        for k, v in params.items():
+            if isinstance(v, Nat):
+                v = v.as_int()
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+                return f"{k} = {v} is not a positive integer"
+            if k in self.power_of_two and v & (v - 1):
+                return f"{k} = {v} is not a power of two"
+            if k in allowed and v not in allowed[k]:
+                return f"{k} = {v} is not one of {allowed[k]}"
+        return None
+
+
+MACROS: dict[str, Macro] = {}
+
+
+def _register(m: Macro) -> Macro:
+    if m.name in MACROS:
+        raise ValueError(f"macro {m.name} declared twice")
+    MACROS[m.name] = m
+    return m
+
+
+# ------------------------------------------------------------------ placing a macro
+
+
+def apply_at(macro: Macro, program: Expr, path: tuple[int, ...], params: dict) -> Result:
+    """`macro(**params)` at the node `path` of the typed `program`, the result put back; the
+    steps' paths are prefixed with `path` (a derivation that replays)."""
+    try:
+        node = at_path(program, path)
+    except IndexError:
+        return Failure(f"{macro.name}: the program has no node at {path}")
+    r = macro.strategy(**params)(node)
+    if not r.ok:
+        return r
+    return Success(replace_at(program, path, r.expr), tuple(attrs.evolve(s, path=path + s.path) for s in r.steps))
+
+
+def sites(macro: Macro, program: Expr) -> list[tuple[int, ...]]:
+    """Paths (pre-order) of the nodes of a typed program where the macro's shape matches."""
+    out: list[tuple[int, ...]] = []
+    stack: list[tuple[Expr, tuple[int, ...]]] = [(program, ())]
+    while stack:
+        e, path = stack.pop()
+        if macro.lengths(e) is not None:
+            out.append(path)
+        stack.extend((c, path + (k,)) for k, c in reversed(list(enumerate(children(e)))))
+    return out
+
+
+def divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def choices(macro: Macro, node: Expr, sizes: dict | None = None, drawn: dict | None = None) -> dict[str, list[int]]:
+    """The values each parameter may take at `node` (lengths evaluated with `sizes`), for the
+    parameters whose length is known: a Nat, or a parameter already in `drawn`."""
+    spec = macro.lengths(node) or {}
+    allowed = dict(macro.values)
+    drawn = drawn or {}
+    out = {}
+    for p in macro.params:
+        target = spec.get(p)
+        if isinstance(target, str):
+            if target not in drawn:
+                continue
+            n = int(drawn[target])
+        else:
+            n = int(evaluate(target, sizes or {}))
+        vs = divisors(n)
+        if p in macro.power_of_two:
+            vs = [v for v in vs if not v & (v - 1)]
+        if p in allowed:
+            vs = [v for v in vs if v in allowed[p]]
+        out[p] = vs
+    return out
+
+
+def draw(macro: Macro, node: Expr, rng: np.random.Generator, sizes: dict | None = None,
+         exclude: dict | None = None) -> dict | None:
+    """Random parameters from the divisors (None when a parameter has no admissible value);
+    `exclude` maps parameters to values not to draw (e.g. 1, which makes a move trivial)."""
+    for _ in range(32):  # a value another parameter must divide may leave that one no value: draw again
+        params = _draw_once(macro, node, rng, sizes, exclude or {})
+        if params is not None:
+            return params
+    return None
+
+
+def _draw_once(macro: Macro, node: Expr, rng, sizes, exclude: dict) -> dict | None:
+    params: dict[str, int] = {}
+    for _ in macro.params:  # parameters that refer to others are drawn after them
+        for p, vs in choices(macro, node, sizes, params).items():
+            if p in params:
+                continue
+            vs = [v for v in vs if v not in exclude.get(p, ())]
+            if not vs:
+                return None
+            params[p] = int(rng.choice(vs))
+    return params if len(params) == len(macro.params) else None
+
+
+# ----------------------------------------------------------------- shapes at a node
+
+
+def _len(e: Expr) -> Nat | None:
+    return e.t.size if isinstance(e.t, ArrayType) else None
+
+
+def _map_args(e: Expr):
+    """(f, xs) of `map f xs`, else None."""
+    args = applied(e, "map", 2)
+    return None if args is None else tuple(args)
+
+
+def _reduce_args(e: Expr):
+    """(f, z, xs) of `reduce f z xs`, else None."""
+    args = applied(e, "reduce", 3)
+    return None if args is None else tuple(args)
+
+
+def _typed(e: Expr) -> bool:
+    return e.t is not None
+
+
+def _cross_nest(e: Expr):
+    """(xs, ys) of `map (fun(a) => map (fun(b) => e) ys) xs` with ys independent of a."""
+    m = _map_args(e)
+    if m is None or not isinstance(m[0], Lambda):
+        return None
+    inner = _map_args(m[0].body)
+    if inner is None or m[0].param.name in free_identifiers(inner[1]):
+        return None
+    return m[1], inner[1]
+
+
+def _row_nest(e: Expr):
+    """(f, xss) of `map (map f) xss` or `map (fun(r) => map f r) xss` (f independent of r)."""
+    m = _map_args(e)
+    if m is None:
+        return None
+    f = map_fn(m[0])
+    return None if f is None else (f, m[1])
+
+
+def _row_nest_3d(e: Expr):
+    """(g, xsss) of a 3-deep nest `map G xsss`, G a map over each plane's rows (`_row_nest`
+    once G is applied): `map (fun(p) => map (fun(r) => map f r) p) xsss` or `map (map (map f)) xsss`."""
+    m = _map_args(e)
+    if m is None:
+        return None
+    g = map_fn(m[0])
+    return None if g is None or map_fn(g) is None else (g, m[1])
+
+
+def _dot_inside(e: Expr) -> bool:
+    """Some `reduce f z (map g (zip a b))` occurs in e."""
+    from ..expr import walk
+
+    for x in walk(e):
+        r = _reduce_args(x)
+        if r is not None and (m := _map_args(r[2])) is not None and applied(m[1], "zip", 2) is not None:
+            return True
+    return False
+
+
+def _map_of_reduce(e: Expr):
+    """(r, E) of `map (fun(r) => reduce f z E) xs`."""
+    m = _map_args(e)
+    if m is None or not isinstance(m[0], Lambda):
+        return None
+    red = _reduce_args(m[0].body)
+    return None if red is None else (m[0].param, red[2])
+
+
+def _slide_args(e: Expr):
+    """(n, s, xs) of `slide n s xs`."""
+    head, args = spine(e)
+    if applied(e, "slide", 1) is None:
+        return None
+    return head.params[0], head.params[1], args[0]
+
+
+def _stencil_1d(e: Expr):
+    """(n, s) of `map f (slide n s xs)`."""
+    m = _map_args(e)
+    if m is None:
+        return None
+    sl = _slide_args(m[1])
+    return None if sl is None else sl[:2]
+
+
+def _stencil_2d(e: Expr) -> bool:
+    """`map (map f) (map transpose (slide n s (map (slide n' s') xss)))`."""
+    m = _map_args(e)
+    if m is None or map_fn(m[0]) is None:
+        return False
+    t = _map_args(m[1])
+    if t is None or prim_fn_params(t[0], "transpose") is None:
+        return False
+    sl = _slide_args(t[1])
+    if sl is None:
+        return False
+    rows = _map_args(sl[2])
+    return rows is not None and prim_fn_params(rows[0], "slide") is not None
+
+
+def _stencil_3d(e: Expr) -> bool:
+    """The 3D stencil slide_3d_tiling rewrites (its pattern and the shape of its functions)."""
+    from .core import Match, match
+    from .stencil import _slide_3d_parts
+
+    bindings: dict = {}
+    if not match(RULES["slide_3d_tiling"].lhs, e, bindings):
+        return False
+    return not isinstance(_slide_3d_parts(Match(bindings, e)), str)
+
+
+# ---------------------------------------------------------------------- new macros
+
+
+r = mac.r
+
+
+def _tile_rows(m: int) -> Strategy:
+    """At `map B blk` (B = `map f` or `fun(r) => map f r`, blk a block of rows): m-wide column
+    tiles outermost, `map join (transpose (map (map (map f)) (transpose (map (fun(r) => split m r) blk))))`.
+    Steps: eta_expand_map where B is `map f`; split_join m in the row; map_fission twice (the
+    join, then the split out of the row function); map_map_interchange."""
+    return seq(
+        try_(r("eta_expand_map")),
+        fmap(r("split_join", n=m)),
+        r("map_fission"),
+        argument(r("map_fission")),
+        argument(r("map_map_interchange")),
+    )
+
+
+def tile_nest_2d(n: int, m: int) -> Strategy:
+    """At `map (fun(r) => map f r) xss` (or `map (map f) xss`): n x m tiles,
+
+        join (map (fun(blk) => map join (transpose (map (map (map f)) (transpose (map (fun(r) => split m r) blk)))))
+                  (split n xss))
+
+    (for each block of n rows: a map over the m-wide column tiles of a map over the tile's
+    rows).  Steps: split_join n; eta_expand_map; `_tile_rows m` in each block."""
+    return mac.named(f"tile_nest_2d({n}, {m})", seq(
+        r("split_join", n=n),
+        argument(r("eta_expand_map")),
+        argument(fmap(_tile_rows(m))),
+    ))
+
+
+def tile_nest_3d(n: int, m: int, k: int) -> Strategy:
+    """At a 3-deep map nest `map (fun(p) => map (fun(r) => map f r) p) xsss`: n x m x k tiles,
+    the maps over plane blocks, row tiles and column tiles outside the maps over a tile's n
+    planes, m rows and k columns.  Steps: tile_nest_2d n m with rows as the elements; then in
+    each n x m tile of rows: eta_expand_map, `_tile_rows k` in every plane of the tile, and
+    the column tiles brought out of the map over the tile's planes (map_fission three times,
+    map_map_interchange):
+
+        per tile: map (map join) (map transpose (transpose (map (map (map (map f)))
+                      (transpose (map (fun(p) => transpose (map (split k) p)) tile)))))"""
+    per_tile = seq(
+        try_(r("eta_expand_map")),
+        fmap(_tile_rows(k)),
+        r("map_fission"),
+        argument(r("map_fission")),
+        argument(argument(r("map_fission"))),
+        argument(argument(r("map_map_interchange"))),
+    )
+    return mac.named(f"tile_nest_3d({n}, {m}, {k})", seq(
+        tile_nest_2d(n, m),
+        argument(fmap(argument(argument(seq(r("eta_expand_map"), fmap(per_tile)))))),
+    ))
+
+
+def split_k(n: int) -> Strategy:
+    """At `map (fun(r) => reduce f z E) xs`: each reduction in chunks of n (reduce_split),
+    the chunks brought outside the map so that they run in parallel (across work-groups),
+    and a second reduction per element combining the partial results:
+
+        map (reduce f z) (transpose (map (map (reduce f z)) (transpose (map (fun(r) => split n E) xs))))
+
+    Steps: reduce_split n in the map's function (f associative, z neutral); map_fission
+    twice (f and z must not depend on r); map_map_interchange."""
+    return mac.named(f"split_k({n})", seq(
+        fmap(r("reduce_split", n=n)),
+        r("map_fission"),
+        argument(r("map_fission")),
+        argument(r("map_map_interchange")),
+    ))
+
+
+def reduce_two_stage(n: int) -> Strategy:
+    """At `reduce f z E`: partial reductions of n-chunks, then one reduction of the partial
+    results; where E is `map g xs` or `map g (zip xs ys)` the map is fused into the chunks'
+    reductions (each chunk reads and computes its own elements)."""
+    plain = r("reduce_split", n=n)
+    of_map = seq(plain, argument(argument(r("split_map"))), argument(r("map_fusion")))
+    return mac.named(f"reduce_two_stage({n})", lchoice(mac.split_reduction(n), lchoice(of_map, plain)))
+
+
+def reduce_vectorize_two_stage(n: int, w: int) -> Strategy:
+    """At `reduce f z xs`: chunks of n (reduce_split), each reduced with w-wide vectors
+    (reduce_vectorize), then the chunks' results reduced."""
+    return mac.named(f"reduce_vectorize_two_stage({n}, {w})", seq(
+        r("reduce_split", n=n),
+        argument(r("eta_expand_map")),
+        argument(fmap(r("reduce_vectorize", w=w))),
+    ))
+
+
+def stencil_tiling_1d(j: int) -> Strategy:
+    """At `map f (slide n s xs)`: overlapped tiles of u = n + (j-1)*s elements, advancing
+    v = j*s, each holding j windows: `join (map (fun(t) => map f (slide n s t)) (slide u v xs))`.
+    Steps: slide_tiling u v; map_join; map_fusion."""
+
+    def run(e: Expr) -> Result:
+        n, s = _stencil_1d(e)
+        u, v = n + (j - 1) * s, s * j
+        return seq(argument(r("slide_tiling", u=u, v=v)), r("map_join"), argument(r("map_fusion")))(e)
+
+    return Strategy(f"stencil_tiling_1d({j})", run)
+
+
+def _monoid_of_inner_reduction(s: Strategy) -> Strategy:
+    """`s` where the first reduction inside the node (pre-order) has an associative operator
+    with a neutral initial value (functional.algebra); else a Failure saying which is missing."""
+    from .. import algebra
+    from ..expr import walk
+
+    def run(e: Expr) -> Result:
+        red = next((a for x in walk(e) if (a := _reduce_args(x)) is not None), None)
+        if red is None:
+            return Failure("no reduction inside")
+        f, z, _ = red
+        if not algebra.associative(f):
+            return Failure(f"{str(f)[:40]} is not known to be associative")
+        if not algebra.neutral(f, z):
+            return Failure(f"{str(z)[:40]} is not known to be a neutral element of {str(f)[:40]}")
+        return s(e)
+
+    return Strategy(str(s), run)
+
+
+def _guarded(label: str, test, s: Strategy) -> Strategy:
+    return mac.named(label, seq(mac.guard(label, test), s))
+
+
+# --------------------------------------------------------------------- random instances
+
+
+def _monoid(rng):
+    op, z = inst.pick(rng, inst.MONOIDS)
+    return op, z
+
+
+def _size_vars(program: Expr) -> list[Var]:
+    """The size variables of the program's inputs' types (with their facts)."""
+    found: dict[str, Var] = {}
+
+    def collect(n: Nat) -> Nat:
+        for v in n.vars:
+            found.setdefault(v.name, v)
+        return n
+
+    body = program
+    while isinstance(body, Lambda):
+        if body.param.decl is not None:
+            map_nats(body.param.decl, collect)
+        body = body.body
+    return [found[k] for k in sorted(found)]
+
+
+def specialise(program: Expr, sizes: dict[str, int]) -> Expr:
+    """The program at these sizes: size binders (`fun(N: nat) => ...`) and size variables of
+    its inputs' types replaced by the values `sizes` gives by name (untyped: infer it)."""
+    while isinstance(program, NatLambda):
+        program = substitute_nat(program.body, program.var, Nat.const(sizes[program.var.name]))
+    for v in _size_vars(program):
+        program = substitute_nat(program, v, Nat.const(sizes[v.name]))
+    return program
+
+
+def concrete(program: Expr, rng) -> Expr:
+    """The program at small sizes, each a multiple of what its variable is declared a
+    multiple of (the rules' random programs are symbolic half of the time)."""
+    binders, body = [], program
+    while isinstance(body, NatLambda):
+        binders.append(body.var)
+        body = body.body
+    return specialise(program, {v.name: v.multiple_of * int(rng.integers(1, 3))
+                                for v in binders + _size_vars(body)})
+
+
+def _found(macro_name: str, program: Expr, rng, exclude_one: bool = True, fixed: dict | None = None):
+    """(program, path, params): a random site of the typed program where the macro applies
+    with parameters drawn from the divisors of its lengths (1 left out where possible)."""
+    macro = MACROS[macro_name]
+    program = concrete(program, rng)
+    typed = infer(program)
+    paths = sites(macro, typed)
+    order = rng.permutation(len(paths))
+    for k in order:
+        path = paths[int(k)]
+        node = at_path(typed, path)
+        for _ in range(4):
+            params = fixed if fixed is not None else draw(
+                macro, node, rng, exclude={p: (1,) for p in macro.params} if exclude_one else None)
+            if params is None and exclude_one:
+                params = draw(macro, node, rng)
+            if params is not None and macro.strategy(**params)(node).ok:
+                return program, path, params
+    raise AssertionError(f"example of {macro_name}: applies nowhere in {program}")
+
+
+def _from_rule(rule_name: str, macro_name: str):
+    """Instances of a one-rule macro: the rule's own random programs, at a random site."""
+
+    def ex(rng):
+        program, _, _ = RULES[rule_name].example(rng)
+        return _found(macro_name, program, rng)
+
+    return ex
+
+
+def _vector(rng, multiple: int = 1):
+    return inst.size(rng, multiple, 1, 4)
+
+
+def _ex_reduction(rng, multiple_of=(2, 4)):
+    """reduce op z E over E = xs, map g xs or map g (zip xs ys), or the same per row."""
+    n = int(rng.choice(multiple_of)) * inst.size(rng, 1, 1, 3)
+    op, z = _monoid(rng)
+    g = inst.pick(rng, inst.UNARY) if op is not fl.mul else (lambda x: x * 0.5 + 0.75)
+    kind = int(rng.integers(3))
+    body = [lambda xs, ys: fl.reduce(op, z, xs),
+            lambda xs, ys: fl.reduce(op, z, fl.map(g, xs)),
+            lambda xs, ys: fl.reduce(op, z, fl.map(lambda p: g(fl.fst(p)) + fl.snd(p) * 0.25, fl.zip(xs, ys)))][kind]
+    if rng.random() < 0.5:
+        return fl.fun([array(n, f32), array(n, f32)], body)
+    rows = inst.size(rng, 1, 1, 3)
+    return fl.fun([array(rows, array(n, f32)), array(rows, array(n, f32))],
+                  lambda a, b: fl.map(lambda p: body(fl.fst(p), fl.snd(p)), fl.zip(a, b)))
+
+
+def _ex_cross(rng, k_multiple: int = 1, *, dot: bool = True):
+    """The tile product `map (fun(a) => map (fun(b) => dot a b) ys) xs` (or a scalar body)."""
+    m, n = inst.size(rng, 2, 1, 2), inst.size(rng, 2, 1, 2)
+    k = inst.size(rng, k_multiple, 1, 3)
+    if dot:
+        return fl.fun([array(m, array(k, f32)), array(n, array(k, f32))], lambda xs, ys: fl.map(
+            lambda a: fl.map(lambda b: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(a, b))),
+                             ys), xs))
+    f = inst.pick(rng, inst.UNARY)
+    return fl.fun([array(m, f32), array(n, f32)], lambda xs, ys: fl.map(lambda a: fl.map(lambda b: f(a) * b, ys), xs))
+
+
+def _ex_nest_2d(rng):
+    m, n = inst.size(rng, 2, 1, 3), inst.size(rng, 2, 1, 3)
+    f = inst.pick(rng, inst.UNARY)
+    if rng.random() < 0.5:
+        return fl.fun([array(m, array(n, f32))], lambda xss: fl.map(fl.map(f), xss))
+    return fl.fun([array(m, array(n, f32))], lambda xss: fl.map(lambda r_: fl.map(lambda x: f(x) + 1.0, r_), xss))
+
+
+def _ex_nest_3d(rng):
+    d, h, w = inst.size(rng, 2, 1, 2), inst.size(rng, 2, 1, 2), inst.size(rng, 2, 1, 2)
+    f = inst.pick(rng, inst.UNARY)
+    t = array(d, array(h, array(w, f32)))
+    if rng.random() < 0.5:
+        return fl.fun([t], lambda x: fl.map(fl.map(fl.map(f)), x))
+    return fl.fun([t], lambda x: fl.map(lambda p: fl.map(lambda r_: fl.map(f, r_), p), x))
+
+
+def _ex_split_k(rng):
+    rows, k = inst.size(rng, 1, 1, 3), inst.size(rng, 2, 1, 3)
+    op, z = _monoid(rng)
+    kind = int(rng.integers(3))
+    if kind == 0:  # a matrix-vector product's rows
+        return fl.fun([array(rows, array(k, f32)), array(k, f32)], lambda a, x: fl.map(
+            lambda row: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(row, x))), a))
+    if kind == 1:  # row reductions
+        return fl.fun([array(rows, array(k, f32))], lambda a: fl.map(lambda row: fl.reduce(op, z, row), a))
+    g = inst.pick(rng, inst.UNARY) if op is not fl.mul else (lambda x: x * 0.5 + 0.75)
+    return fl.fun([array(rows, array(k, f32))], lambda a: fl.map(lambda row: fl.reduce(op, z, fl.map(g, row)), a))
+
+
+def _ex_stencil_1d(rng):
+    n, s = int(rng.integers(1, 4)), int(rng.integers(1, 3))
+    windows = 2 * inst.size(rng, 1, 1, 3)
+    total = s * (windows - 1) + n
+    kind = int(rng.integers(2))
+    f = fl.reduce(fl.add, 0.0) if kind == 0 else fl.lam(lambda w: w[0] * 2.0 - w[n - 1])
+    return fl.fun([array(total, f32)], lambda xs: fl.map(f, fl.slide(n, s, xs)))
+
+
+def _ex_stencil_2d(rng):
+    program, _, _ = RULES["slide_2d_tiling"].example(rng)
+    return program
+
+
+def _ex_hoist(rng):
+    program, _, _ = RULES["hoist_invariant"].example(rng)
+    return program
+
+
+# ------------------------------------------------------------------------- the table
+
+
+def _spec(**kw):
+    return lambda e: kw
+
+
+_MONOID = "f associative with z its neutral element (functional.algebra)"
+
+_register(Macro(
+    "split_join", "map f xs -> join (map (map f) (split n xs))", ("n",),
+    lambda n: r("split_join", n=n),
+    lambda e: None if (m := _map_args(e)) is None or not _typed(e) else {"n": _len(m[1])},
+    lambda rng: _found("split_join", RULES["split_join"].example(rng)[0], rng),
+    "n divides the length of xs"))
+
+_register(Macro(
+    "reduce_split", "reduce f z xs -> reduce f z (map (reduce f z) (split n xs))", ("n",),
+    lambda n: r("reduce_split", n=n),
+    lambda e: None if (m := _reduce_args(e)) is None or not _typed(e) else {"n": _len(m[2])},
+    lambda rng: _found("reduce_split", _ex_reduction(rng), rng),
+    f"{_MONOID}; n divides the length of xs", exact=False))
+
+_register(Macro(
+    "reduce_two_stage",
+    "reduce f z (map g xs) -> reduce f z (map (fun(c) => reduce f z (map g c)) (split n xs))   "
+    "(also map g (zip xs ys), and plain xs)", ("n",),
+    reduce_two_stage,
+    lambda e: None if (m := _reduce_args(e)) is None or not _typed(e) else {"n": _len(m[2])},
+    lambda rng: _found("reduce_two_stage", _ex_reduction(rng), rng),
+    f"{_MONOID}; n divides the length", exact=False))
+
+_register(Macro(
+    "reduce_tree",
+    "reduce f z xs -> reduce f z (map (fun(chunk) => reduce f z (iterate log2(local) (tree stage) "
+    "(map (reduce f z) (split (block/local) (reorder_stride local chunk))))) (split block xs))", ("block", "local"),
+    mac.parallel_reduction,
+    lambda e: None if (m := _reduce_args(e)) is None or not _typed(e) else {"block": _len(m[2]), "local": "block"},
+    lambda rng: _found("reduce_tree", _ex_reduction(rng, (4, 8)), rng),
+    f"{_MONOID}, and commutative; block divides the length; local a power of two (at least 2) dividing block",
+    power_of_two=frozenset({"local"}), values=(("local", LOCAL_SIZES),), exact=False))
+
+_register(Macro(
+    "reduce_vectorize",
+    "reduce f z xs -> let (reduce f (cast vec[s, w] z) (as_vector w xs)) (fun(v) => reduce f z (lanes of v))", ("w",),
+    lambda w: r("reduce_vectorize", w=w),
+    lambda e: None if (m := _reduce_args(e)) is None or not _typed(e) else {"w": _len(m[2])},
+    lambda rng: _found("reduce_vectorize", _ex_reduction(rng, (2, 4, 8))
+                       if rng.random() < 0.5 else RULES["reduce_vectorize"].example(rng)[0], rng),
+    "f one of add, mul, max, min (a lane-wise vector form) and z its neutral element; xs scalars; "
+    "w in 2, 4, 8, 16 dividing the length", values=(("w", VECTOR_WIDTHS),), exact=False))
+
+_register(Macro(
+    "reduce_vectorize_two_stage",
+    "reduce f z xs -> reduce f z (map (fun(c) => reduce_vectorize w (reduce f z c)) (split n xs))", ("n", "w"),
+    reduce_vectorize_two_stage,
+    lambda e: None if (m := _reduce_args(e)) is None or not _typed(e) else {"n": _len(m[2]), "w": "n"},
+    lambda rng: _found("reduce_vectorize_two_stage", _ex_reduction(rng, (4, 8)), rng),
+    f"{_MONOID}, f one of add, mul, max, min; n divides the length; w in 2, 4, 8, 16 dividing n",
+    values=(("w", VECTOR_WIDTHS),), exact=False))
+
+_register(Macro(
+    "tile_2d", "map (fun(a) => map (fun(b) => e) ys) xs -> join (map (fun(rows) => map join (transpose "
+    "(map (fun(cols) => map (fun(a) => map (fun(b) => e) cols) rows) (split m ys)))) (split n xs))", ("n", "m"),
+    mac.tile_2d,
+    lambda e: None if (c := _cross_nest(e)) is None or not _typed(e) else {"n": _len(c[0]), "m": _len(c[1])},
+    lambda rng: _found("tile_2d", _ex_cross(rng, dot=bool(rng.random() < 0.5)), rng),
+    "ys independent of a; n divides the length of xs, m that of ys"))
+
+_register(Macro(
+    "tile_nest_2d", "map (fun(r) => map f r) xss -> join (map (fun(blk) => map join (transpose (map (map (map f)) "
+    "(transpose (map (split m) blk))))) (split n xss))", ("n", "m"),
+    tile_nest_2d,
+    lambda e: None if (c := _row_nest(e)) is None or not _typed(e) else {"n": _len(c[1]), "m": c[1].t.elem.size},
+    lambda rng: _found("tile_nest_2d", _ex_nest_2d(rng), rng),
+    "f independent of the row; n divides the number of rows, m the row length"))
+
+_register(Macro(
+    "tile_nest_3d", "map (fun(p) => map (fun(r) => map f r) p) x -> n x m x k tiles: maps over plane blocks, row "
+    "tiles, column tiles, then a tile's planes, rows and columns",
+    ("n", "m", "k"),
+    tile_nest_3d,
+    lambda e: None if (c := _row_nest_3d(e)) is None or not _typed(e) else {
+        "n": _len(c[1]), "m": c[1].t.elem.size, "k": c[1].t.elem.elem.size},
+    lambda rng: _found("tile_nest_3d", _ex_nest_3d(rng), rng),
+    "f independent of the plane and row; n, m, k divide the three lengths"))
+
+_register(Macro(
+    "stencil_tiling_1d", "map f (slide n s xs) -> join (map (fun(t) => map f (slide n s t)) (slide u v xs))   "
+    "(u = n + (j-1)*s, v = j*s)", ("j",),
+    lambda j: _guarded("map f (slide n s xs)", lambda e: _stencil_1d(e) is not None, stencil_tiling_1d(j)),
+    lambda e: None if _stencil_1d(e) is None or not _typed(e) else {"j": _len(e)},
+    lambda rng: _found("stencil_tiling_1d", _ex_stencil_1d(rng), rng),
+    "j (windows per tile) divides the number of windows"))
+
+_register(Macro(
+    "stencil_tiling_2d", RULES["slide_2d_tiling"].equation.split("   (")[0], ("j1", "j2"),
+    lambda j1, j2: r("slide_2d_tiling", j1=j1, j2=j2),
+    lambda e: None if not _stencil_2d(e) or not _typed(e) else {"j1": _len(e), "j2": e.t.elem.size},
+    lambda rng: _found("stencil_tiling_2d", _ex_stencil_2d(rng), rng),
+    "the element function maps each row of windows alike (`map f`); j1, j2 (windows per tile) divide the "
+    "window counts"))
+
+_register(Macro(
+    "stencil_tiling_3d", RULES["slide_3d_tiling"].equation.split("   (")[0], ("j1", "j2", "j3"),
+    lambda j1, j2, j3: r("slide_3d_tiling", j1=j1, j2=j2, j3=j3),
+    lambda e: None if not _typed(e) or not _stencil_3d(e) else {
+        "j1": _len(e), "j2": e.t.elem.size, "j3": e.t.elem.elem.size},
+    lambda rng: _found("stencil_tiling_3d", RULES["slide_3d_tiling"].example(rng)[0], rng),
+    "the 3D neighbourhoods written as examples/suite.py's slide3d (slide of planes' 2D neighbourhoods, then "
+    "map transpose . transpose); f maps every window alike; j1, j2, j3 (windows per tile) divide the window counts"))
+
+_register(Macro(
+    "tile_reduction", "map (fun(a) => map (fun(b) => reduce f z (map g (zip a b))) cols) rows -> "
+    "reduce over pairs of k-wide tiles with a tile accumulator", ("k",),
+    lambda k: _monoid_of_inner_reduction(mac.tile_reduction(k)),
+    lambda e: None if (c := _cross_nest(e)) is None or not _typed(e) or not _dot_inside(e)
+    or not isinstance(c[0].t.elem, ArrayType) else {"k": c[0].t.elem.size},
+    lambda rng: _found("tile_reduction", _ex_cross(rng, 2), rng),
+    f"{_MONOID}; k divides the length of the rows", exact=False))
+
+_register(Macro(
+    "register_blocking_1d", "map (fun(a) => map (fun(b) => reduce f z (map g (zip a b))) ys) xs -> "
+    "join (map (fun(aBlock) => transpose (map (fun(b) => <reduction with an l-wide accumulator>) ys)) (split l xs))",
+    ("l",),
+    mac.register_blocking_1d,
+    lambda e: None if (c := _cross_nest(e)) is None or not _typed(e) or not _dot_inside(e) else {"l": _len(c[0])},
+    lambda rng: _found("register_blocking_1d", _ex_cross(rng), rng),
+    "the body a dot product of a and b with z a constant; l divides the length of xs", exact=False))
+
+_register(Macro(
+    "register_blocking_2d", "map (fun(a) => map (fun(b) => reduce f z (map g (zip a b))) ys) xs -> "
+    "tile_2d l1 l2, each l1 x l2 block an accumulation of outer products", ("l1", "l2"),
+    mac.register_blocking_2d,
+    lambda e: None if (c := _cross_nest(e)) is None or not _typed(e) or not _dot_inside(e)
+    else {"l1": _len(c[0]), "l2": _len(c[1])},
+    lambda rng: _found("register_blocking_2d", _ex_cross(rng), rng),
+    "the body a dot product of a and b with z a constant; l1 divides the length of xs, l2 that of ys", exact=False))
+
+_register(Macro(
+    "vectorize", "map f xs -> as_scalar (map (map_vec f) (as_vector w xs))", ("w",),
+    lambda w: r("vectorize", w=w),
+    lambda e: None if (m := _map_args(e)) is None or not _typed(e) else {"w": _len(m[1])},
+    lambda rng: _found("vectorize", RULES["vectorize"].example(rng)[0], rng),
+    "xs an array of scalars, f scalar to scalar; w in 2, 4, 8, 16 dividing the length", values=(("w", VECTOR_WIDTHS),)))
+
+_register(Macro(
+    "interchange", RULES["map_map_interchange"].equation + "   (also map (fun(r) => map f r) xss)", (),
+    lambda: lchoice(r("map_map_interchange"), seq(function(argument(r("eta"))), r("map_map_interchange"))),
+    lambda e: None if _row_nest(e) is None else {},
+    _from_rule("map_map_interchange", "interchange")))
+
+_register(Macro(
+    "interchange_swap", RULES["map_map_swap"].equation.split("   (")[0], (),
+    lambda: r("map_map_swap"),
+    lambda e: None if _cross_nest(e) is None else {},
+    _from_rule("map_map_swap", "interchange_swap"),
+    "the inner array independent of the outer element"))
+
+_register(Macro(
+    "fusion", RULES["map_fusion"].equation, (),
+    lambda: r("map_fusion"),
+    lambda e: None if (m := _map_args(e)) is None or _map_args(m[1]) is None else {},
+    _from_rule("map_fusion", "fusion")))
+
+_register(Macro(
+    "fission", RULES["map_fission"].equation, (),
+    lambda: r("map_fission"),
+    lambda e: None if (m := _map_args(e)) is None or not isinstance(m[0], Lambda) else {},
+    _from_rule("map_fission", "fission"),
+    "the function's body is f (g x) with f independent of x"))
+
+_register(Macro(
+    "hoist_invariant", RULES["hoist_invariant"].equation.split("   (")[0], (),
+    lambda: r("hoist_invariant"),
+    lambda e: None if _map_args(e) is None and _reduce_args(e) is None else {},
+    lambda rng: _found("hoist_invariant", _ex_hoist(rng), rng),
+    "some loop in the function mentions nothing bound in it",
+    exact=False))  # the interpreter sums a reduction computed once in another order than one per element
+
+_register(Macro(
+    "split_k", "map (fun(r) => reduce f z E) xs -> map (reduce f z) (transpose (map (map (reduce f z)) "
+    "(transpose (map (fun(r) => split n E) xs))))", ("n",),
+    split_k,
+    lambda e: None if (m := _map_of_reduce(e)) is None or not _typed(e) else {"n": _len(m[1])},
+    lambda rng: _found("split_k", _ex_split_k(rng), rng),
+    f"{_MONOID}, f and z independent of r; n divides the length of E", exact=False))
+
+
+__all__ = [
+    "MACROS",
+    "VECTOR_WIDTHS",
+    "Macro",
+    "apply_at",
+    "choices",
+    "concrete",
+    "divisors",
+    "draw",
+    "reduce_two_stage",
+    "reduce_vectorize_two_stage",
+    "sites",
+    "specialise",
+    "split_k",
+    "stencil_tiling_1d",
+    "tile_nest_2d",
+    "tile_nest_3d",
+]
