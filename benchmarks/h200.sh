@@ -13,6 +13,7 @@ case "${1:-sum}" in
   sum) shift || true; python3 benchmarks/sum_gpu.py "$@" ;;
   mm) shift; python3 benchmarks/mm_gpu.py "$@" ;;
   explore) shift; python3 benchmarks/explore_targets.py "$@" ;;
+  suite) shift; python3 benchmarks/explore_suite.py "$@" ;;
   hand) shift; python3 benchmarks/sgemm_hand.py "$@" ;;
-  *) echo "usage: bash benchmarks/h200.sh [sum|mm|explore|hand] [options]" >&2; exit 2 ;;
+  *) echo "usage: bash benchmarks/h200.sh [sum|mm|explore|suite|hand] [options]" >&2; exit 2 ;;
 esac

@@ -232,6 +232,7 @@ class _Run:
     def __init__(self, space: Space, program_text: str, device: str, db: TuningDB | None, run_id: str,
                  search: Search, seed: int, max_candidates: int | None, progress, evaluator: Evaluator):
         self.space, self.program_text, self.device, self.db = space, program_text, device, db
+        self.infeasible: dict[str, int] = dict(space.infeasible)  # stage 3's, then the devices' (resources)
         self.run_id, self.search, self.seed = run_id, search, seed
         self.max_candidates, self.progress, self.evaluator = max_candidates, progress, evaluator
         self.rng = random.Random(seed)
@@ -360,6 +361,9 @@ class _Run:
             self.by_stage[candidate.stage or "?"] += 1
             if outcome.stage == "derive":
                 self.by_rule[outcome.rule or spec.family_name] += 1
+            if outcome.stage == "resources":  # what the device cannot run, by kind ("local memory", ...)
+                kind = (outcome.error or "?").split(":")[0]
+                self.infeasible[kind] = self.infeasible.get(kind, 0) + 1
         self._finish_trial(spec, candidate)
         self._consider(candidate)
         if spec.baseline:
@@ -410,7 +414,7 @@ class _Run:
         return Exploration(
             self.program_text, dict(self.space.sizes), self.device, self.run_id, self.search.name, self.seed,
             self.best, self.default, self.tried, failed, dict(self.by_stage), dict(self.by_rule),
-            {k: dict(v) for k, v in self.by_family.items()}, dict(self.space.infeasible), self.duplicates,
+            {k: dict(v) for k, v in self.by_family.items()}, dict(self.infeasible), self.duplicates,
             self.reused, self.abandoned, elapsed_s, tuple(self.recorded[k] for k in sorted(self.recorded)),
             self.baseline_kind)
 
@@ -480,6 +484,8 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
         workers = max(1, min(workers, host // max(1, program_bytes(typed, sizes)) - 1))
     space = Space.build(typed, sizes, limits, skeletons)
     evaluator = evaluator or Evaluator()
+    if evaluator.limits is None:  # candidates the device cannot run well are not built
+        evaluator = attrs.evolve(evaluator, limits=limits)
     tuning_db, owned = _open_db(db)
     run = _Run(space, canonical(typed), key, tuning_db, run_id or uuid.uuid4().hex[:12], SEARCHES[search], seed,
                max_candidates, progress, evaluator)

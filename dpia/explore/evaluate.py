@@ -23,7 +23,7 @@ from functional.interp import interpret
 from functional.syntax import to_text
 
 from ..programs import input_shapes, random_inputs, relative_error
-from .space import CHECK_FLOOR, Point, Skeleton, check_size
+from .space import CHECK_FLOOR, DeviceLimits, Point, Skeleton, check_size
 
 SLOW_FACTOR = 5.0  # abandon a candidate whose first timed run is this much slower than the best
 PROBE_WORK = 1 / 32  # probe sizes: at most this fraction of the real sizes' work (product of the sizes)
@@ -139,6 +139,7 @@ class Evaluator:
     slow_factor: float = SLOW_FACTOR
     tolerance: float = 1e-3
     check_floor: int = CHECK_FLOOR
+    limits: DeviceLimits | None = None  # the device's: a candidate it cannot run well is not built (explore sets it)
 
     def derive(self, spec: Spec) -> tuple[Expr, Derivation]:
         if spec.derivation is not None:
@@ -155,6 +156,15 @@ class Evaluator:
         import dpia
 
         return dpia.translate(low, name="candidate")
+
+    def resources(self, program, spec: Spec) -> str | None:
+        """Why the device cannot run the translated program well at the real sizes
+        (dpia.explore.resources), or None."""
+        if self.limits is None:
+            return None
+        from .resources import kernel_resources, resource_problem
+
+        return resource_problem(kernel_resources(program, spec.sizes), self.limits)
 
     def emit(self, program, spec: Spec) -> str:
         from codegen_opencl.opencl import emit
@@ -335,6 +345,10 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
                             probes=probe_levels(derivation.program, spec.sizes))
     try:
         program = _stage(conn, "translate", evaluator.translate, low, spec)
+        problem = _stage(conn, "resources", evaluator.resources, program, spec)
+        if problem is not None:
+            conn.send(("done", Outcome("failed", "resources", problem)))
+            return
         _stage(conn, "emit", evaluator.emit, program, spec)
         kernel = _stage(conn, "build", evaluator.build, program, session, spec)
     except _StageFailure as f:

@@ -43,7 +43,7 @@ BUSY_TIMEOUT_S = 60.0  # how long a writer waits for another process's transacti
 _MOVE_IT_AWAY = f"move it away or choose another file with --db or ${ENV_VAR}"
 
 STATUSES = ("ok", "failed", "wrong", "timeout", "slow")
-STAGES = ("derive", "translate", "emit", "build", "run", "check", "time")
+STAGES = ("derive", "translate", "resources", "emit", "build", "run", "check", "time")
 
 
 def _installed_version() -> str:

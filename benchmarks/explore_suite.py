@@ -1,0 +1,181 @@
+"""Explore programs of examples/suite.py (and examples/seed.py) from their high-level form in
+the space the rules generate, then time the best variant (replayed from the tuning database
+by `dpia.compile`) against references measured in the same run.
+
+    python benchmarks/explore_suite.py jacobi2d_5:h=2048,w=2048 gemv:m=4096,n=4096 --budget 120
+    bash benchmarks/h200.sh suite jacobi2d_5:h=8192,w=8192 --budget 180      # the H200
+
+A target is `NAME:size=value,...` with the suite entry's size names (see Entry.bench in
+examples/suite.py; `total:n=...` and `mm:m=..,n=..,k=..` name examples/seed.py's sum and mm).
+References: NumPy on the host; on a CUDA device (torch present) the device-to-device copy of
+the program's inputs and output (the memory roofline), torch.sum for `total`, cuBLAS
+(TF32 off) for `mm` and `gemv`.  One JSON per target under --out, and a table on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "examples"))
+
+
+def _median_s(fn, repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def _torch():
+    try:
+        import torch
+
+        return torch if torch.cuda.is_available() else None
+    except ImportError:
+        return None
+
+
+def _cuda_time(torch, fn, repeat: int) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(repeat + 3):
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return float(np.median(times[3:]))
+
+
+def target(name: str, size: dict, rng):
+    """(program, inputs, NumPy reference function) of a target."""
+    import seed
+    import suite
+
+    if name == "total":
+        x = rng.standard_normal(size["n"], dtype=np.float32)
+        return seed.total, (x,), lambda v: np.sum(v)
+    if name == "mm":
+        a = rng.standard_normal((size["m"], size["k"]), dtype=np.float32)
+        b = rng.standard_normal((size["k"], size["n"]), dtype=np.float32)
+        return seed.mm, (a, b), lambda p, q: p @ q
+    entries = {e.name: e for e in suite.SUITE + list(getattr(suite, "ALTERNATIVES", []))}
+    if name not in entries:
+        raise SystemExit(f"unknown target {name!r}; known: total, mm, {', '.join(sorted(entries))}")
+    entry = entries[name]
+    return entry.program, tuple(entry.make_inputs(rng, **size)), entry.reference
+
+
+def gpu_references(name: str, inputs: tuple, nbytes: int, repeat: int) -> list[tuple[str, float]]:
+    torch = _torch()
+    if torch is None:
+        return []
+    out = []
+    buf = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda")
+    dst = torch.empty_like(buf)
+    # a copy reads and writes: the program's bytes moved once each way is nbytes in total
+    half = buf[: max(1, nbytes // 8)]
+    out.append(("device copy of the same bytes", _cuda_time(torch, lambda: dst[: half.numel()].copy_(half), repeat)))
+    torch.backends.cuda.matmul.allow_tf32 = False
+    if name == "total":
+        tx = torch.from_numpy(inputs[0]).cuda()
+        out.append(("torch.sum", _cuda_time(torch, lambda: tx.sum(), repeat)))
+    if name == "mm":
+        ta, tb = (torch.from_numpy(v).cuda() for v in inputs)
+        out.append(("cuBLAS (torch, TF32 off)", _cuda_time(torch, lambda: ta @ tb, repeat)))
+    if name == "gemv":
+        ta, tx, ty = (torch.from_numpy(np.ascontiguousarray(v)).cuda() for v in inputs[:3])
+        alpha, beta = float(inputs[3]), float(inputs[4])
+        out.append(("cuBLAS gemv (torch.addmv)", _cuda_time(torch, lambda: torch.addmv(ty, ta, tx, beta=beta,
+                                                                                        alpha=alpha), repeat)))
+    return out
+
+
+def run_target(spec: str, args) -> dict:
+    import dpia
+    from dpia.explore import explore, program_bytes
+    from dpia.explore.tuning import TuningDB
+    from dpia.programs import relative_error
+
+    name, _, size_text = spec.partition(":")
+    size = {k: int(v) for k, v in (kv.split("=") for kv in size_text.split(",") if kv)}
+    rng = np.random.default_rng(args.seed)
+    program, inputs, reference = target(name, size, rng)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    db = TuningDB(out / "tuning.sqlite")
+    kernel = dpia.compile(program, db=db)
+    sizes = kernel.sizes_of(inputs)
+    started = time.monotonic()
+    finished: list = []
+    result = explore(program, sizes, db=db, budget_s=args.budget, search=args.search, seed=args.seed,
+                     workers=args.workers,
+                     progress=lambda c: finished.append((time.monotonic() - started, c.status, c.time_s)))
+    print(result.report(), flush=True)
+    kernel = dpia.compile(program, db=db)
+    got = kernel(*inputs)
+    t_best = kernel.time(*inputs, repeat=args.repeat)
+    error = relative_error(got, reference(*inputs))
+    nbytes = program_bytes(program, sizes)
+    rows = [("explored best (" + kernel.variant.kind + ")", t_best)]
+    if result.default is not None and result.default.time_s:
+        rows.append((f"baseline: {result.baseline} variant", result.default.time_s))
+    refs = gpu_references(name, inputs, nbytes, args.repeat) or [("numpy", _median_s(lambda: reference(*inputs), 5))]
+    rows += refs
+    print(f"\n{spec} on {result.device}: {nbytes / 1e6:.1f} MB moved at least, relative error {error:.2e}")
+    print(f"{'variant':40s} {'ms':>10s} {'GB/s':>9s} {'ref/best':>9s}")
+    table = []
+    for label, t in rows:
+        ratio = t / t_best
+        print(f"{label:40s} {t * 1e3:10.4f} {nbytes / t / 1e9:9.1f} {ratio:9.3f}")
+        table.append({"variant": label, "time_s": t, "GB_per_s": nbytes / t / 1e9, "ref_over_best": ratio})
+    best_candidate = result.best
+    summary = {"target": spec, "sizes": sizes, "device": result.device, "budget_s": args.budget,
+               "elapsed_s": time.monotonic() - started, "tried": result.tried, "failed": result.failed,
+               "by_stage": dict(result.by_stage), "infeasible": dict(result.infeasible),
+               "skeletons": len(result.by_family), "relative_error": error, "rows": table,
+               "best": best_candidate.params.get("family") if best_candidate else None,
+               "best_choices": best_candidate.params.get("choices") if best_candidate else None,
+               "time_to_best_s": _time_to_fraction(finished, result.best and result.best.time_s, 1.0),
+               "time_to_0.9_s": _time_to_fraction(finished, result.best and result.best.time_s, 0.9)}
+    (out / f"{name}_{size_text.replace(',', '_').replace('=', '')}.json").write_text(
+        json.dumps(summary, indent=1, default=str))
+    return summary
+
+
+def _time_to_fraction(finished: list, best_s: float | None, fraction: float) -> float | None:
+    """Seconds from the exploration's start until a candidate within `fraction` of the best
+    speed had finished (`finished`: (seconds since the start, status, time) per candidate)."""
+    if best_s is None:
+        return None
+    return next((round(at, 1) for at, status, t in finished if status == "ok" and t <= best_s / fraction), None)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("targets", nargs="+", help="NAME:size=value,... (suite entries, total, mm)")
+    ap.add_argument("--budget", type=float, default=120.0, help="seconds of exploration per target")
+    ap.add_argument("--search", default="bayesian")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--out", default="explore_suite_out")
+    args = ap.parse_args(argv)
+    for spec in args.targets:
+        run_target(spec, args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
