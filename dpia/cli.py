@@ -577,12 +577,14 @@ def _shown_stages():
 
 
 def _show_args(p: argparse.ArgumentParser) -> None:
+    from .pipeline import stage_help
+
     _program_args(p, "a size of the program (repeatable); with every size, the best variant stored for them "
                      "is shown, else the default strategy")
     stages = _shown_stages()
     p.add_argument("--stage", choices=[s.name for s in stages], metavar="STAGE",
                    help="print what this stage of the compilation gives instead (dpia.pipeline, in order): "
-                        + "; ".join(f"{s.name}: {s.doc}" for s in stages))
+                        + stage_help(stages))
 
 
 def _show(args: argparse.Namespace) -> int:

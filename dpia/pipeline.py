@@ -144,6 +144,9 @@ def time(kernel, inputs: tuple, options: Options) -> float:
 
 @attrs.frozen
 class Stage:
+    """One step of compiling: the names of the values it takes and gives, a line saying
+    what it does, and its function `fn(*taken, options)`."""
+
     name: str
     takes: tuple[str, ...]
     gives: tuple[str, ...]
