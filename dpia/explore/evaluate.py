@@ -2,8 +2,8 @@
 
 A `Spec` names the candidate (the program re-declared with the facts it needs, its strategy or
 derivation, check and real sizes); the `Evaluator` runs its stages (derive, then those of
-dpia.pipeline.PIPELINE from translate to time: each a method a test may replace); `_evaluate` talks with the
-parent (dpia.explore.workers) between them.  Probe sizes abandon a hopeless candidate
+dpia.pipeline.PIPELINE from translate to time: each a method a test may replace);
+`_evaluate` talks with the parent (dpia.explore.workers) between them.  Probe sizes abandon a hopeless candidate
 early (see dpia.explore.driver).
 """
 
@@ -332,7 +332,8 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
     conn.send(("derived", to_text(low), derivation.to_text()))
     if conn.recv()[0] != "continue":
         return
-    def call(stage, taken):
+
+    def call(stage, taken):  # the worker reports each stage as it starts
         return _stage(conn, stage.name, _method(evaluator, stage.name), *taken, spec)
 
     try:
