@@ -394,10 +394,10 @@ def _vector_accesses(body: Cmd) -> dict[str, int]:
     return out
 
 
-def emit(p: Program, target: str = "opencl", index: str | None = None) -> str:
+def emit(p: Program, target: str = "opencl", index: str | None = None, plan=None) -> str:
     """Source text of a resolved program (`imperative.passes.run_passes`): one kernel per
-    phase of the host plan (`codegen_opencl.plan`).  `index`: the C type of loop variables
-    and sizes, "int" or "long" (None: `index_type(p)`)."""
+    phase of the host plan (`plan`, else `codegen_opencl.plan.phases(p)`).  `index`: the C
+    type of loop variables and sizes, "int" or "long" (None: `index_type(p)`)."""
     from .plan import phases
 
     if target not in ("opencl", "c"):
@@ -409,7 +409,7 @@ def emit(p: Program, target: str = "opencl", index: str | None = None) -> str:
     pr = _Printer(opencl, dict(p.local_size), index)
     params = kernel_params(p, index)
     kernels = []
-    for ph in phases(p):
+    for ph in phases(p) if plan is None else plan:
         hoisted: list[str] = []
         pr.vector_bytes = _vector_accesses(ph.body)
         body = pr.cmd(ph.body, 1, hoisted)

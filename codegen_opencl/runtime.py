@@ -29,7 +29,7 @@ from functional.types import ArrayType, TupleType, VectorType
 from imperative.ir import Cmd, Level, New, ParFor, Program, leaves, walk
 
 from .opencl import emit, index_bounds, index_overflow, kernel_params
-from .plan import phases
+from .plan import phases as plan_phases
 
 
 class RuntimeError_(FunctionalError):
@@ -240,24 +240,31 @@ class Kernel:
     """A compiled program: `kernel(*arrays)` returns NumPy results like `interpret`."""
 
     def __init__(self, program: Program, device=None, session: Session | None = None,
-                 local_size: int | None = None, groups: int | None = None, options=None):
+                 local_size: int | None = None, groups: int | None = None, options=None,
+                 phases=None, source: str | None = None, index: str | None = None):
+        """`phases` (the host plan) and `source` (its OpenCL, emitted with `index` as the
+        index type) when already made (dpia.pipeline's plan and emit stages); else made here."""
         cl = _import_cl()
         self.program = program
         self.session = session or session_for(choose_device(device))
         self.device, self.context, self.queue = self.session.device, self.session.context, self.session.queue
         self.local_size, self.groups, self._options = local_size, groups, options
-        self.phases = phases(program)
+        self.phases = list(plan_phases(program) if phases is None else phases)
         self._check_local_memory()
         self._params = kernel_params(program)
         self._index_bounds = index_bounds(program)
-        self._load("long" if index_overflow(program, bounds=self._index_bounds) else "int")
+        if source is not None and index is None:
+            raise RuntimeError_("a kernel's source comes with the index type it was emitted with")
+        if source is None:
+            index = "long" if index_overflow(program, bounds=self._index_bounds) else "int"
+        self._load(index, source)
 
-    def _load(self, index: str) -> None:
-        """Emit and build the program with `index` ("int" or "long": opencl.index_type) as
-        the type of its loop variables and sizes."""
+    def _load(self, index: str, source: str | None = None) -> None:
+        """Emit (unless `source` is given) and build the program with `index` ("int" or
+        "long": opencl.index_type) as the type of its loop variables and sizes."""
         cl = _import_cl()
         self.index_type = index
-        self.source = emit(self.program, "opencl", index)
+        self.source = emit(self.program, "opencl", index, self.phases) if source is None else source
         self._cl_program = self.session.build(self.source, self._options)
         # Own cl.Kernel objects per Kernel: the program is shared, the argument bindings are not.
         self._kernels = [cl.Kernel(self._cl_program, ph.name) for ph in self.phases]

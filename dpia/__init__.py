@@ -20,7 +20,6 @@ import re
 
 from functional.errors import FunctionalError
 from functional.expr import Expr
-from functional.infer import infer
 
 from .translate import TranslationError, Translator, translate_program  # noqa: F401
 
@@ -82,26 +81,28 @@ def kernel_name_for(name: str) -> str:
         return check_kernel_name(f"{clean}_kernel")
 
 
-def translate(expr: Expr, name: str = "program", passes=None):
+def translate(expr: Expr, name: str = "program", passes=None, pipeline=None):
     """Type, translate and run the imperative passes (all of `imperative.passes.PIPELINE`
-    unless `passes` says otherwise).  `name` names the kernels (`check_kernel_name`)."""
-    from imperative.passes import PIPELINE, run_passes
+    unless `passes` says otherwise): the translate and passes stages of `pipeline`
+    (default `dpia.pipeline.PIPELINE`).  `name` names the kernels (`check_kernel_name`)."""
+    from .pipeline import PIPELINE, Options
 
     check_kernel_name(name)
-    typed = expr if expr.t is not None else infer(expr)
-    return run_passes(translate_program(typed, name), PIPELINE if passes is None else passes)
+    return (pipeline or PIPELINE).translate(expr, Options(name=name, passes=passes))
 
 
-def compile(expr: Expr, device=None, db=None, name: str = "program", **launch):  # noqa: A001 -- the facade's name
+def compile(expr: Expr, device=None, db=None, name: str = "program", pipeline=None,  # noqa: A001 -- the facade's name
+            **launch):
     """A runnable kernel (the driver: imports codegen_opencl).  A low-level program is
-    compiled as written (`db` unused); a high-level one gives a VariantKernel choosing, per
-    input sizes, the tuning database `db`'s best variant (a TuningDB or path; None:
-    $DPIA_TUNING_DB or the per-user cache; False: none) or the default lowering."""
+    compiled as written (`db` unused) by `pipeline`'s stages translate .. build (default
+    `dpia.pipeline.PIPELINE`); a high-level one gives a VariantKernel choosing, per input
+    sizes, the tuning database `db`'s best variant (a TuningDB or path; None:
+    $DPIA_TUNING_DB or the per-user cache; False: none) or the default lowering, each
+    compiled by the same stages."""
+    from .pipeline import PIPELINE, Options
     from .variants import VariantKernel, is_high_level
 
     check_kernel_name(name)
     if is_high_level(expr):
-        return VariantKernel(expr, device=device, db=db, name=name, **launch)
-    from codegen_opencl.runtime import compile_program
-
-    return compile_program(translate(expr, name), device=device, **launch)
+        return VariantKernel(expr, device=device, db=db, name=name, pipeline=pipeline, **launch)
+    return (pipeline or PIPELINE).compile(expr, Options(name=name, device=device, launch=launch))

@@ -9,7 +9,8 @@
         [--candidates N] [--strategy random|evolutionary|bayesian] [--plots [PREFIX]]   (PREFIX default:
         dpia-NAME-SIZES in the current directory)
     dpia show FILE[:NAME] [--size ...]                  the chosen variant's derivation, imperative
-                                                        program and OpenCL source
+        [--stage STAGE]                                 program and OpenCL source; --stage: what one
+                                                        stage of dpia.pipeline gives (derive .. build)
 
 FILE is a .py file (its module-level programs; NAME picks one) or a .dpia/.txt file holding one
 program in the text syntax.  --db PATH chooses the tuning database (else $DPIA_TUNING_DB, else the
@@ -566,33 +567,57 @@ def _write_plots(args: argparse.Namespace, loaded: _Loaded, result, report: dict
 # ------------------------------------------------------------------------------ show
 
 
+SHOWN_LAST = "build"  # `show --stage` offers the stages up to this one (run, check, time: `dpia run`)
+
+
+def _shown_stages():
+    from .pipeline import PIPELINE
+
+    return PIPELINE.between(PIPELINE.names[0], SHOWN_LAST)
+
+
 def _show_args(p: argparse.ArgumentParser) -> None:
+    from .pipeline import stage_help
+
     _program_args(p, "a size of the program (repeatable); with every size, the best variant stored for them "
                      "is shown, else the default strategy")
+    stages = _shown_stages()
+    p.add_argument("--stage", choices=[s.name for s in stages], metavar="STAGE",
+                   help="print what this stage of the compilation gives instead (dpia.pipeline, in order): "
+                        + stage_help(stages))
 
 
 def _show(args: argparse.Namespace) -> int:
-    import codegen_opencl.opencl as cg
     import dpia
     from functional.derivation import Derivation
     from functional.errors import FunctionalError
 
+    from .pipeline import PIPELINE, Options
     from .programs import size_vars
     from .variants import is_high_level
 
     loaded = _load_program(args, complete=False, inputs=False)
     device = _open_device(args.device) if args.device else None
     complete = all(v.name in loaded.sizes for v in size_vars(loaded.program))
-    if complete and device is None:
+    if (complete or args.stage == "build") and device is None:
         device = _open_device(None)
     with _warnings_to_stderr("show"):
         low, variant = _shown_variant(loaded, device, args.db, complete, is_high_level(loaded.program))
+    derivation = Derivation.from_text(variant["derivation"]) if variant["derivation"] else None
+    last = args.stage or "emit"
+    values = {"low": low, "derivation": derivation}
     try:
-        imperative = dpia.translate(low, dpia.kernel_name_for(loaded.name))
-        source = cg.emit(imperative)
+        if last != PIPELINE.names[0]:  # derive: the variant's (dpia.variants derives it)
+            from codegen_opencl.runtime import session_for
+
+            values["session"] = session_for(device) if last == "build" else None
+            values = PIPELINE.run(values, Options(name=dpia.kernel_name_for(loaded.name), device=device),
+                                  "translate", last)
     except FunctionalError as exc:
         raise CommandFailure(str(exc)) from None
-    derivation = str(Derivation.from_text(variant["derivation"])) if variant["derivation"] else None
+    if args.stage is not None:
+        return _print_stage(loaded, variant, PIPELINE[args.stage], values, args.json)
+    imperative, source = values["imperative"], values["source"].text
     if args.json:
         print(json.dumps({"program": loaded.name, "sizes": loaded.sizes, **variant, "derivation": variant["derivation"],
                           "imperative": str(imperative), "opencl": source}, indent=1))
@@ -600,10 +625,37 @@ def _show(args: argparse.Namespace) -> int:
     print(f"== {loaded.name}: {loaded.program}")
     print(f"== variant: {variant['variant']}" + (f" ({variant['note']})" if variant["note"] else ""))
     if derivation:
-        print("== derivation\n" + derivation)
+        print("== derivation\n" + str(derivation))
     print("== imperative program\n" + str(imperative))
     print("== OpenCL\n" + source)
     return 0
+
+
+def _print_stage(loaded: _Loaded, variant: dict, stage, values: dict, as_json: bool) -> int:
+    """What `stage` gave (each value it gives, as text)."""
+    texts = {name: _stage_text(values[name]) for name in stage.gives}
+    if as_json:
+        print(json.dumps({"program": loaded.name, "sizes": loaded.sizes, **variant, "stage": stage.name, **texts},
+                         indent=1))
+        return 0
+    print(f"== {loaded.name}: {loaded.program}")
+    print(f"== variant: {variant['variant']}" + (f" ({variant['note']})" if variant["note"] else ""))
+    print(f"== stage {stage.name}: {stage.doc}")
+    for name, text in texts.items():
+        print(f"== {name}\n{text}")
+    return 0
+
+
+def _stage_text(value) -> str:
+    from codegen_opencl.runtime import Kernel, describe
+
+    if value is None:  # a program as written has no derivation
+        return "none"
+    if isinstance(value, Kernel):
+        names = ", ".join(ph.name for ph in value.phases)
+        return (f"{len(value.phases)} kernel(s) built for {describe(value.device)} ({names}), "
+                f"{value.index_type} indices, {len(value.source)} characters of OpenCL")
+    return str(value)
 
 
 def _shown_variant(loaded: _Loaded, device, db_path, complete: bool, high_level: bool):

@@ -27,13 +27,14 @@ from collections.abc import Iterator
 
 import attrs
 
-from functional.derivation import Derivation, derive
+from functional.derivation import Derivation
 from functional.errors import FunctionalError, InterpretError
 from functional.expr import Expr
 from functional.infer import infer
 from functional.interp import _collect, bind_sizes, layout
 from functional.schedules import default_schedule
 
+from .pipeline import PIPELINE, Options
 from .programs import canonical, differs_at, fix_sizes, signature, size_vars, user_functions
 
 KINDS = ("tuned", "preset", "default")
@@ -127,7 +128,7 @@ def tuned_variant(candidate, program: Expr, sizes: dict, kind: str = "tuned", no
     reason = differs_at(derivation.program, program, sizes)
     if reason is not None:
         raise ForeignVariantError(f"the stored derivation is not for this program: {reason}")
-    low = derivation.replay()
+    low, _ = PIPELINE["derive"].fn(program, derivation, Options())
     return low, Variant(kind, candidate.derivation, candidate.time_s, candidate.run_id, note)
 
 
@@ -136,7 +137,7 @@ def default_variant(program: Expr, sizes: dict | None = None, note: str = "") ->
     split by divisors of the actual lengths)."""
     target = fix_sizes(program, sizes) if sizes else program
     target = infer(target)
-    low, derivation = derive(target, default_schedule(target))
+    low, derivation = PIPELINE["derive"].fn(target, default_schedule(target), Options())
     return low, Variant("default", derivation.to_text(), note=note)
 
 
@@ -189,8 +190,10 @@ class VariantKernel:
     """A high-level program compiled per input sizes (see the module's docstring).  Call it
     like `interpret`; `.variant`, `.source` and `.kernel` describe the last variant used."""
 
-    def __init__(self, program: Expr, device=None, db=None, name: str = "program", **launch):
+    def __init__(self, program: Expr, device=None, db=None, name: str = "program", pipeline=None, **launch):
         from codegen_opencl.runtime import choose_device, device_key
+
+        from .pipeline import PIPELINE
 
         self.program = program if program.t is not None else infer(program)
         self.device = choose_device(device)
@@ -198,6 +201,7 @@ class VariantKernel:
         self.name = name
         self._db = db
         self._launch = launch
+        self._pipeline = pipeline or PIPELINE  # each variant is compiled by its stages translate .. build
         self._params = signature(self.program)[0]
         self._by_sizes: dict[tuple, tuple] = {}  # sorted sizes -> (runtime Kernel, Variant)
         self._last: tuple | None = None
@@ -270,11 +274,12 @@ class VariantKernel:
             return self._build(low), variant
 
     def _build(self, low: Expr):
-        from codegen_opencl.runtime import compile_program
+        from codegen_opencl.runtime import session_for
 
-        from . import translate
+        from .pipeline import Options
 
-        return compile_program(translate(low, self.name), device=self.device, **self._launch)
+        return self._pipeline.compile(low, Options(name=self.name, device=self.device, launch=self._launch),
+                                      session=session_for(self.device))
 
     def __repr__(self) -> str:
         return f"<VariantKernel {self.name} on {self.device_key}: {len(self._by_sizes)} size(s) compiled>"

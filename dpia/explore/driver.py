@@ -362,7 +362,7 @@ class _Run:
             if outcome.stage == "derive":
                 self.by_rule[outcome.rule or spec.family_name] += 1
             if outcome.stage == "resources":  # what the device cannot run, by kind ("local memory", ...)
-                kind = (outcome.error or "?").split(":")[0]
+                kind = (outcome.error or "?").removeprefix("DeviceFitError: ").split(":")[0]
                 self.infeasible[kind] = self.infeasible.get(kind, 0) + 1
         self._finish_trial(spec, candidate)
         self._consider(candidate)

@@ -1,9 +1,9 @@
 """Evaluating one candidate: the stages from derivation to timing, in a worker process.
 
 A `Spec` names the candidate (the program re-declared with the facts it needs, its strategy or
-derivation, check and real sizes); the `Evaluator` runs its stages (derive, translate, emit,
-build, run, check, time: each a method a test may replace); `_evaluate` talks with the
-parent (dpia.explore.workers) between them.  Probe sizes abandon a hopeless candidate
+derivation, check and real sizes); the `Evaluator` runs its stages (derive, then those of
+dpia.pipeline.PIPELINE from translate to time: each a method a test may replace);
+`_evaluate` talks with the parent (dpia.explore.workers) between them.  Probe sizes abandon a hopeless candidate
 early (see dpia.explore.driver).
 """
 
@@ -22,7 +22,8 @@ from functional.expr import Expr
 from functional.interp import interpret
 from functional.syntax import to_text
 
-from ..programs import input_shapes, random_inputs, relative_error
+from ..pipeline import PIPELINE, Options, Pipeline, mismatch  # noqa: F401 -- mismatch: this module's API too
+from ..programs import input_shapes, random_inputs
 from .space import CHECK_FLOOR, DeviceLimits, Point, Skeleton, check_size
 
 SLOW_FACTOR = 5.0  # abandon a candidate whose first timed run is this much slower than the best
@@ -31,12 +32,6 @@ PROBE_LEVELS = (1 / 1024, PROBE_WORK)  # probed in this order: a candidate 1000x
 PROBE_SLACK = 3.0  # small sizes fill a device less: a probe's extrapolation may be this pessimistic
 PROBE_MIN_S = 1e-3  # a shorter probe may be mostly launch overhead: it is not extrapolated
 
-
-
-def mismatch(got, want, tolerance: float) -> str | None:
-    """Why `got` is not `want` (dpia.programs.relative_error above `tolerance`), or None."""
-    error = relative_error(got, want)
-    return None if error <= tolerance else f"relative error {error:.2e} > {tolerance:.0e}"
 
 
 # ------------------------------------------------------------------------------ failures
@@ -128,9 +123,12 @@ class Spec:
 @attrs.frozen
 class Evaluator:
     """The stages of one candidate, each a method (a subclass may replace one: tests make a
-    build hang).  Runs in the worker processes, so it must pickle (module-level class).
-    `build` returns a runtime Kernel (timing binds it to the worker's device copies of the
-    inputs: `Kernel.bind`)."""
+    build hang).  After `derive`, a method per stage of `pipeline` (dpia.pipeline), taking
+    what the stage takes and running the stage's function; `time` and `probe` decide how
+    often the time stage runs.  Runs in the worker processes, so it must pickle (a
+    module-level class; the pipeline's functions module-level too).  `build` returns a
+    runtime Kernel (timing binds it to the worker's device copies of the inputs:
+    `Kernel.bind`)."""
 
     repeat: int = 10  # timed runs at least; short kernels get more (see `runs`)
     min_timed_s: float = 0.05  # ... so that the timed runs last about this long together
@@ -139,6 +137,7 @@ class Evaluator:
     slow_factor: float = SLOW_FACTOR
     tolerance: float = 1e-3
     check_floor: int = CHECK_FLOOR
+    pipeline: Pipeline = PIPELINE
     limits: DeviceLimits | None = None  # the device's: a candidate it cannot run well is not built (explore sets it)
 
     def derive(self, spec: Spec) -> tuple[Expr, Derivation]:
@@ -152,50 +151,47 @@ class Evaluator:
                 raise
             return derive(spec.fallback, spec.strategy())
 
+    def options(self, spec: Spec, **changes) -> Options:
+        return Options(name="candidate", tolerance=self.tolerance, sizes=dict(spec.sizes), limits=self.limits, **changes)
+
+    def run_stage(self, name: str, spec: Spec, *taken, **options):
+        """The pipeline's stage `name` on the values it takes (`options`: Options fields)."""
+        return self.pipeline[name].fn(*taken, self.options(spec, **options))
+
     def translate(self, low: Expr, spec: Spec):
-        import dpia
+        return self.run_stage("translate", spec, low)
 
-        return dpia.translate(low, name="candidate")
+    def passes(self, translated, spec: Spec):
+        return self.run_stage("passes", spec, translated)
 
-    def resources(self, program, spec: Spec) -> str | None:
-        """Why the device cannot run the translated program well at the real sizes
-        (dpia.explore.resources), or None."""
-        if self.limits is None:
-            return None
-        from .resources import kernel_resources, resource_problem
+    def plan(self, imperative, spec: Spec):
+        return self.run_stage("plan", spec, imperative)
 
-        return resource_problem(kernel_resources(program, spec.sizes), self.limits)
+    def emit(self, host_plan, spec: Spec):
+        return self.run_stage("emit", spec, host_plan)
 
-    def emit(self, program, spec: Spec) -> str:
-        from codegen_opencl.opencl import emit
-
-        return emit(program, "opencl")
-
-    def build(self, program, session, spec: Spec):
-        from codegen_opencl.runtime import Kernel
-
-        return Kernel(program, session=session)
+    def build(self, source, session, spec: Spec):
+        return self.run_stage("build", spec, source, session)
 
     def run(self, kernel, inputs: tuple, spec: Spec):
-        return kernel(*inputs)
+        return self.run_stage("run", spec, kernel, inputs)
 
     def check(self, got, want, spec: Spec) -> str | None:
-        return mismatch(got, want, self.tolerance)
+        return self.run_stage("check", spec, got, want)
 
     def time(self, kernel, inputs: tuple, best_s: float | None, spec: Spec) -> tuple[str, float]:
         """("ok", median of the timed runs), or ("slow", the first run) when that run is more
         than `slow_factor` times the best so far."""
-        bound = kernel.bind(*inputs)
-        first = bound.time(repeat=1, warmup=1)
+        first = self.run_stage("time", spec, kernel, inputs, repeat=1, warmup=1)
         if best_s is not None and first > self.slow_factor * best_s:
             return "slow", first
-        return "ok", bound.time(repeat=self.runs(first), warmup=0)
+        return "ok", self.run_stage("time", spec, kernel, inputs, repeat=self.runs(first), warmup=0)
 
     def probe(self, kernel, inputs: tuple, sizes: Mapping[str, int], spec: Spec) -> float:
         """One run at probe `sizes` (after one warm-up: the first launch may compile),
         extrapolated to the real sizes by the ratio of work (the product of the sizes) when it
         is long enough not to be launch overhead; else the probe's own time, a lower bound."""
-        t = kernel.bind(*inputs).time(repeat=1, warmup=1)
+        t = self.run_stage("time", spec, kernel, inputs, repeat=1, warmup=1)
         return t * _work(spec.sizes) / _work(sizes) if t >= PROBE_MIN_S else t
 
     def runs(self, first_s: float) -> int:
@@ -248,13 +244,18 @@ def probe_sizes(program: Expr, sizes: Mapping[str, int], work: float = PROBE_WOR
 
 class _Uploaded:
     """A built kernel whose `bind` reuses the worker's device copies of the inputs (the
-    Evaluator's stages see a kernel as before)."""
+    Evaluator's stages see a kernel as before), and the last bound kernel when bound to the
+    same arrays again (a timing runs the time stage twice: once, then for the median)."""
 
     def __init__(self, kernel, uploads):
         self._kernel, self._uploads = kernel, uploads
+        self._bound: tuple | None = None  # (arrays, BoundKernel)
 
     def bind(self, *arrays):
-        return self._kernel.bind(*arrays, uploads=self._uploads)
+        if self._bound is None or len(self._bound[0]) != len(arrays) or \
+                any(a is not b for a, b in zip(self._bound[0], arrays)):
+            self._bound = (arrays, self._kernel.bind(*arrays, uploads=self._uploads))
+        return self._bound[1]
 
     def __call__(self, *arrays):
         return self._kernel(*arrays)
@@ -267,6 +268,15 @@ class _StageFailure(Exception):
     def __init__(self, stage: str, cause: BaseException):
         super().__init__(stage)
         self.stage, self.cause = stage, cause
+
+
+def _method(evaluator: Evaluator, name: str):
+    """The Evaluator's method for a stage (a subclass may replace it); a stage of its
+    pipeline it has no method for runs the stage's function."""
+    method = getattr(evaluator, name, None)
+    if method is not None:
+        return method
+    return lambda *taken: evaluator.run_stage(name, taken[-1], *taken[:-1])  # taken: the values, then the spec
 
 
 def _stage(conn, name: str, fn, *args):
@@ -340,17 +350,17 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
     conn.send(("derived", to_text(low), derivation.to_text()))
     if conn.recv()[0] != "continue":
         return
+
     if spec.family is not None:  # checked at sizes the derived program's facts allow
         spec = attrs.evolve(spec, check_sizes=checkable_sizes(derivation.program, spec.sizes, evaluator.check_floor),
                             probes=probe_levels(derivation.program, spec.sizes))
+
+    def call(stage, taken):  # the worker reports each stage as it starts
+        return _stage(conn, stage.name, _method(evaluator, stage.name), *taken, spec)
+
     try:
-        program = _stage(conn, "translate", evaluator.translate, low, spec)
-        problem = _stage(conn, "resources", evaluator.resources, program, spec)
-        if problem is not None:
-            conn.send(("done", Outcome("failed", "resources", problem)))
-            return
-        _stage(conn, "emit", evaluator.emit, program, spec)
-        kernel = _stage(conn, "build", evaluator.build, program, session, spec)
+        kernel = evaluator.pipeline.run({"low": low, "session": session}, evaluator.options(spec), "translate",
+                                        "build", call)["kernel"]
     except _StageFailure as f:
         conn.send(("done", Outcome("failed", f.stage, _error_text(f.cause))))
         return

@@ -33,6 +33,8 @@ import attrs
 
 from functional.errors import FunctionalError
 
+from ..pipeline import PIPELINE
+
 FALLBACK_VERSION = "0.1.0"  # when dpia runs from a checkout that is not installed
 ENV_VAR = "DPIA_TUNING_DB"
 DEFAULT_FILE_NAME = "tuning.sqlite"
@@ -43,7 +45,7 @@ BUSY_TIMEOUT_S = 60.0  # how long a writer waits for another process's transacti
 _MOVE_IT_AWAY = f"move it away or choose another file with --db or ${ENV_VAR}"
 
 STATUSES = ("ok", "failed", "wrong", "timeout", "slow")
-STAGES = ("derive", "translate", "resources", "emit", "build", "run", "check", "time")
+STAGES = PIPELINE.names  # where a candidate failed: a stage of dpia.pipeline
 
 
 def _installed_version() -> str:
