@@ -46,7 +46,7 @@ def refusing_plan(program, options):
 
 
 def test_the_stages_in_order_and_the_database_knows_them():
-    assert PIPELINE.names == ("derive", "translate", "passes", "plan", "emit", "build", "run", "check", "time")
+    assert PIPELINE.names == ("derive", "translate", "passes", "plan", "resources", "emit", "build", "run", "check", "time")
     assert PIPELINE.stages == STAGES and DB_STAGES == PIPELINE.names
     given = {"program", "strategy", "session", "inputs", "expected"}  # what a run starts from
     for stage in STAGES:  # every value a stage takes was given before it
@@ -180,3 +180,26 @@ def _seed_dot():
     from dpia.programs import load
 
     return load(f"{SEED}:dot")[1]
+
+
+def test_the_resources_stage_refuses_what_the_device_cannot_run():
+    """With the device's limits and the real sizes in the options, a plan asking more local
+    memory than the device has stops at `resources`, naming why; without them it passes."""
+    from dpia.explore.space import DeviceLimits
+    from dpia.pipeline import DeviceFitError, Options
+    from functional import schedules
+    from functional.derivation import derive
+    from functional.infer import infer
+
+    from dpia.explore.space import with_size_facts
+    from examples.seed import mm
+
+    program = infer(with_size_facts(mm, {"M": 16, "N": 16, "K": 16}))
+    low, _ = derive(program, schedules.mm_tiled(16, 16, 16))
+    sizes = {"M": 64, "N": 64, "K": 64}
+    tiny = DeviceLimits(max_work_group_size=1024, local_mem_bytes=1024, compute_units=1)
+    values = {"low": low}
+    plan = PIPELINE.run(values, Options(), "translate", "resources")["fitting"]  # no limits: unchecked
+    assert plan.phases
+    with pytest.raises(DeviceFitError, match="local memory"):
+        PIPELINE.run(values, Options(sizes=sizes, limits=tiny), "translate", "resources")

@@ -152,7 +152,8 @@ class Evaluator:
             return derive(spec.fallback, spec.strategy())
 
     def options(self, spec: Spec, **changes) -> Options:
-        return Options(name="candidate", tolerance=self.tolerance, sizes=dict(spec.sizes), limits=self.limits, **changes)
+        sizes = dict(spec.sizes) if spec is not None else None
+        return Options(name="candidate", tolerance=self.tolerance, sizes=sizes, limits=self.limits, **changes)
 
     def run_stage(self, name: str, spec: Spec, *taken, **options):
         """The pipeline's stage `name` on the values it takes (`options`: Options fields)."""
