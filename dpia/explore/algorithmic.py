@@ -51,6 +51,7 @@ class Slot:
     values: tuple[int, ...]
     trial: int
     divides: str | None = None
+    sizes: tuple[str, ...] = ()  # the size variables of the length it splits (their facts must admit it)
 
 
 @attrs.frozen
@@ -159,7 +160,7 @@ def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping
         if isinstance(target, str):  # divides another parameter of this move
             other_name, other = out[target]
             values = _only(divisor_values(max(other.values), pow2), allowed)
-            slot = Slot(values, _trial(values, used, other.trial), other_name) if values else None
+            slot = Slot(values, _trial(values, used, other.trial), other_name, other.sizes) if values else None
         elif target is None:
             return None
         else:
@@ -167,13 +168,15 @@ def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping
                 length = int(evaluate(target, sizes))
             except (NatError, TypeError, ValueError):
                 return None
+            names = tuple(sorted(v.name for v in target.vars)) if hasattr(target, "vars") else ()
             parent = next((n for n, s in slots.items() if s.trial == length), None)
             if parent is not None:  # a length that is an earlier slot's value: that slot's divisors
                 values = _only(divisor_values(max(slots[parent].values), pow2), allowed)
-                slot = Slot(values, _trial(values, used, length + 1), parent) if values else None
+                inherited = tuple(sorted(set(names) | set(slots[parent].sizes)))
+                slot = Slot(values, _trial(values, used, length + 1), parent, inherited) if values else None
             else:
                 values = _only(divisor_values(length, pow2), allowed)
-                slot = Slot(values, _trial(values, used)) if values else None
+                slot = Slot(values, _trial(values, used), None, names) if values else None
         if slot is None:
             return None
         used.add(slot.trial)

@@ -365,6 +365,11 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
     except _StageFailure as f:
         conn.send(("done", Outcome("failed", f.stage, _error_text(f.cause))))
         return
+    try:  # the interpreter's answer before the device is asked for: checking must not hold it
+        cache.expected(spec.oracle, spec.check_sizes, spec.seed)
+    except Exception as exc:  # noqa: BLE001 -- reported as the check's failure
+        conn.send(("done", Outcome("failed", "check", _error_text(exc))))
+        return
     conn.send(("built",))
     _, best_s = conn.recv()
     conn.send(("done", _measure(conn, spec, evaluator, _Uploaded(kernel, cache.uploads), cache, best_s)))

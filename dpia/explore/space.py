@@ -174,6 +174,7 @@ class Skeleton:
     steps: tuple[Step, ...]
     choices: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict, converter=lambda c: dict(c))
     divides: Mapping[str, str] = attrs.field(factory=dict, converter=lambda c: dict(c))
+    slot_sizes: Mapping[str, tuple[str, ...]] | None = None  # slot -> the size variables whose length it splits
 
     @property
     def name(self) -> str:
@@ -228,15 +229,21 @@ def at(path: tuple[int, ...], s: Strategy, label: str) -> Strategy:
     return Strategy(label, run)
 
 
-def point_facts(program: Expr, sizes: Mapping[str, int], params: Mapping[str, int], product: bool = False) -> dict:
+def point_facts(program: Expr, sizes: Mapping[str, int], params: Mapping[str, int], product: bool = False,
+                slot_sizes: Mapping[str, Sequence[str]] | None = None) -> dict:
     """The multiple each size variable is declared to be for a point: the greatest common
-    divisor of its real size and the lcm (or, `product`, the product) of the point's values,
-    with the program's own facts.  The lcm suffices when the splits are nested in tiles (the
-    inner ones split a constant); splits of splits of one length need the product."""
-    values = [v for v in params.values() if v > 1]
-    bound = math.prod(values) if product else math.lcm(*values) if values else 1
+    divisor of its real size and the lcm (or, `product`, the product) of the values of the
+    slots that split a length of that variable (`slot_sizes`; unknown: every slot), with the
+    program's own facts.  The lcm suffices when the splits are nested in tiles (the inner
+    ones split a constant); splits of splits of one length need the product.  Small facts
+    keep the check sizes small: a size no slot splits is checked at its smallest."""
     own = {v.name: v.multiple_of for v in Shape.of(program).sizes}
-    return {name: math.lcm(own.get(name, 1), math.gcd(real, bound)) for name, real in sizes.items()}
+    out = {}
+    for name, real in sizes.items():
+        values = [v for slot, v in params.items() if v > 1 and (slot_sizes is None or name in slot_sizes.get(slot, ()))]
+        bound = math.prod(values) if product else math.lcm(*values) if values else 1
+        out[name] = math.lcm(own.get(name, 1), math.gcd(real, bound))
+    return out
 
 
 # --------------------------------------------------------------------- sizes in programs
@@ -333,7 +340,7 @@ class Space:
         return self.family(point.family).strategy(point.as_dict())
 
     def facts(self, point: Point, product: bool = False) -> dict[str, int]:
-        return point_facts(self.program, self.sizes, point.as_dict(), product)
+        return point_facts(self.program, self.sizes, point.as_dict(), product, self.family(point.family).slot_sizes)
 
     def program_for(self, point: Point, product: bool = False) -> Expr:
         """The high-level program re-declared with the facts `point` needs."""

@@ -63,9 +63,10 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
     for variant in algorithmic_variants(body, sizes, heuristics or Heuristics()):
         choices = {name: slot.values for name, slot in variant.slots.items()}
         divides = {name: slot.divides for name, slot in variant.slots.items() if slot.divides}
+        slot_sizes = {name: slot.sizes for name, slot in variant.slots.items()}
         expr = normal_form()(variant.expr)
         for mapping in mappings(expr.expr if expr.ok else variant.expr):
-            skeleton = Skeleton(variant.steps + mapping, choices, divides)
+            skeleton = Skeleton(variant.steps + mapping, choices, divides, slot_sizes)
             if skeleton.name not in seen:
                 seen.add(skeleton.name)
                 out.append(skeleton)
