@@ -37,6 +37,7 @@ DEVICE_MODULES = {
     "tests/test_explore.py", "tests/test_programs.py", "tests/test_runtime_cache.py", "tests/test_tuning.py",
     "tests/test_variants.py", "tests/test_readme.py", "tests/dpia/test_translate.py", "tests/test_plots.py",
     "tests/test_fuzz.py", "tests/test_language.py", "tests/test_total_lowering.py", "tests/test_pipeline.py",
+    "tests/test_generated_space.py",
 }
 # Tests measured at half a second or more on 2 cores, and the per-rule checks (hundreds of
 # instances, each rule against the interpreter: also `dpia rules --check`).  Node ids, or a
@@ -73,9 +74,7 @@ SLOW = {
     "tests/functional/test_syntax.py::test_renaming_keeps_programs_equal",
     "tests/functional/test_syntax.py::test_round_trip_of_random_programs",
     "tests/functional/test_syntax.py::test_single_changes_make_programs_unequal",
-    "tests/test_algorithmic.py::test_heuristics_prune_deep_nesting_and_distant_products",
-    "tests/test_algorithmic.py::test_macros_tile_block_and_split_the_matrix_product",
-    "tests/test_algorithmic.py::test_the_space_of_a_matrix_product_has_the_macro_family",
+    "tests/test_algorithmic.py::",  # each builds a generated space (seconds)
     "tests/test_cli.py::test_an_interrupted_exploration_keeps_what_it_measured",
     "tests/test_cli.py::test_check_passes_for_every_rule",
     "tests/test_cli.py::test_explore_with_a_tiny_budget",
@@ -86,6 +85,7 @@ SLOW = {
     "tests/test_explore.py::",
     "tests/test_pipeline.py::test_the_exploration_reports_the_pipelines_stages",
     "tests/test_pipeline.py::test_the_exploration_runs_a_replaced_stage",
+    "tests/test_generated_space.py::",
     "tests/test_fuzz.py::test_a_program_without_an_answer_in_time_is_a_hang_and_its_worker_replaced",
     "tests/test_fuzz.py::test_ci_fuzz_run_has_no_more_failures_than_known",
     "tests/test_fuzz.py::test_every_program_types_interprets_and_reads_back",

@@ -1,5 +1,7 @@
-"""The seed's first exploration phase (dpia.explore.algorithmic): macro rules applied automatically
-under heuristics, then mapped to OpenCL; checked against the interpreter on PoCL."""
+"""Stage 1 of the generated space (dpia.explore.algorithmic): the macro moves of
+dpia.explore.moves at every position, in bounded sequences pruned by heuristics; then mapped
+by stage 2 (dpia.explore.mapping) and completed by the default lowering, checked against the
+interpreter on PoCL."""
 
 from __future__ import annotations
 
@@ -12,87 +14,172 @@ import pytest
 import functional as fl
 from dpia.explore.algorithmic import (
     Heuristics,
-    MacroError,
     add_mul_distance,
     algorithmic_variants,
-    macro_strategy,
+    divisor_values,
     map_depth,
-    mapped_strategy,
+    trial_slots,
 )
+from dpia.explore.moves import MOVES, VECTOR_WIDTHS
+from dpia.explore.space import DeviceLimits, Skeleton, Space, SpaceError, Step
+from dpia.explore.stages import generate_skeletons, prepared_body
 from functional.derivation import derive
+from functional.errors import FunctionalError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import seed  # noqa: E402
 
-M, N, K = (fl.nat(n, multiple_of=64) for n in ("M", "N", "K"))
+M, N, K = (fl.nat(n) for n in ("M", "N", "K"))
 MM = fl.fun([fl.array(M, fl.array(K, fl.f32)), fl.array(K, fl.array(N, fl.f32))],
             lambda a, b: fl.map(lambda r: fl.map(lambda c: seed.dot_body(r, c), fl.transpose(b)), a))
+SCAL = fl.fun([fl.f32, fl.array(N, fl.f32)], seed.scal_body)
+MM_SIZES = {"M": 128, "N": 128, "K": 128}
+CPU = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=2)
 
 
 @pytest.fixture(scope="module")
-def mm_variants():
-    return algorithmic_variants(MM)
+def mm_body():
+    return prepared_body(MM, MM_SIZES)
+
+
+@pytest.fixture(scope="module")
+def mm_variants(mm_body):
+    return algorithmic_variants(mm_body, MM_SIZES)
+
+
+def _moves(variant) -> list[str]:
+    return [s.move for s in variant.steps]
 
 
 def test_macros_tile_block_and_split_the_matrix_product(mm_variants):
-    texts = [t for t, _ in mm_variants]
-    assert {"tile_2d(16, 16)", "register_blocking_2d(2, 2)", "split_reduction(8)"} <= set(texts)
-    assert any(t.startswith("tile_2d(16, 16); split_reduction") for t in texts)  # sequences of two
-    assert len(set(str(e) for _, e in mm_variants)) == len(mm_variants)  # distinct results only
-    assert all(t.count("tile_2d(") <= 1 for t in texts)  # each macro once per sequence
+    assert mm_variants[0].steps == () and mm_variants[0].slots == {}  # the program itself first
+    firsts = {_moves(v)[0] for v in mm_variants[1:]}
+    assert {"tile_2d", "register_blocking_2d", "register_blocking_1d", "split_reduction", "split_join"} <= firsts
+    assert any(_moves(v)[:2] == ["tile_2d", "split_reduction"] for v in mm_variants)  # sequences of two
+    assert len({str(v.expr) for v in mm_variants}) == len(mm_variants)  # distinct programs only
+    assert all(len(set(_moves(v))) == len(v.steps) for v in mm_variants)  # each move once per sequence
+    assert [len(v.steps) for v in mm_variants] == sorted(len(v.steps) for v in mm_variants)  # breadth first
+    assert len(mm_variants) <= Heuristics().max_variants
+    for v in mm_variants:  # every slot of a step is the variant's, with values to draw from
+        assert {slot for s in v.steps for _, slot in s.slots} == set(v.slots)
+        assert all(s.values and s.trial in s.values for s in v.slots.values())
 
 
-def test_heuristics_prune_deep_nesting_and_distant_products(mm_variants):
+def test_a_slot_inside_another_slots_split_divides_it(mm_variants):
+    """A register block or split inside a split of length s0 draws from s0's divisors."""
+    nested = [(v, name, slot) for v in mm_variants for name, slot in v.slots.items() if slot.divides]
+    assert nested
+    for v, name, slot in nested:
+        parent = v.slots[slot.divides]
+        assert slot.trial < parent.trial and parent.trial % slot.trial == 0, v.text
+        assert all(max(parent.values) % value == 0 for value in slot.values)
+
+
+def test_heuristics_prune_deep_nesting_and_distant_products(mm_body, mm_variants):
     h = Heuristics()
-    assert all(map_depth(e) <= h.max_map_depth and add_mul_distance(e) <= h.max_add_mul_distance
-               for _, e in mm_variants)
-    shallow = algorithmic_variants(MM, Heuristics(length=1, max_map_depth=5))
-    assert shallow and all(map_depth(e) <= 5 for _, e in shallow)
+    assert all(map_depth(v.expr) <= h.max_map_depth and add_mul_distance(v.expr) <= h.max_add_mul_distance
+               for v in mm_variants)
+    shallow = algorithmic_variants(mm_body, MM_SIZES, Heuristics(length=1, max_map_depth=5))
+    assert len(shallow) > 1 and all(map_depth(v.expr) <= 5 and len(v.steps) <= 1 for v in shallow)
+    assert "tile_2d" not in {m for v in shallow for m in _moves(v)}  # a tile nests 6 maps deep
     assert len(shallow) < len(mm_variants)
-    assert map_depth(fl.infer(MM)) == 3 and add_mul_distance(fl.infer(MM)) == 1  # map, map, map of products
+    near = algorithmic_variants(mm_body, MM_SIZES, Heuristics(length=1, max_add_mul_distance=1))
+    assert all(add_mul_distance(v.expr) <= 1 for v in near)
+    assert not {"register_blocking_2d", "split_reduction"} & {m for v in near for m in _moves(v)}  # distance 3
+    assert map_depth(mm_body) == 3 and add_mul_distance(mm_body) == 1  # map, map, map of products
+    few = algorithmic_variants(mm_body, MM_SIZES, Heuristics(max_variants=5))
+    assert [v.text for v in few] == [v.text for v in mm_variants[:5]]
 
 
-def test_programs_without_a_place_for_the_macros_have_no_variants():
-    assert algorithmic_variants(seed.total) == []
+def test_a_program_without_a_place_for_the_moves_has_only_itself():
+    program = fl.fun([fl.array(M, fl.array(N, fl.f32))], lambda a: fl.transpose(a))
+    variants = algorithmic_variants(prepared_body(program, {"M": 64, "N": 64}), {"M": 64, "N": 64})
+    assert [v.steps for v in variants] == [()]
+    assert [s.name for s in generate_skeletons(fl.infer(program), {"M": 64, "N": 64})] == ["default"]
+
+
+def test_slot_values_are_divisors_of_the_length_they_split():
+    assert divisor_values(1 << 20) == tuple(1 << k for k in range(1, 17))  # powers of two, at most 2^16
+    assert divisor_values(24) == (2, 3, 4, 6, 8, 12, 24)  # few powers of two: the other divisors too
+    assert divisor_values(48) == (2, 4, 8, 16) and divisor_values(48, powers_of_two=True) == (2, 4, 8, 16)
+    assert divisor_values(7) == (7,) and divisor_values(1) == ()
+    body = prepared_body(SCAL, {"N": 96})
+    slots = trial_slots(MOVES["vectorize"], body, {"N": 96}, {}, 0)
+    assert slots["w"][0] == "s0" and slots["w"][1].values == (2, 4, 8, 16)  # OpenCL's widths dividing 96
+    assert trial_slots(MOVES["vectorize"], body, {"N": 7}, {}, 0) is None  # no width divides 7
+    assert set(VECTOR_WIDTHS) == {2, 4, 8, 16}
 
 
 def test_a_map_of_scalars_is_vectorised():
-    scal = fl.fun([fl.f32, fl.array(N, fl.f32)], seed.scal_body)
-    texts = [t for t, _ in algorithmic_variants(scal)]
-    assert texts == ["vectorize(4)", "vectorize(8)"]
     import dpia
 
-    low, _ = derive(scal, mapped_strategy("vectorize(8)", "global"))
+    sizes = {"N": 256}
+    variants = algorithmic_variants(prepared_body(SCAL, sizes), sizes)
+    vectorised = [v for v in variants if _moves(v) == ["vectorize"]]
+    assert len(vectorised) == 1 and vectorised[0].slots["s0"].values == (2, 4, 8, 16)
+    skeletons = {s.name: s for s in generate_skeletons(fl.infer(SCAL), sizes)}
+    skeleton = skeletons["vectorize(w=s0)@root; lower_map_global(d=0)@1"]
+    space = Space.build(SCAL, sizes, CPU, [skeleton])
+    point = next(p for p in space.points if p.as_dict() == {"s0": 8})
+    low, _ = derive(space.program_for(point), space.strategy(point))
     x = np.random.default_rng(0).standard_normal(256).astype(np.float32)
     kernel = dpia.compile(low)
     np.testing.assert_allclose(kernel(np.float32(2.0), x), 2.0 * x, rtol=1e-6)
     assert "(global const float8*)" in kernel.source  # one aligned wide read, not vload8
 
 
-@pytest.mark.parametrize("macros, mapping", [("tile_2d(16, 16); split_reduction(8)", "workgroups"),
-                                             ("split_reduction(8)", "global")])
-def test_a_mapped_variant_computes_the_product(macros, mapping):
+@pytest.fixture(scope="module")
+def mm_skeletons():
+    return {s.name: s for s in generate_skeletons(fl.infer(MM), MM_SIZES)}
+
+
+@pytest.mark.parametrize("moves, mapping", [(("tile_2d", "split_reduction"), "lower_map_workgroup"),
+                                            (("split_reduction",), "lower_map_global")])
+def test_a_mapped_variant_computes_the_product(mm_skeletons, moves, mapping):
     import dpia
 
-    low, derivation = derive(MM, mapped_strategy(macros, mapping))
+    skeleton = next(s for s in mm_skeletons.values()
+                    if tuple(st.move for st in s.steps if MOVES[st.move].stage == "algorithmic") == moves
+                    and any(st.move == mapping for st in s.steps))
+    space = Space.build(MM, MM_SIZES, CPU, [skeleton])
+    point = next(p for p in space.points if set(p.as_dict().values()) <= {8, 16})  # moderate values
+    low, derivation = derive(space.program_for(point), space.strategy(point))
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((64, 128), dtype=np.float32), rng.standard_normal((128, 64), dtype=np.float32)
     np.testing.assert_allclose(dpia.compile(low)(a, b), a @ b, rtol=1e-4, atol=1e-4)
-    assert derivation.steps
+    assert derivation.steps and mapping.removeprefix("lower_") in str(low)
 
 
-@pytest.mark.parametrize("text", ["", "tile(16)", "tile_2d(16, 16); unknown(2)", "tile_2d(x)"])
-def test_macro_text_that_is_not_a_sequence_is_refused(text):
-    with pytest.raises(MacroError):
-        macro_strategy(text)
+def test_a_step_where_its_move_does_not_apply_fails_at_derive_naming_it():
+    wrong_place = Skeleton((Step("split_reduction", (0,), (), (("k", "s0"),)),), {"s0": (8,)})
+    missing = Skeleton((Step("tile_2d", (9, 9, 9), (), (("n", "s0"), ("m", "s1"))),), {"s0": (8,), "s1": (8,)})
+    space = Space.build(MM, MM_SIZES, CPU, [wrong_place, missing])
+    for point in space.points:
+        with pytest.raises(FunctionalError) as info:
+            derive(space.program_for(point), space.strategy(point))
+        assert point.family.split("(")[0] in str(info.value)
+    assert "no node at 9.9.9" in _failure(space, space.points[1])
+    with pytest.raises(SpaceError, match="no skeleton 'tile'"):
+        space.family("tile")
 
 
-def test_the_space_of_a_matrix_product_has_the_macro_family():
-    from codegen_opencl.runtime import choose_device
-    from dpia.explore.space import DeviceLimits, Space
+def _failure(space, point) -> str:
+    try:
+        derive(space.program_for(point), space.strategy(point))
+    except FunctionalError as exc:
+        return str(exc)
+    raise AssertionError(f"{point} derived")
 
-    space = Space.build(seed.mm, {"M": 128, "N": 128, "K": 128}, DeviceLimits.of(choose_device()))
-    assert "macro_rewrites" in [f.name for f in space.families]
-    points = [p for p in space.points if p.family == "macro_rewrites"]
-    assert {dict(p.params)["mapping"] for p in points} == {"global", "workgroups"}
-    assert space.needs(points[0])  # every size a multiple of the sequence's numbers
+
+def test_the_space_of_a_matrix_product_maps_its_variants_onto_opencl(mm_skeletons):
+    names = list(mm_skeletons)
+    assert names[0] == "default" and len(set(names)) == len(names)
+    mapped = [s for s in mm_skeletons.values() if s.steps and MOVES[s.steps[-1].move].stage == "mapping"]
+    moves = {st.move for s in mapped for st in s.steps}
+    assert {"lower_map_global", "lower_map_workgroup", "lower_map_local"} <= moves
+    # every variant of stage 1 appears unmapped too (the default lowering maps it)
+    unmapped = {s.name for s in mm_skeletons.values() if all(MOVES[st.move].stage == "algorithmic" for st in s.steps)}
+    assert "tile_2d(n=s0, m=s1)@root" in unmapped and "default" in unmapped
+    # a 2D nest gets both orders of global dimensions
+    assert {"lower_map_global(d=1)@root; lower_map_global(d=0)@0.1.0",
+            "lower_map_global(d=0)@root; lower_map_global(d=1)@0.1.0"} <= set(names)

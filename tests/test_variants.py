@@ -157,19 +157,24 @@ def test_a_preset_that_fits_runs_before_the_default():
 
 
 def test_presets_follow_the_kind_of_device_and_its_limits():
-    from dpia.explore.presets import preset_point
+    from dpia.explore.presets import preset_for
     from dpia.explore.space import DeviceLimits
 
     gpu = DeviceLimits(max_work_group_size=1024, local_mem_bytes=48 * 1024, compute_units=132, device_type="GPU")
     cpu = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=2)
     mm, total = _program("mm"), _program("total")
     big = {"M": 4096, "N": 4096, "K": 4096}
-    assert preset_point(mm, big, gpu).family == "mm_register_blocked"
-    assert preset_point(mm, big, cpu).family == "mm_rows_vectorized"
-    assert preset_point(mm, {"M": 256, "N": 256, "K": 64}, gpu) is None  # 4 work-groups for 132 compute units
-    assert preset_point(total, {"N": 1 << 28}, gpu).family == "parallel_reduce_two_stage"
-    assert preset_point(total, {"N": 1 << 26}, cpu).family == "chunked_sum"
-    assert preset_point(total, {"N": 1000}, cpu) is None  # not a multiple of the chunk
+
+    def strategy(program, sizes, limits):
+        found = preset_for(program, sizes, limits)
+        return None if found is None else found[0].strategy_name
+
+    assert strategy(mm, big, gpu) == "mm_register_blocked"
+    assert strategy(mm, big, cpu) == "mm_rows_vectorized"
+    assert strategy(mm, {"M": 256, "N": 256, "K": 64}, gpu) is None  # 4 work-groups for 132 compute units
+    assert strategy(total, {"N": 1 << 28}, gpu) == "parallel_reduce_two_stage"
+    assert strategy(total, {"N": 1 << 26}, cpu) == "chunked_sum"
+    assert strategy(total, {"N": 1000}, cpu) is None  # not a multiple of the chunk
 
 
 def test_the_stored_variant_wins_over_a_preset(private_db):

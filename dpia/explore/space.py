@@ -327,7 +327,8 @@ class Space:
             if skeleton.choices and not combos:
                 infeasible["no slot values divide their lengths"] = infeasible.get(
                     "no slot values divide their lengths", 0) + 1
-            points += [Point(skeleton.name, params) for params in combos]
+            name = skeleton.name  # printed from its steps: once per skeleton, not per point
+            points += [Point(name, params) for params in combos]
         return Space(typed, dict(sizes), limits, found, tuple(points), infeasible)
 
     def family(self, name: str) -> Skeleton:
