@@ -54,8 +54,8 @@ def _moves(variant) -> list[str]:
 def test_macros_tile_block_and_split_the_matrix_product(mm_variants):
     assert mm_variants[0].steps == () and mm_variants[0].slots == {}  # the program itself first
     firsts = {_moves(v)[0] for v in mm_variants[1:]}
-    assert {"tile_2d", "register_blocking_2d", "register_blocking_1d", "split_reduction", "split_join"} <= firsts
-    assert any(_moves(v)[:2] == ["tile_2d", "split_reduction"] for v in mm_variants)  # sequences of two
+    assert {"tile_2d", "register_blocking_2d", "register_blocking_1d", "reduce_two_stage", "split_join"} <= firsts
+    assert any(_moves(v)[:2] == ["tile_2d", "reduce_two_stage"] for v in mm_variants)  # sequences of two
     assert len({str(v.expr) for v in mm_variants}) == len(mm_variants)  # distinct programs only
     assert all(len(set(_moves(v))) == len(v.steps) for v in mm_variants)  # each move once per sequence
     assert [len(v.steps) for v in mm_variants] == sorted(len(v.steps) for v in mm_variants)  # breadth first
@@ -85,7 +85,7 @@ def test_heuristics_prune_deep_nesting_and_distant_products(mm_body, mm_variants
     assert len(shallow) < len(mm_variants)
     near = algorithmic_variants(mm_body, MM_SIZES, Heuristics(length=1, max_add_mul_distance=1))
     assert all(add_mul_distance(v.expr) <= 1 for v in near)
-    assert not {"register_blocking_2d", "split_reduction"} & {m for v in near for m in _moves(v)}  # distance 3
+    assert not {"register_blocking_2d", "reduce_two_stage"} & {m for v in near for m in _moves(v)}  # distance 3
     assert map_depth(mm_body) == 3 and add_mul_distance(mm_body) == 1  # map, map, map of products
     few = algorithmic_variants(mm_body, MM_SIZES, Heuristics(max_variants=5))
     assert [v.text for v in few] == [v.text for v in mm_variants[:5]]
@@ -133,8 +133,8 @@ def mm_skeletons():
     return {s.name: s for s in generate_skeletons(fl.infer(MM), MM_SIZES)}
 
 
-@pytest.mark.parametrize("moves, mapping", [(("tile_2d", "split_reduction"), "lower_map_workgroup"),
-                                            (("split_reduction",), "lower_map_global")])
+@pytest.mark.parametrize("moves, mapping", [(("tile_2d", "reduce_two_stage"), "lower_map_workgroup"),
+                                            (("reduce_two_stage",), "lower_map_global")])
 def test_a_mapped_variant_computes_the_product(mm_skeletons, moves, mapping):
     import dpia
 
@@ -151,7 +151,7 @@ def test_a_mapped_variant_computes_the_product(mm_skeletons, moves, mapping):
 
 
 def test_a_step_where_its_move_does_not_apply_fails_at_derive_naming_it():
-    wrong_place = Skeleton((Step("split_reduction", (0,), (), (("k", "s0"),)),), {"s0": (8,)})
+    wrong_place = Skeleton((Step("reduce_two_stage", (0,), (), (("n", "s0"),)),), {"s0": (8,)})
     missing = Skeleton((Step("tile_2d", (9, 9, 9), (), (("n", "s0"), ("m", "s1"))),), {"s0": (8,), "s1": (8,)})
     space = Space.build(MM, MM_SIZES, CPU, [wrong_place, missing])
     for point in space.points:

@@ -71,6 +71,7 @@ def _from_macro(macro: Macro) -> Move:
 
 
 ALGORITHMIC_MOVES: tuple[Move, ...] = tuple(_from_macro(m) for m in MACROS.values())
+VECTOR_WIDTHS = dict(MACROS["vectorize"].values)["w"]  # the vocabulary's: OpenCL's vector types
 
 
 def _lower(level: str) -> Callable[..., Strategy]:
@@ -87,4 +88,4 @@ MAPPING_MOVES: tuple[Move, ...] = (
 
 MOVES: Mapping[str, Move] = {m.name: m for m in ALGORITHMIC_MOVES + MAPPING_MOVES}
 
-__all__ = ["ALGORITHMIC", "ALGORITHMIC_MOVES", "MAPPING", "MAPPING_MOVES", "MOVES", "Move", "computing_map"]
+__all__ = ["ALGORITHMIC", "ALGORITHMIC_MOVES", "MAPPING", "MAPPING_MOVES", "MOVES", "Move", "VECTOR_WIDTHS", "computing_map"]

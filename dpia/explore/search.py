@@ -167,13 +167,14 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     features = _Features(space)
     gen = np.random.default_rng(rng.getrandbits(64))
     draws = _posterior(features, points, ys, settings, gen, count)
-    scores = features.predict(features.columns(untried), draws)  # (untried points, draws): log time
-    # A family not measured yet counts as good as the best measurement (one pick, not a batch).
+    scores = features.predict(features.columns(untried), draws)  # (untried points, draws): log time less `centre`
+    centre = float(ys.mean())  # the model's predictions are centred on the measurements' mean
+    # A skeleton not measured yet is scored by the draw's prediction of its best untried
+    # point (what its moves and values taught elsewhere), less one measurement's noise:
+    # optimism, so that each skeleton is tried before the search settles.
     best: dict[str, float] = {}
     for p, y in zip(points, ys):
         best[p.family] = min(best.get(p.family, math.inf), float(y))
-    for p in untried:
-        best.setdefault(p.family, float(ys.min()))
     row = {p: i for i, p in enumerate(untried)}
     members = {name: np.array([i for i, p in enumerate(untried) if p.family == name])
                for name in sorted({p.family for p in untried})}
@@ -189,7 +190,11 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
         family_scores = {}
         for name, rows in members.items():
             if not taken[rows].all():
-                family_scores[name] = best[name] + settings.noise_sd * gen.standard_normal()
+                if name in best:
+                    family_scores[name] = best[name] + settings.noise_sd * gen.standard_normal()
+                else:
+                    free = rows[~taken[rows]]
+                    family_scores[name] = float(scores[free, j].min()) + centre - settings.noise_sd
         if not family_scores:
             break
         left = members[min(family_scores, key=family_scores.get)]
