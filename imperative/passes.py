@@ -160,37 +160,48 @@ def _writes_local(cmd: Cmd) -> bool:
 _EMPTY = (frozenset(), frozenset())
 
 
+_SHARED = (AddressSpace.LOCAL, AddressSpace.GLOBAL)  # memory the items of a group can communicate through
+
+
 def _local_sets(cmd: Cmd) -> tuple[frozenset, frozenset]:
-    """The local-memory leaves `cmd` reads and writes."""
+    """The (space, leaf) pairs of local and global memory `cmd` reads and writes: what the
+    items of a group may communicate through (a global temporary a stage of map_local writes
+    and the next stage reads, as much as a local one)."""
     reads, writes = set(), set()
 
     def loads(e):
-        if isinstance(e, Load) and e.space is AddressSpace.LOCAL:
-            reads.add(e.leaf)
+        if isinstance(e, Load) and e.space in _SHARED:
+            reads.add((e.space, e.leaf))
         for a in getattr(e, "args", ()):
             loads(a)
 
     for c in walk(cmd):
         if isinstance(c, Assign):
-            if isinstance(c.acc, Store) and c.acc.space is AddressSpace.LOCAL:
-                writes.add(c.acc.leaf)
+            if isinstance(c.acc, Store) and c.acc.space in _SHARED:
+                writes.add((c.acc.space, c.acc.leaf))
             loads(c.value)
         elif isinstance(c, If):
             loads(c.cond)
     return frozenset(reads), frozenset(writes)
 
 
-def _conflict(sets, pending) -> bool:
-    """A phase must wait when it reads what another item wrote, or overwrites what another
-    item wrote or read, since the last barrier."""
+def _conflict(sets, pending) -> frozenset:
+    """The spaces in which a phase must wait: it reads what another item wrote, or
+    overwrites what another item wrote or read, since the last barrier (empty: none)."""
     (r, w), (pr, pw) = sets, pending
-    return bool(r & pw or w & pw or w & pr)
+    rewritten = {(space, leaf) for space, leaf in w & pw if space is AddressSpace.LOCAL}  # in global memory
+    # the items write their own places (results, per-item slots): only reads order them
+    return frozenset(space for space, _ in (r & pw) | rewritten | (w & pr))
+
+
+def _barrier(spaces: frozenset) -> Barrier:
+    return Barrier(local=True, global_=AddressSpace.GLOBAL in spaces)
 
 
 def _place(cmd: Cmd, pending):
     """Group-level code (every item of the group runs it): barriers go between phases, and
-    only where local memory is communicated; `pending` is what was read and written since
-    the last barrier.  Returns the command and what is pending after it."""
+    only where local (or global) memory is communicated; `pending` is what was read and
+    written since the last barrier.  Returns the command and what is pending after it."""
     if isinstance(cmd, Seq):
         out = []
         for c in cmd.cmds:
@@ -203,14 +214,14 @@ def _place(cmd: Cmd, pending):
     if isinstance(cmd, For) or (isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP):
         # a loop that every item of the group runs (sequential, or over further groups)
         body, end = _place(cmd.body, pending)
-        if _conflict(_local_sets(cmd.body), end):  # one iteration's leftovers meet the next iteration
-            body, end = seq(body, Barrier(local=True)), _EMPTY
+        if spaces := _conflict(_local_sets(cmd.body), end):  # one iteration's leftovers meet the next iteration
+            body, end = seq(body, _barrier(spaces)), _EMPTY
         return attrs.evolve(cmd, body=body), (pending[0] | end[0], pending[1] | end[1])
     if isinstance(cmd, Barrier):
         return cmd, _EMPTY
     sets = _local_sets(cmd)  # a phase: a per-item loop, an assignment, a conditional
-    if _conflict(sets, pending):
-        return seq(Barrier(local=True), cmd), sets
+    if spaces := _conflict(sets, pending):
+        return seq(_barrier(spaces), cmd), sets
     return cmd, (pending[0] | sets[0], pending[1] | sets[1])
 
 
@@ -218,8 +229,8 @@ def _barriers(cmd: Cmd) -> Cmd:
     """Find the work-group loops; their bodies are group-level code (see _place)."""
     if isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP:
         body, end = _place(cmd.body, _EMPTY)
-        if _conflict(_local_sets(cmd.body), end):  # the group's next iteration reuses local memory
-            body = seq(body, Barrier(local=True))
+        if spaces := _conflict(_local_sets(cmd.body), end):  # the group's next iteration reuses local memory
+            body = seq(body, _barrier(spaces))
         return attrs.evolve(cmd, body=body)
     if isinstance(cmd, Seq):
         return Seq(tuple(_barriers(c) for c in cmd.cmds))

@@ -37,7 +37,7 @@ DEVICE_MODULES = {
     "tests/test_explore.py", "tests/test_programs.py", "tests/test_runtime_cache.py", "tests/test_tuning.py",
     "tests/test_variants.py", "tests/test_readme.py", "tests/dpia/test_translate.py", "tests/test_plots.py",
     "tests/test_fuzz.py", "tests/test_language.py", "tests/test_total_lowering.py", "tests/test_pipeline.py",
-    "tests/test_generated_space.py",
+    "tests/test_generated_space.py", "tests/test_barriers.py",
 }
 # Tests measured at half a second or more on 2 cores, and the per-rule checks (hundreds of
 # instances, each rule against the interpreter: also `dpia rules --check`).  Node ids, or a

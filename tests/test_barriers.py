@@ -1,0 +1,30 @@
+"""Barriers between the stages of a work-group that communicate through memory: local memory,
+and global temporaries too (a stage of map_local writes them, the next reads another item's
+values)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import dpia
+from functional.interp import interpret
+from functional.syntax import parse
+
+# A tree reduction per work-group whose later stages were stored in global memory: before the
+# fix, only local memory was ordered, and the sum of 1024 values came out wrong (136 for 527).
+TREE_THROUGH_GLOBAL = (
+    "fun(N: nat{multiple_of=512}, xs: N.f32) => reduce_seq (+) 0.0 (to_global (map_workgroup 0 (fun(x) => "
+    "reduce_seq (+) 0.0 (iterate 3 (fun(l: nat, ys) => to_global (map_local 0 (fun(x) => reduce_seq (+) 0.0 x) "
+    "(split 2 (reorder_stride l ys)))) (to_local (map_local 0 (fun(x) => reduce_seq (+) 0.0 x) "
+    "(split 64 (reorder_stride 8 x)))))) (split 512 xs)))")
+
+
+def test_global_temporaries_shared_by_a_group_are_ordered_by_barriers():
+    program = parse(TREE_THROUGH_GLOBAL)
+    kernel = dpia.compile(program)
+    for n in (512, 1024, 4096):
+        x = np.random.default_rng(n).random(n, dtype=np.float32)
+        np.testing.assert_allclose(kernel(x), interpret(program, x), rtol=1e-5)
+    source = kernel.source
+    # one barrier with a global fence between each pair of the tree's stages in global memory
+    assert source.count("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)") >= 3
