@@ -181,6 +181,13 @@ def test_sizes_are_facts_not_constants():
     assert space.check_sizes(point) == {"M": 64, "N": 64, "K": 64}
     text = str(space.program_for(point))
     assert "M: nat{multiple_of=16}" in text and "N: nat{multiple_of=16}" in text and "512" not in text
+    # a generated skeleton knows which sizes each slot splits: only those get its facts
+    generated = Space.build(MM, {"M": 512, "N": 256, "K": 128}, CPU, [
+        s for s in generate_skeletons(infer(MM), {"M": 512, "N": 256, "K": 128}, Heuristics(length=1))
+        if s.name == tile.name])
+    assert generated.family(tile.name).slot_sizes == {"s0": ("M",), "s1": ("N",)}
+    assert generated.facts(point) == {"M": 8, "N": 16, "K": 1}
+    assert generated.check_sizes(point) == {"M": 64, "N": 64, "K": 64}
     n12 = fl.nat("N", multiple_of=12)
     own = with_size_facts(fl.fun([fl.array(n12, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs)), {"N": 8})
     assert "multiple_of=24" in str(own)  # the lcm with the program's own fact
