@@ -25,25 +25,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-
-def _median_s(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
-def _torch():
-    try:
-        import torch
-
-        return torch if torch.cuda.is_available() else None
-    except ImportError:
-        return None
+from explore_targets import _median_s, _torch  # noqa: E402 -- the same timing helpers as issue 5's targets
 
 
 def _cuda_time(torch, fn, repeat: int) -> float:

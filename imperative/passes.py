@@ -152,11 +152,6 @@ def globalise_host_state(p: Program) -> Program:
     return attrs.evolve(p, body=_globalise(p.body))
 
 
-def _writes_local(cmd: Cmd) -> bool:
-    return any(isinstance(c, Assign) and isinstance(c.acc, Store) and c.acc.space is AddressSpace.LOCAL
-               for c in walk(cmd))
-
-
 _EMPTY = (frozenset(), frozenset())
 
 

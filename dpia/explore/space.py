@@ -97,38 +97,6 @@ class Shape:
         return Shape(tuple(sizes), tuple(inputs), e)
 
 
-# ---------------------------------------------------------------------------- feasibility
-
-
-def work_group_problem(items: int, limits: DeviceLimits) -> str | None:
-    if items > limits.max_work_group_size:
-        return f"work-group size: {items} items > {limits.max_work_group_size}"
-    return None
-
-
-def local_memory_problem(nbytes: int, limits: DeviceLimits) -> str | None:
-    if nbytes > limits.local_mem_bytes:
-        return f"local memory: {nbytes} bytes > {limits.local_mem_bytes}"
-    return None
-
-
-def private_memory_problem(values: int, limits: DeviceLimits) -> str | None:
-    if values > limits.private_values:
-        return f"private memory: {values} values per item > {limits.private_values}"
-    return None
-
-
-def occupancy_problem(groups: int, limits: DeviceLimits, what: str = "work-groups") -> str | None:
-    """Enough work-groups (or work-items) that every compute unit gets one."""
-    if groups < limits.compute_units:
-        return f"too few {what}: {groups} < {limits.compute_units} compute units"
-    return None
-
-
-def first_problem(*problems: str | None) -> str | None:
-    return next((p for p in problems if p), None)
-
-
 
 
 # ------------------------------------------------------------------------------ points
