@@ -3,6 +3,7 @@ the space the rules generate, then time the best variant (replayed from the tuni
 by `dpia.compile`) against references measured in the same run.
 
     python benchmarks/explore_suite.py jacobi2d_5:h=2048,w=2048 gemv:m=4096,n=4096 --budget 120
+    python benchmarks/explore_suite.py --suite bench --budget 30 --table suite.md   # every suite entry
     bash benchmarks/h200.sh suite jacobi2d_5:h=8192,w=8192 --budget 180      # the H200
 
 A target is `NAME:size=value,...` with the suite entry's size names (see Entry.bench in
@@ -146,9 +147,34 @@ def _time_to_fraction(finished: list, best_s: float | None, fraction: float) -> 
     return next((round(at, 1) for at, status, t in finished if status == "ok" and t <= best_s / fraction), None)
 
 
+def suite_targets(size_name: str) -> list[str]:
+    """Every entry of examples/suite.py's SUITE at its `size_name` sizes (small, moderate, bench)."""
+    import suite
+
+    return [f"{e.name}:" + ",".join(f"{k}={v}" for k, v in getattr(e, size_name).items()) for e in suite.SUITE]
+
+
+def markdown_table(summaries: list[dict]) -> str:
+    """One row per target: the explored best against the first reference (NumPy on the host;
+    the device copy on a GPU), the baseline, what was tried."""
+    lines = ["| target | tried | best (ms) | baseline (ms) | reference | reference (ms) | best vs reference |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for s in summaries:
+        best, *others = s["rows"]
+        baseline = next((r for r in others if r["variant"].startswith("baseline")), None)
+        ref = next(r for r in others if not r["variant"].startswith("baseline"))
+        baseline_ms = f"{baseline['time_s'] * 1e3:.3f}" if baseline else "-"
+        lines.append(f"| {s['target']} | {s['tried']} | {best['time_s'] * 1e3:.3f} | {baseline_ms} | "
+                     f"{ref['variant']} | {ref['time_s'] * 1e3:.3f} | {ref['ref_over_best']:.2f}x |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("targets", nargs="+", help="NAME:size=value,... (suite entries, total, mm)")
+    ap.add_argument("targets", nargs="*", help="NAME:size=value,... (suite entries, total, mm)")
+    ap.add_argument("--suite", choices=("small", "moderate", "bench"), default=None,
+                    help="add every entry of examples/suite.py at these sizes")
+    ap.add_argument("--table", default=None, help="write a markdown table of all targets here")
     ap.add_argument("--budget", type=float, default=120.0, help="seconds of exploration per target")
     ap.add_argument("--search", default="bayesian")
     ap.add_argument("--seed", type=int, default=0)
@@ -156,8 +182,17 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--out", default="explore_suite_out")
     args = ap.parse_args(argv)
-    for spec in args.targets:
-        run_target(spec, args)
+    targets = list(args.targets) + (suite_targets(args.suite) if args.suite else [])
+    if not targets:
+        ap.error("name targets or --suite")
+    summaries = []
+    for spec in targets:
+        try:
+            summaries.append(run_target(spec, args))
+        except Exception as exc:  # one target's failure must not lose the others' results
+            print(f"{spec}: FAILED {type(exc).__name__}: {exc}", flush=True)
+        if args.table:
+            Path(args.table).write_text(markdown_table(summaries))
     return 0
 
 
