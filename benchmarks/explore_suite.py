@@ -10,7 +10,7 @@ A target is `NAME:size=value,...` with the suite entry's size names (see Entry.b
 examples/suite.py; `total:n=...` and `mm:m=..,n=..,k=..` name examples/seed.py's sum and mm).
 References: NumPy on the host; on a CUDA device (torch present) the device-to-device copy of
 the program's inputs and output (the memory roofline), torch.sum for `total`, cuBLAS
-(TF32 off) for `mm` and `gemv`.  One JSON per target under --out, and a table on stdout.
+(TF32 off) for `mm` and `gemv`.  One JSON per target under --out (or all in --out/all.json with --one-json), a table on stdout.
 """
 
 from __future__ import annotations
@@ -116,7 +116,11 @@ def run_target(spec: str, args) -> dict:
     rows = [("explored best (" + kernel.variant.kind + ")", t_best)]
     if result.default is not None and result.default.time_s:
         rows.append((f"baseline: {result.baseline} variant", result.default.time_s))
-    refs = gpu_references(name, inputs, nbytes, args.repeat) or [("numpy", _median_s(lambda: reference(*inputs), 5))]
+    from codegen_opencl.runtime import choose_device, device_identity
+
+    on_gpu = "GPU" in str(device_identity(choose_device()).get("device_type", ""))
+    refs = (gpu_references(name, inputs, nbytes, args.repeat) if on_gpu else []) or [
+        ("numpy", _median_s(lambda: reference(*inputs), 5))]  # the host's reference when exploring a CPU
     rows += refs
     print(f"\n{spec} on {result.device}: {nbytes / 1e6:.1f} MB moved at least, relative error {error:.2e}")
     print(f"{'variant':40s} {'ms':>10s} {'GB/s':>9s} {'ref/best':>9s}")
@@ -134,8 +138,9 @@ def run_target(spec: str, args) -> dict:
                "best_choices": best_candidate.params.get("choices") if best_candidate else None,
                "time_to_best_s": _time_to_fraction(finished, result.best and result.best.time_s, 1.0),
                "time_to_0.9_s": _time_to_fraction(finished, result.best and result.best.time_s, 0.9)}
-    (out / f"{name}_{size_text.replace(',', '_').replace('=', '')}.json").write_text(
-        json.dumps(summary, indent=1, default=str))
+    if not args.one_json:
+        (out / f"{name}_{size_text.replace(',', '_').replace('=', '')}.json").write_text(
+            json.dumps(summary, indent=1, default=str))
     return summary
 
 
@@ -175,6 +180,7 @@ def main(argv=None) -> int:
     ap.add_argument("--suite", choices=("small", "moderate", "bench"), default=None,
                     help="add every entry of examples/suite.py at these sizes")
     ap.add_argument("--table", default=None, help="write a markdown table of all targets here")
+    ap.add_argument("--one-json", action="store_true", help="every target's summary in --out/all.json")
     ap.add_argument("--budget", type=float, default=120.0, help="seconds of exploration per target")
     ap.add_argument("--search", default="bayesian")
     ap.add_argument("--seed", type=int, default=0)
@@ -193,6 +199,8 @@ def main(argv=None) -> int:
             print(f"{spec}: FAILED {type(exc).__name__}: {exc}", flush=True)
         if args.table:
             Path(args.table).write_text(markdown_table(summaries))
+        if args.one_json:
+            (Path(args.out) / "all.json").write_text(json.dumps(summaries, indent=1, default=str))
     return 0
 
 

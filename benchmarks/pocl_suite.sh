@@ -10,4 +10,4 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 unset DPIA_DEVICE OCL_ICD_VENDORS
 git log -1 --oneline 2>/dev/null; nproc
 python3 benchmarks/explore_suite.py --suite "${1:-bench}" --budget "${BUDGET:-30}" --out "${OUT:-/tmp/out}" \
-  --table "${OUT:-/tmp/out}/suite.md" 2>&1 | grep -v "^  [a-z_].*@\|CompilerWarning\|lambda: self._prg"
+  --table "${OUT:-/tmp/out}/suite.md" --one-json 2>&1 | grep -v "^  [a-z_].*@\|CompilerWarning\|lambda: self._prg"
