@@ -5,19 +5,36 @@ interpreter on PoCL."""
 
 from __future__ import annotations
 
+import re
 import sys
+from collections import Counter
 from pathlib import Path
+
+import attrs
 
 import numpy as np
 import pytest
 
 import functional as fl
 from dpia.explore.algorithmic import (
+    ANYWHERE,
+    EXCLUSIONS,
+    INSIDE,
+    OVERLAPPING,
+    REGISTER_BLOCKINGS,
+    TILINGS,
     Heuristics,
+    Variant,
+    acceptable,
     add_mul_distance,
     algorithmic_variants,
     divisor_values,
+    excluded_by,
     map_depth,
+    out_of_order,
+    positions,
+    resplits,
+    split_kind,
     trial_slots,
 )
 from dpia.explore.moves import MOVES, VECTOR_WIDTHS
@@ -33,6 +50,9 @@ M, N, K = (fl.nat(n) for n in ("M", "N", "K"))
 MM = fl.fun([fl.array(M, fl.array(K, fl.f32)), fl.array(K, fl.array(N, fl.f32))],
             lambda a, b: fl.map(lambda r: fl.map(lambda c: seed.dot_body(r, c), fl.transpose(b)), a))
 SCAL = fl.fun([fl.f32, fl.array(N, fl.f32)], seed.scal_body)
+TOTAL = fl.fun([fl.array(N, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))
+GEMV = fl.fun([fl.array(M, fl.array(N, fl.f32)), fl.array(N, fl.f32), fl.array(M, fl.f32), fl.f32, fl.f32],
+              seed.gemv_body)
 MM_SIZES = {"M": 128, "N": 128, "K": 128}
 CPU = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=2)
 
@@ -66,24 +86,29 @@ def test_macros_tile_block_and_split_the_matrix_product(mm_variants):
 
 
 def test_a_slot_inside_another_slots_split_divides_it(mm_variants):
-    """A register block or split inside a split of length s0 draws from s0's divisors."""
+    """A register block or split inside a split of length s0 draws from s0's divisors (a
+    proper one for its trial where one is a candidate: a block smaller than its tile)."""
     nested = [(v, name, slot) for v in mm_variants for name, slot in v.slots.items() if slot.divides]
     assert nested
     for v, name, slot in nested:
         parent = v.slots[slot.divides]
-        assert slot.trial < parent.trial and parent.trial % slot.trial == 0, v.text
+        assert slot.trial <= parent.trial and parent.trial % slot.trial == 0, v.text
+        assert slot.trial < parent.trial or not any(d < parent.trial and parent.trial % d == 0 for d in slot.values)
         assert all(max(parent.values) % value == 0 for value in slot.values)
 
 
 def test_heuristics_prune_deep_nesting_and_distant_products(mm_body, mm_variants):
     h = Heuristics()
-    assert all(map_depth(v.expr) <= h.max_map_depth and add_mul_distance(v.expr) <= h.max_add_mul_distance
-               for v in mm_variants)
-    shallow = algorithmic_variants(mm_body, MM_SIZES, Heuristics(length=1, max_map_depth=5))
+    assert all(acceptable(v.expr, h, tuple(_moves(v))) for v in mm_variants)
+    plain = [v for v in mm_variants if not set(_moves(v)) & set(h.allowances)]  # no allowance: the bounds themselves
+    assert plain and all(map_depth(v.expr) <= h.max_map_depth and add_mul_distance(v.expr) <= h.max_add_mul_distance
+                         for v in plain)
+    assert any(map_depth(v.expr) > h.max_map_depth for v in mm_variants)  # a blocked tile is allowed deeper
+    shallow = algorithmic_variants(mm_body, MM_SIZES, Heuristics(length=1, max_map_depth=5, allowances={}))
     assert len(shallow) > 1 and all(map_depth(v.expr) <= 5 and len(v.steps) <= 1 for v in shallow)
     assert "tile_2d" not in {m for v in shallow for m in _moves(v)}  # a tile nests 6 maps deep
     assert len(shallow) < len(mm_variants)
-    near = algorithmic_variants(mm_body, MM_SIZES, Heuristics(length=1, max_add_mul_distance=1))
+    near = algorithmic_variants(mm_body, MM_SIZES, Heuristics(length=1, max_add_mul_distance=1, allowances={}))
     assert all(add_mul_distance(v.expr) <= 1 for v in near)
     assert not {"register_blocking_2d", "reduce_two_stage"} & {m for v in near for m in _moves(v)}  # distance 3
     assert map_depth(mm_body) == 3 and add_mul_distance(mm_body) == 1  # map, map, map of products
@@ -183,3 +208,117 @@ def test_the_space_of_a_matrix_product_maps_its_variants_onto_opencl(mm_skeleton
     # a 2D nest gets both orders of global dimensions
     assert {"lower_map_global(d=1)@root; lower_map_global(d=0)@0.1.0",
             "lower_map_global(d=0)@root; lower_map_global(d=1)@0.1.0"} <= set(names)
+
+
+# ------------------------------------------------------------------ bounds on longer sequences
+
+
+SGEMM = ["tile_2d", "tile_reduction", "register_blocking_2d"]  # the register-blocked SGEMM's algorithmic part
+
+
+def test_the_register_blocked_matrix_product_is_among_the_length_three_sequences(mm_variants):
+    assert Heuristics().length == 3
+    found = [v for v in mm_variants if _moves(v) == SGEMM]
+    assert len(found) == 1
+    (v,) = found
+    tile, k_tile, block = v.steps
+    assert [p for p, _ in tile.slots] == ["n", "m"] and [p for p, _ in block.slots] == ["l1", "l2"]
+    # the register block divides the work-group tile; the k-tiles split K
+    assert [v.slots[name].divides for _, name in block.slots] == [name for _, name in tile.slots]
+    assert v.slots[k_tile.slots[0][1]].sizes == ("K",)
+
+
+def test_the_register_blocked_matrix_product_computes_it(mm_skeletons):
+    import dpia
+
+    skeleton = next(s for s in mm_skeletons.values()
+                    if [st.move for st in s.steps if MOVES[st.move].stage == "algorithmic"] == SGEMM)
+    space = Space.build(MM, MM_SIZES, CPU, [skeleton])
+    point = next(p for p in space.points if sorted(p.as_dict().values()) == [2, 4, 8, 16, 16])
+    low, _ = derive(space.program_for(point), space.strategy(point))
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((64, 128), dtype=np.float32), rng.standard_normal((128, 64), dtype=np.float32)
+    np.testing.assert_allclose(dpia.compile(low)(a, b), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_each_sequence_length_has_its_budget_filled_round_robin(mm_body, mm_variants):
+    h = Heuristics()
+    counts = Counter(len(v.steps) for v in mm_variants)
+    assert all(counts[d] <= h.budget(d) for d in (1, 2, 3)) and counts[3] == h.budget(3)  # mm has more than 128
+    small = algorithmic_variants(mm_body, MM_SIZES, Heuristics(per_depth=(3, 5, 4)))
+    assert [len(v.steps) for v in small] == [0, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3, 3]  # shorter ones kept whole
+    assert [v.text for v in small[1:4]] == [v.text for v in mm_variants[1:4]]
+    # round robin: the five of length 2 extend all three of length 1
+    assert {v.steps[0] for v in small if len(v.steps) == 2} == {v.steps[0] for v in small[1:4]}
+
+
+def test_exclusions_are_declared_with_reasons_over_moves_of_the_vocabulary():
+    for ex in EXCLUSIONS:
+        assert ex.earlier and ex.later and (ex.earlier | ex.later) <= set(MOVES) and len(ex.reason) > 20
+        assert ex.place in (INSIDE, OVERLAPPING, ANYWHERE)
+    assert {split_kind("reduce_vectorize_two_stage", "n"), split_kind("reduce_vectorize_two_stage", "w")} == {
+        "reduction chunk", "vector lanes"}
+    assert split_kind("fusion", "") is None
+
+
+NEST = fl.fun([fl.array(M, fl.array(N, fl.f32))], lambda xss: fl.map(lambda r: fl.map(lambda x: x * 2.0, r), xss))
+
+
+def test_an_interchange_is_not_undone_by_another_inside_it():
+    sizes = {"M": 32, "N": 64}
+    body = prepared_body(NEST, sizes)
+    twice = Heuristics(length=2, per_move=2)
+    allowed = algorithmic_variants(body, sizes, attrs.evolve(twice, exclusions=()))
+    assert any(_moves(v) == ["interchange", "interchange"] for v in allowed)  # the exclusion is what stops it
+    assert not any(_moves(v)[:2] == ["interchange", "interchange"] for v in algorithmic_variants(body, sizes, twice))
+
+
+def test_no_move_of_a_sequence_breaks_an_exclusion(mm_variants):
+    h = Heuristics()
+    for v in mm_variants:
+        for k in range(1, len(v.steps)):
+            earlier = Variant(v.steps[:k], v.slots, v.expr, v.places[:k])
+            assert excluded_by(earlier, v.steps[k].move, v.steps[k].path, h) is None or v.places[k - 1] is None, v.text
+        moves = _moves(v)
+        for k, m in enumerate(moves):
+            if m in REGISTER_BLOCKINGS:
+                assert not set(moves[k + 1:]) & (TILINGS | REGISTER_BLOCKINGS | {"interchange", "interchange_swap"})
+
+
+def test_a_length_is_not_split_again_by_the_same_kind_of_move(mm_variants):
+    for v in mm_variants:
+        kinds = {name: split_kind(st.move, p) for st in v.steps for p, name in st.slots}
+        for st in v.steps:
+            for p, name in st.slots:
+                parent = v.slots[name].divides
+                if parent and parent not in {n for _, n in st.slots}:  # a slot of an earlier move
+                    assert kinds[parent] != split_kind(st.move, p), v.text
+    sizes = {"N": 1024}
+    body = prepared_body(TOTAL, sizes)
+    two_stage = next(v for v in algorithmic_variants(body, sizes, Heuristics(length=1)) if _moves(v) == ["reduce_split"])
+    chunk = [(path, node) for path, node in positions(two_stage.expr) if MOVES["reduce_split"].site(node)][-1]
+    for move, again in (("reduce_two_stage", True), ("reduce_tree", True), ("reduce_vectorize", False)):
+        slots = trial_slots(MOVES[move], chunk[1], sizes, two_stage.slots, 1)
+        assert slots and resplits(two_stage, move, chunk[0], slots) is again, move
+
+
+TWO_SUMS = fl.fun([fl.array(N, fl.f32), fl.array(M, fl.f32)],
+                 lambda xs, ys: fl.reduce(fl.add, 0.0, xs) * fl.reduce(fl.add, 0.0, ys))
+
+
+def _disjoint(a: tuple, b: tuple) -> bool:
+    return a[: len(b)] != b and b[: len(a)] != a
+
+
+def test_moves_at_disjoint_places_are_tried_in_one_order_with_the_same_programs():
+    sizes = {"N": 256, "M": 128}
+    body = prepared_body(TWO_SUMS, sizes)
+    every = Heuristics(length=2, per_move=2, per_depth=(10_000,), max_variants=10_000)
+    once = algorithmic_variants(body, sizes, every)
+    both = algorithmic_variants(body, sizes, attrs.evolve(every, commuting_once=False))
+    # the same programs up to the trial values of their slots (which depend on the order)
+    assert {re.sub(r"\d+", "#", str(v.expr)) for v in once} == {re.sub(r"\d+", "#", str(v.expr)) for v in both}
+    pairs = [v.steps for v in once if len(v.steps) == 2 and _disjoint(v.steps[0].path, v.steps[1].path)]
+    assert pairs and all(a.path < b.path for a, b in pairs)  # one reduction split on each side, in one order
+    swapped = [v.steps for v in both if len(v.steps) == 2 and _disjoint(v.steps[0].path, v.steps[1].path)]
+    assert any(a.path > b.path for a, b in swapped) and len(swapped) > len(pairs)

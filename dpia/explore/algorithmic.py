@@ -7,11 +7,23 @@ the prepared high-level program at every position where they apply, in sequences
 Each move is tried at every node with trial values for its parameters (`trial_slots`): a
 value from the divisors of the length the parameter splits, evaluated at the real sizes
 (stage 3 later draws the others).  A parameter whose length is another slot's trial value
-(a register block inside a tile) is recorded as dividing that slot.  Lift's heuristics prune
-the result: the nesting depth of maps (`max_map_depth`), how often one move is used
-(`per_move`), the distance between a reduction and the multiplication it adds
-(`max_add_mul_distance`); variants are deduplicated by their printed program and bounded in
-number (`max_variants`, breadth first: shorter sequences first).
+(a register block inside a tile) is recorded as dividing that slot.
+
+Lift's heuristics bound the sequences (dpia.explore.algorithmic.Heuristics):
+
+* the nesting depth of maps (`max_map_depth`), how often one move is used (`per_move`), the
+  distance between a reduction and the multiplication it adds (`max_add_mul_distance`);
+* mutual exclusions, as data (`EXCLUSIONS`, each with its reason): a move is not tried where
+  an earlier move of the sequence makes it undo that move or reach a program another order
+  reaches; a parameter does not split again a length a parameter of the same kind
+  (`SPLIT_KINDS`) already split (`resplits`); moves at disjoint places commute, so only one
+  order of them is tried (`out_of_order`);
+* a budget of new variants per sequence length (`per_depth`), filled round robin over the
+  shorter sequences they extend, so one prefix's many extensions do not crowd out the
+  others', and longer sequences never crowd out shorter ones; `max_variants` over all.
+
+Variants are deduplicated by their printed program; a move's result at a node is computed
+once per (node, its context's types, trial values) however many sequences reach that node.
 """
 
 from __future__ import annotations
@@ -24,6 +36,7 @@ from functional.errors import FunctionalError
 from functional.expr import Expr, Prim, spine
 from functional.nat import NatError, evaluate
 from functional.primitives import MAPS, REDUCTIONS
+from functional.rules.core import free_identifier_types
 from functional.strategies import children, replace_at
 
 from .moves import ALGORITHMIC_MOVES, Move
@@ -34,13 +47,97 @@ MAX_VALUES = 16  # candidate values per slot
 MAX_VALUE = 1 << 16  # the largest split considered
 
 
+# ------------------------------------------------------------------------- exclusions
+
+
+INSIDE, OVERLAPPING, ANYWHERE = "inside", "overlapping", "anywhere"
+
+
+@attrs.frozen
+class Exclusion:
+    """After any move of `earlier` in a sequence, no move of `later` where `place` says:
+    INSIDE the earlier move's result, OVERLAPPING it (inside it or containing it), or
+    ANYWHERE in the program."""
+
+    earlier: frozenset[str] = attrs.field(converter=frozenset)
+    later: frozenset[str] = attrs.field(converter=frozenset)
+    place: str
+    reason: str
+
+
+TILINGS = frozenset({"split_join", "tile_2d", "tile_nest_2d", "tile_nest_3d",
+                     "stencil_tiling_1d", "stencil_tiling_2d", "stencil_tiling_3d"})
+REGISTER_BLOCKINGS = frozenset({"register_blocking_1d", "register_blocking_2d"})
+REDUCTION_SPLITS = frozenset({"reduce_split", "reduce_two_stage", "reduce_tree", "split_k", "tile_reduction",
+                              "reduce_vectorize_two_stage"})
+INTERCHANGES = frozenset({"interchange", "interchange_swap"})
+
+EXCLUSIONS: tuple[Exclusion, ...] = (
+    Exclusion(INTERCHANGES, INTERCHANGES, INSIDE,
+              "interchanging the nest an interchange made transposes it back: the program before it, "
+              "behind transpose (transpose xs)"),
+    Exclusion({"fusion"}, {"fission"}, INSIDE, "fission of the map a fusion made splits it back: the program before"),
+    Exclusion({"fission"}, {"fusion"}, INSIDE, "fusion of the maps a fission made joins them back: the program before"),
+    Exclusion(REGISTER_BLOCKINGS, TILINGS, OVERLAPPING,
+              "tiles of register blocks are register blocks inside tiles: the sequence that tiles first "
+              "reaches the hierarchy (Lift: no tiling after register blocking)"),
+    Exclusion(REGISTER_BLOCKINGS, REGISTER_BLOCKINGS, OVERLAPPING,
+              "one register blocking per product: blocking a block's rows or columns again is a larger block "
+              "the first blocking's parameters reach"),
+    Exclusion(TILINGS | REGISTER_BLOCKINGS | REDUCTION_SPLITS, INTERCHANGES, OVERLAPPING,
+              "a tiling keeps the order of the nest it tiles, so interchanging before it reaches the same loop "
+              "orders; and which map of a tile gets which OpenCL dimension is stage 2's choice "
+              "(Lift: no interchange after tiling or blocking)"),
+)
+
+# The kind of split each parameter makes (by move, or by (move, parameter) where a move makes
+# two kinds): a parameter does not split a length a parameter of the same kind already split.
+TILE, BLOCK, CHUNK, LANES = "tile", "register block", "reduction chunk", "vector lanes"
+SPLIT_KINDS: Mapping[str | tuple[str, str], str] = {
+    **{m: TILE for m in TILINGS}, **{m: BLOCK for m in REGISTER_BLOCKINGS}, **{m: CHUNK for m in REDUCTION_SPLITS},
+    "vectorize": LANES, "reduce_vectorize": LANES, ("reduce_vectorize_two_stage", "w"): LANES,
+}
+
+
+def split_kind(move: str, param: str) -> str | None:
+    return SPLIT_KINDS.get((move, param), SPLIT_KINDS.get(move))
+
+
+# The order a variant's extensions are tried in, so that a spent budget keeps the moves that
+# restructure a nest for reuse (Lift's collection lists the blockings and tilings first):
+# register blockings, tilings, reduction splits, vector lanes, then the rest.
+FIRST = (BLOCK, TILE, CHUNK, LANES)
+
+
+def move_rank(move: str) -> int:
+    kinds = {split_kind(move, "")} - {None}
+    return min((FIRST.index(k) for k in kinds), default=len(FIRST))
+
+
 @attrs.frozen
 class Heuristics:
-    length: int = 2  # moves per sequence (3 gives mm 865 variants: 40 s)
+    length: int = 3  # moves per sequence
     per_move: int = 1  # uses of one move in a sequence
     max_map_depth: int = 8
     max_add_mul_distance: int = 4
-    max_variants: int = 160  # mm has 129 at length 2
+    per_depth: tuple[int, ...] = (64, 128, 128)  # new variants per sequence length 1, 2, 3, ... (the last repeats)
+    # split_join only in programs whose maps nest at most this deep: a deeper nest has the
+    # 2D tilings and register blockings, of which splitting one map is a special case (Lift:
+    # splitJoin off beyond nesting depth 2, counted without the innermost map of scalars)
+    split_join_depth: int = 3
+    # move -> (map depth, add-multiply distance) the bounds grow by once the sequence has it:
+    # a register blocking nests a work-item's block (1 or 2 maps) and accumulates outer
+    # products, so its reduction lies two loops further from the products; a tile reduction
+    # folds k-wide tiles, one map and two loops further (Lift: +1 / +2 depth for blockings)
+    allowances: Mapping[str, tuple[int, int]] = attrs.field(factory=lambda: {
+        "register_blocking_1d": (1, 2), "register_blocking_2d": (2, 2), "tile_reduction": (1, 2)})
+    max_variants: int = 320  # all lengths together
+    exclusions: tuple[Exclusion, ...] = EXCLUSIONS
+    commuting_once: bool = True  # moves at disjoint places tried in one order only (`out_of_order`)
+
+    def budget(self, depth: int) -> int:
+        """New variants kept with `depth` moves (depth counted from 1)."""
+        return self.per_depth[min(depth, len(self.per_depth)) - 1] if self.per_depth else self.max_variants
 
 
 @attrs.frozen
@@ -59,6 +156,9 @@ class Variant:
     steps: tuple[Step, ...]
     slots: Mapping[str, Slot]
     expr: Expr
+    # where each step's result stands in `expr` (its path), None once a later move rewrote a
+    # node containing it (the exclusions that need its place then do not apply)
+    places: tuple[tuple[int, ...] | None, ...] = ()
 
     @property
     def text(self) -> str:
@@ -111,8 +211,12 @@ def _nearest_mul(e: Expr, depth: int) -> int | None:
     return min(found, default=None)
 
 
-def acceptable(e: Expr, h: Heuristics) -> bool:
-    return map_depth(e) <= h.max_map_depth and add_mul_distance(e) <= h.max_add_mul_distance
+def acceptable(e: Expr, h: Heuristics, moves: tuple[str, ...] = ()) -> bool:
+    """Within the bounds on map nesting and add-multiply distance, widened by the allowances
+    of the moves the sequence made (`Heuristics.allowances`)."""
+    depth = h.max_map_depth + sum(h.allowances.get(m, (0, 0))[0] for m in moves)
+    distance = h.max_add_mul_distance + sum(h.allowances.get(m, (0, 0))[1] for m in moves)
+    return map_depth(e) <= depth and add_mul_distance(e) <= distance
 
 
 # ------------------------------------------------------------------------- slot values
@@ -136,8 +240,11 @@ def _only(values: tuple[int, ...], allowed: tuple[int, ...] | None) -> tuple[int
     return values if allowed is None else tuple(v for v in values if v in allowed)
 
 
-def _trial(values: tuple[int, ...], used: set[int], below: int | None = None) -> int:
-    pool = [v for v in values if below is None or (v < below and below % v == 0)] or list(values)
+def _trial(values: tuple[int, ...], used: set[int], within: int | None = None) -> int:
+    """The trial value: near TRIAL, not another slot's where possible, and for a split inside
+    a length `within` (a block in a tile) a proper divisor of it where one is a candidate."""
+    pool = [v for v in values if within is None or (v < within and within % v == 0)] or \
+        [v for v in values if within is None or within % v == 0] or list(values)
     fresh = [v for v in pool if v not in used] or pool
     return min(fresh, key=lambda v: (abs(v.bit_length() - TRIAL.bit_length()), v))
 
@@ -173,7 +280,7 @@ def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping
             if parent is not None:  # a length that is an earlier slot's value: that slot's divisors
                 values = _only(divisor_values(max(slots[parent].values), pow2), allowed)
                 inherited = tuple(sorted(set(names) | set(slots[parent].sizes)))
-                slot = Slot(values, _trial(values, used, length + 1), parent, inherited) if values else None
+                slot = Slot(values, _trial(values, used, length), parent, inherited) if values else None
             else:
                 values = _only(divisor_values(length, pow2), allowed)
                 slot = Slot(values, _trial(values, used), None, names) if values else None
@@ -194,47 +301,142 @@ def positions(e: Expr, path: tuple = ()) -> Iterator[tuple[tuple, Expr]]:
         yield from positions(c, path + (k,))
 
 
+def _inside(path: tuple, place: tuple) -> bool:
+    return path[: len(place)] == place
+
+
+def _placed(path: tuple, place: tuple | None, where: str) -> bool:
+    if where == ANYWHERE:
+        return True
+    if place is None:
+        return False
+    return _inside(path, place) or (where == OVERLAPPING and _inside(place, path))
+
+
+def excluded_by(variant: Variant, move: str, path: tuple, h: Heuristics) -> Exclusion | None:
+    """The exclusion that forbids `move` at `path` after the variant's moves, if any."""
+    for step, place in zip(variant.steps, variant.places or (None,) * len(variant.steps)):
+        for ex in h.exclusions:
+            if step.move in ex.earlier and move in ex.later and _placed(path, place, ex.place):
+                return ex
+    return None
+
+
+def out_of_order(variant: Variant, path: tuple) -> bool:
+    """True when the last move's place and `path` are disjoint and `path` comes first: the two
+    moves commute (neither node contains the other), so the sequence with them the other way
+    round (by place) gives the same program and is the one tried."""
+    if not variant.steps:
+        return False
+    last = variant.places[-1] if variant.places else variant.steps[-1].path
+    if last is None or _inside(path, last) or _inside(last, path):
+        return False
+    return path < last
+
+
+def resplits(variant: Variant, move: str, path: tuple, new: Mapping[str, tuple[str, Slot]]) -> bool:
+    """True when one of the move's parameters splits a length a parameter of the same kind of
+    an earlier move split already: a chunk of a chunk, a tile of a tile, or the number of
+    chunks or tiles (a length of the same size variables, at a node within or containing the
+    earlier move's result).  The earlier parameter's values reach those splits."""
+    earlier: dict[str, tuple[str | None, tuple | None, tuple[str, ...]]] = {}
+    places = variant.places or (None,) * len(variant.steps)
+    for step, place in zip(variant.steps, places):
+        for param, name in step.slots:
+            earlier[name] = (split_kind(step.move, param), place, variant.slots[name].sizes)
+    for param, (_, slot) in new.items():
+        kind = split_kind(move, param)
+        if kind is None:
+            continue
+        if slot.divides in earlier and earlier[slot.divides][0] == kind:
+            return True
+        if any(k == kind and _placed(path, place, OVERLAPPING) and set(sizes) & set(slot.sizes)
+               for k, place, sizes in earlier.values()):
+            return True
+    return False
+
+
 def algorithmic_variants(body: Expr, sizes: Mapping[str, int], heuristics: Heuristics = Heuristics(),
                          moves: tuple[Move, ...] = ALGORITHMIC_MOVES) -> list[Variant]:
-    """The empty variant, then every sequence of moves (breadth first) that applies and
-    passes the heuristics, one per distinct program."""
+    """The empty variant, then the sequences of moves that apply and pass the heuristics,
+    one per distinct program: breadth first, each length's budget filled round robin over
+    the variants one move shorter."""
+    moves = tuple(sorted(moves, key=lambda m: move_rank(m.name)))
     start = Variant((), {}, body)
     seen, out, frontier = {str(body)}, [start], [start]
-    for _ in range(heuristics.length):
+    memo: dict = {}  # (move, trial values, node in its typed context) -> the move's result there
+    for depth in range(1, heuristics.length + 1):
+        budget = min(heuristics.budget(depth), heuristics.max_variants - len(out))
+        extensions = [_children(v, moves, sizes, heuristics, seen, memo) for v in frontier]
         grown: list[Variant] = []
-        for variant in frontier:
-            for move in moves:
-                if sum(s.move == move.name for s in variant.steps) >= heuristics.per_move:
+        while extensions and len(grown) < budget:
+            for gen in list(extensions):
+                child = next(gen, None)
+                if child is None:
+                    extensions.remove(gen)
                     continue
-                for path, node in positions(variant.expr):
-                    if len(out) + len(grown) >= heuristics.max_variants:
-                        return out + grown
-                    grown += _extend(variant, move, path, node, sizes, heuristics, seen)
+                grown.append(child)
+                if len(grown) >= budget:
+                    break
         out += grown
         frontier = grown
     return out
 
 
-def _extend(variant: Variant, move: Move, path: tuple, node: Expr, sizes, heuristics, seen: set) -> list[Variant]:
+def _children(variant: Variant, moves, sizes, heuristics: Heuristics, seen: set, memo: dict) -> Iterator[Variant]:
+    """The variant extended by one move, lazily (so a spent budget stops the work)."""
+    nodes = list(positions(variant.expr))
+    for move in moves:
+        if sum(s.move == move.name for s in variant.steps) >= heuristics.per_move:
+            continue
+        if move.name == "split_join" and map_depth(variant.expr) > heuristics.split_join_depth:
+            continue
+        for path, node in nodes:
+            child = _extend(variant, move, path, node, sizes, heuristics, seen, memo)
+            if child is not None:
+                yield child
+
+
+def _context_key(move: Move, node: Expr, trials: tuple) -> tuple:
+    free = free_identifier_types(node)
+    return move.name, trials, str(node), str(node.t), tuple(sorted((k, str(t)) for k, t in free.items()))
+
+
+def _extend(variant: Variant, move: Move, path: tuple, node: Expr, sizes, heuristics: Heuristics, seen: set,
+            memo: dict) -> Variant | None:
     if node.t is None or not move.site(node):
-        return []
+        return None
+    if (heuristics.commuting_once and out_of_order(variant, path)) or excluded_by(variant, move.name, path, heuristics):
+        return None
     slots = trial_slots(move, node, sizes, variant.slots, len(variant.slots))
-    if slots is None:
-        return []
-    try:
-        result = move.make(**{p: s.trial for p, (_, s) in slots.items()})(node)
-    except (FunctionalError, ValueError):
-        return []
-    if not result.ok:
-        return []
-    expr = replace_at(variant.expr, path, result.expr)
-    key = str(expr)
-    if key in seen or not acceptable(expr, heuristics):
-        return []
-    seen.add(key)
+    if slots is None or resplits(variant, move.name, path, slots):
+        return None
+    trials = tuple((p, s.trial) for p, (_, s) in slots.items())
+    key = _context_key(move, node, trials)
+    if key not in memo:
+        memo[key] = _apply(move, node, dict(trials))
+    if memo[key] is None:
+        return None
+    expr = replace_at(variant.expr, path, memo[key])
+    text = str(expr)
+    if text in seen or not acceptable(expr, heuristics, tuple(st.move for st in variant.steps) + (move.name,)):
+        return None
+    seen.add(text)
     step = Step(move.name, path, (), tuple((p, name) for p, (name, _) in slots.items()))
-    return [Variant(variant.steps + (step,), {**variant.slots, **{n: s for n, s in slots.values()}}, expr)]
+    places = variant.places or tuple(st.path for st in variant.steps)
+    moved = tuple(None if p is None or _inside(p, path) else p for p in places)  # rewritten with the node at path
+    return Variant(variant.steps + (step,), {**variant.slots, **{n: s for n, s in slots.values()}}, expr,
+                   moved + (path,))
 
 
-__all__ = ["Heuristics", "Slot", "Variant", "acceptable", "add_mul_distance", "algorithmic_variants", "divisor_values",
-           "map_depth", "positions", "trial_slots"]
+def _apply(move: Move, node: Expr, trials: dict) -> Expr | None:
+    try:
+        result = move.make(**trials)(node)
+    except (FunctionalError, ValueError):
+        return None
+    return result.expr if result.ok else None
+
+
+__all__ = ["ANYWHERE", "EXCLUSIONS", "INSIDE", "OVERLAPPING", "SPLIT_KINDS", "Exclusion", "Heuristics", "Slot",
+           "Variant", "acceptable", "add_mul_distance", "algorithmic_variants", "divisor_values", "excluded_by",
+           "map_depth", "out_of_order", "positions", "resplits", "split_kind", "trial_slots"]

@@ -33,8 +33,12 @@ on the host, are refused (InputsTooLargeError); fewer workers start when the hos
 hold a copy for each.  The workers check at small sizes; checking a result at large sizes
 in bounded memory is dpia.verify's.
 
-Candidates are deduplicated by their printed low-level program; one the database has
-already measured (`TuningDB.seen`) is not measured again.  Every measured candidate is
+Candidates are deduplicated by their printed low-level program (after deriving, before
+building: no device time): a duplicate point is given its original's outcome (once the
+original finishes, when it is still measured), and the search learns from it which slots
+do not change the program (dpia.explore.search.inert_slots) and stops proposing points that
+differ only there.  One the database has already measured (`TuningDB.seen`) is not
+measured again.  Every measured candidate is
 written to the database at once, so an interrupted run keeps what it measured; failures
 are recorded too, counted per stage and per rule (or strategy) that failed.
 
@@ -239,6 +243,7 @@ class _Run:
         self.trials: dict[int, Trial] = {}
         self.recorded: dict[int, Candidate] = {}
         self.low_texts: dict[str, int] = {}  # printed low-level program -> index of its first candidate
+        self.waiting: dict[int, list[int]] = collections.defaultdict(list)  # first candidate -> its duplicates' trials
         self.by_stage, self.by_rule = collections.Counter(), collections.Counter()
         self.by_family: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         self.duplicates = self.reused = self.abandoned = 0
@@ -333,9 +338,13 @@ class _Run:
         """Measure this candidate? Not when another has the same low-level program, nor
         when the database measured its derivation already."""
         if low_text in self.low_texts:
-            first = self.recorded.get(self.low_texts[low_text])  # None while it is still measured
+            original = self.low_texts[low_text]
+            first = self.recorded.get(original)  # None while it is still measured
+            same_as = self.trials[original].point if original in self.trials else None
             self.duplicates += 1
-            self._finish_trial(spec, first or "duplicate")
+            self._finish_trial(spec.index, first or "duplicate", same_as)
+            if first is None:  # given the original's outcome when it comes
+                self.waiting[original].append(spec.index)
             if spec.baseline:  # the default schedule derived what a point already measured
                 self.default, self.baseline_done = first, True
             return False
@@ -343,7 +352,7 @@ class _Run:
         known = self.db.seen(self.program_text, spec.sizes, self.device, derivation) if self.db else None
         if known is not None and known.stage != "derive":
             self.reused += 1
-            self._finish_trial(spec, known)
+            self._finish_trial(spec.index, known)
             self._consider(known)
             if spec.baseline:
                 self.default, self.baseline_done = known, True
@@ -364,7 +373,9 @@ class _Run:
             if outcome.stage == "resources":  # what the device cannot run, by kind ("local memory", ...)
                 kind = (outcome.error or "?").removeprefix("DeviceFitError: ").split(":")[0]
                 self.infeasible[kind] = self.infeasible.get(kind, 0) + 1
-        self._finish_trial(spec, candidate)
+        self._finish_trial(spec.index, candidate)
+        for index in self.waiting.pop(spec.index, ()):  # the same kernel: the same measurement
+            self._finish_trial(index, candidate, self.trials[index].same_as)
         self._consider(candidate)
         if spec.baseline:
             self.default, self.baseline_done = candidate, True
@@ -391,12 +402,14 @@ class _Run:
                          time_s=outcome.time_s, stage=outcome.stage, error=outcome.error, params=params,
                          run_id=self.run_id)
 
-    def _finish_trial(self, spec: Spec, result: Candidate | str) -> None:
+    def _finish_trial(self, index: int, result: Candidate | str, same_as: Point | None = None) -> None:
         """The search's view of a finished point: its candidate's status and time, or a
-        status alone (a duplicate of a candidate still being measured)."""
-        if spec.index in self.trials:
+        status alone (a duplicate of a candidate still being measured); `same_as`: the point
+        whose low-level program it had."""
+        if index in self.trials:
             status, seconds = (result, None) if isinstance(result, str) else (result.status, result.time_s)
-            self.trials[spec.index] = Trial(self.trials[spec.index].point, status, seconds if status in ("ok", "slow") else None)
+            self.trials[index] = Trial(self.trials[index].point, status, seconds if status in ("ok", "slow") else None,
+                                       same_as)
 
     def _consider(self, c: Candidate) -> None:
         if c.status == "ok" and (self.best is None or c.time_s < self.best.time_s):

@@ -17,6 +17,12 @@ seed (the explorer's `random.Random(seed)`) and the same history it proposes the
                     measurement's noise), then its untried point fastest under the draw
                     (draws differ: a batch explores)
 
+Every search skips the points equivalent to one already tried (`Tried`): of the same
+skeleton, differing only in slots the history showed do not change the low-level program
+(`inert_slots`: a duplicate that differs from the point it duplicates in one slot, or in
+that one and slots already known inert).  Completion can undo a move whose effect another
+decision subsumes, so that slot's values all give one kernel: measuring each would be waste.
+
 `SEARCHES` names them for `explore(search=...)`; a synchronous search (evolutionary) gets
 its next batch only after the previous one finished, so its choices depend on complete,
 ordered results and stay deterministic with several worker processes.
@@ -48,6 +54,8 @@ class Trial:
     point: Point
     status: str = PENDING
     time_s: float | None = None
+    same_as: Point | None = None  # the point whose low-level program this one had (a duplicate), if a point
+
 
     @property
     def succeeded(self) -> bool:
@@ -57,8 +65,58 @@ class Trial:
 Propose = Callable[[Space, Sequence[Trial], random.Random, int], list[Point]]
 
 
-def _tried(history: Sequence[Trial]) -> set[Point]:
-    return {t.point for t in history}
+def inert_slots(history: Sequence[Trial]) -> dict[str, frozenset[str]]:
+    """skeleton -> the slots shown not to change its low-level program: a duplicate and the
+    point it duplicates differ in that slot alone, or in it and slots already shown inert
+    (repeated until nothing changes).  Learnt from two values of a slot, so it assumes a slot
+    that does not matter at one point matters at none of its skeleton's (the completion
+    undoes the move whatever the other values)."""
+    diffs = []
+    for t in history:
+        if t.same_as is not None and t.same_as.family == t.point.family:
+            a, b = t.point.as_dict(), t.same_as.as_dict()
+            diffs.append((t.point.family, frozenset(k for k in a if a[k] != b.get(k))))
+    inert: dict[str, set[str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for family, differ in diffs:
+            left = differ - inert.get(family, set())
+            if len(left) == 1:
+                inert.setdefault(family, set()).update(left)
+                changed = True
+    return {family: frozenset(slots) for family, slots in inert.items()}
+
+
+class Tried:
+    """The points tried so far, as a container: a point is `in` it when it is equivalent to
+    one of them (same skeleton, the same values in every slot not known inert)."""
+
+    def __init__(self, history: Sequence[Trial] = (), inert: dict[str, frozenset[str]] | None = None):
+        self.inert = inert_slots(history) if inert is None else inert
+        self._keys = {self.key(t.point) for t in history}
+
+    def key(self, p: Point) -> tuple:
+        inert = self.inert.get(p.family, frozenset())
+        return p.family, tuple(kv for kv in p.params if kv[0] not in inert)
+
+    def __contains__(self, p: object) -> bool:
+        return isinstance(p, Point) and self.key(p) in self._keys
+
+    def add(self, p: Point) -> None:
+        self._keys.add(self.key(p))
+
+    def __or__(self, points) -> Tried:
+        out = Tried((), self.inert)
+        out._keys = set(self._keys) | {self.key(p) for p in points}
+        return out
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+def _tried(history: Sequence[Trial]) -> Tried:
+    return Tried(history)
 
 
 def random_search(space: Space, history: Sequence[Trial], rng: random.Random, count: int) -> list[Point]:
@@ -106,7 +164,7 @@ def evolutionary(space: Space, history: Sequence[Trial], rng: random.Random, cou
     return out
 
 
-def _child(space: Space, parents: list[Point], seen: set[Point], rng: random.Random,
+def _child(space: Space, parents: list[Point], seen: Tried, rng: random.Random,
            settings: Evolution) -> Point | None:
     for _ in range(settings.tries):
         a = _tournament(parents, rng)
@@ -161,7 +219,7 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     if len(points) < settings.warmup:
         return random_search(space, history, rng, count)
     seen = _tried(history)
-    untried = [p for p in space.points if p not in seen]
+    untried = list({seen.key(p): p for p in space.points if p not in seen}.values())  # one per equivalent set
     if not untried:
         return []
     features = _Features(space)
@@ -175,7 +233,7 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     best: dict[str, float] = {}
     for p, y in zip(points, ys):
         best[p.family] = min(best.get(p.family, math.inf), float(y))
-    row = {p: i for i, p in enumerate(untried)}
+    row = {seen.key(p): i for i, p in enumerate(untried)}
     members = {name: np.array([i for i, p in enumerate(untried) if p.family == name])
                for name in sorted({p.family for p in untried})}
     out: list[Point] = []
@@ -184,7 +242,8 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
         if rng.random() < settings.immigrants:
             p = space.sample(rng, exclude=seen | set(out))
             if p is not None:
-                taken[row[p]] = True
+                p = untried[row[seen.key(p)]]  # the representative of its equivalent points
+                taken[row[seen.key(p)]] = True
                 out.append(p)
                 continue
         family_scores = {}
@@ -317,5 +376,5 @@ SEARCHES = types.MappingProxyType({
 })
 
 
-__all__ = ["FAILED", "PENDING", "SEARCHES", "Evolution", "Model", "Search", "Trial", "bayesian", "evolutionary",
-           "random_search"]
+__all__ = ["FAILED", "PENDING", "SEARCHES", "Evolution", "Model", "Search", "Trial", "Tried", "bayesian", "evolutionary",
+           "inert_slots", "random_search"]
