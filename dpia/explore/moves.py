@@ -9,7 +9,10 @@ dimension): they are part of a skeleton, not tuned.
 
     ALGORITHMIC   stage 1: the macros of functional.rules.vocabulary (declared there, with
                   their equations, preconditions and random instances)
-    MAPPING       stage 2: a map onto global ids, work-groups, local ids or a loop
+    MAPPING       stage 2: a map onto global ids, work-groups, local ids or a loop; a
+                  program-level reduction as one work-item's loop, or a further stage of
+                  work-group trees over the stored partial results; short constant loops
+                  unrolled
 
 Every strategy here is a composition of registered rules, so a move's derivation replays
 step by step and every step is a rule checked against the interpreter.
@@ -21,12 +24,13 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from functional.expr import Expr, Prim, spine
+from functional.expr import Expr, Prim, applied, spine
 from functional.nat import Nat
 from functional.primitives import is_view_fn
 from functional.rules.core import RULES
-from functional.rules.vocabulary import MACROS, Macro
-from functional.strategies import Strategy
+from functional.rules.vocabulary import LOCAL_SIZES, MACROS, Macro
+from functional.strategies import Strategy, argument, seq, try_
+from functional.types import ArrayType
 
 ALGORITHMIC, MAPPING = "algorithmic", "mapping"
 
@@ -55,6 +59,135 @@ def computing_map(e: Expr) -> bool:
     return isinstance(head, Prim) and head.name == "map" and len(args) == 2 and not is_view_fn(args[0])
 
 
+VECTOR_WIDTHS = dict(MACROS["vectorize"].values)["w"]  # the vocabulary's: OpenCL's vector types
+MAX_UNROLL = 16  # a loop of at most this many constant iterations may be unrolled
+
+
+def loop_length(e: Expr) -> Nat | None:
+    """The length a saturated `map f xs` or `reduce f z xs` iterates over, else None."""
+    for name, n in (("map", 2), ("reduce", 3)):
+        args = applied(e, name, n)
+        if args is not None:
+            data = args[-1]
+            return data.t.size if isinstance(data.t, ArrayType) else None
+    return None
+
+
+def short_constant_loop(e: Expr) -> bool:
+    """A saturated map or reduction over a constant number of elements, at most MAX_UNROLL."""
+    n = loop_length(e)
+    k = n.as_int() if n is not None else None
+    return k is not None and 1 < k <= MAX_UNROLL
+
+
+def lane_reduction(e: Expr) -> bool:
+    """A reduction of one vector's lanes (what reduce_vectorize leaves after its vector
+    reduction): each lane read with a constant index once unrolled."""
+    from functional.schedules import _is_lane_reduction
+
+    return _is_lane_reduction(e) and short_constant_loop(e)
+
+
+def saturated_reduce(e: Expr) -> bool:
+    return applied(e, "reduce", 3) is not None
+
+
+PARALLEL_MAPS = ("map_global", "map_workgroup")
+
+
+def reads_parallel_stage(e: Expr) -> bool:
+    """`reduce f z P` where P (through views and stores) is a parallel loop's result: the
+    partial results of an earlier stage, which a further stage may reduce in parallel."""
+    args = applied(e, "reduce", 3)
+    if args is None:
+        return False
+    data = args[2]
+    while True:
+        head, inner = spine(data)
+        if not isinstance(head, Prim) or not inner:
+            return False
+        if head.name in PARALLEL_MAPS:
+            return True
+        if head.name in ("to_global", "split", "join", "reorder_stride", "as_vector", "as_scalar"):
+            data = inner[-1]
+            continue
+        return False
+
+
+def reduce_tree_stage(block: int, local: int) -> Strategy:
+    """At `reduce f z P`, P an earlier parallel stage's results: P stored in global memory
+    (store_global; where it is not stored already), a tree per work-group over blocks of
+    `block` of them with `local` items (the reduce_tree macro, then map_workgroup 0 over the
+    blocks and map_local 0 inside), and the per-group results reduced by one work-item
+    (lower_reduce_seq): Lift's "two stages" of a reduction, composed of registered rules."""
+    from functional.rules.macros import guard
+    from functional.schedules import parallel
+
+    def stored(x: Expr) -> bool:
+        return applied(x, "to_global", 1) is not None
+
+    def parallel_loop(x: Expr) -> bool:
+        head, inner = spine(x)
+        return isinstance(head, Prim) and head.name in PARALLEL_MAPS and len(inner) == 2
+
+    store = try_(argument(seq(guard("an unstored parallel stage", parallel_loop), RULES["store_global"].strategy())))
+    return seq(guard("a reduction of a parallel stage's results", reads_parallel_stage), store,
+               MACROS["reduce_tree"].strategy(block=block, local=local),
+               argument(parallel([("map_workgroup", 0), ("map_local", 0)])),
+               RULES["lower_reduce_seq"].strategy())
+
+
+def _unrolled(loop: str) -> Callable[..., Strategy]:
+    """The loop unrolled where it is short at the point's values, else the plain loop: a
+    length a slot decides is unrolled only at the values that keep it short."""
+    from functional.rules.macros import guard
+
+    return lambda: seq(guard("a short constant loop", short_constant_loop), RULES[f"lower_{loop}_unroll"].strategy()) \
+        | RULES[f"lower_{loop}"].strategy()
+
+
+def accumulator_shape(e: Expr) -> tuple[Nat, Nat] | None:
+    """(rows, row length) of the constant-shaped 2D array a reduction (high level or
+    sequential) accumulates, else None."""
+    for name in ("reduce", "reduce_seq"):
+        args = applied(e, name, 3)
+        if args is not None:
+            t = args[1].t
+            if isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and not isinstance(t.elem.elem, ArrayType):
+                if t.size.as_int() is not None and t.elem.size.as_int() is not None:
+                    return t.size, t.elem.size
+    return None
+
+
+def vectorized_accumulator(w: int) -> Strategy:
+    """At a reduction of a 2D accumulator: one work-item's loop (lower_reduce_seq), the
+    element-wise update fused into it (reduce_seq_map_fusion; schedules.fuse_tile_update's
+    rules), then its rows accumulated in vectors of w lanes (the vectorize_accumulator rule)."""
+    from functional.schedules import fuse_tile_update
+
+    return seq(try_(RULES["lower_reduce_seq"].strategy()), try_(RULES["reduce_seq_map_fusion"].strategy()),
+               try_(fuse_tile_update()), RULES["vectorize_accumulator"].strategy(w=w))
+
+
+def accumulator_registers() -> Strategy:
+    """At a reduction of a constant-shaped accumulator (under `map as_scalar` once
+    vectorised): its initial value copied in and its result copied out by unrolled loops
+    (materialise_reduce_init_unrolled, write_reduction_unrolled), so the accumulator lives in
+    one work-item's registers."""
+    from functional.rules.macros import guard
+
+    at_reduction = seq(try_(RULES["lower_reduce_seq"].strategy()),
+                       try_(RULES["materialise_reduce_init_unrolled"].strategy()),
+                       RULES["write_reduction_unrolled"].strategy())
+
+    def as_scalars(e: Expr) -> bool:
+        args = applied(e, "map", 2)
+        return args is not None and accumulator_shape(args[1]) is not None
+
+    return seq(guard("a reduction of an accumulator", lambda e: accumulator_shape(e) is not None), at_reduction) | \
+        seq(guard("a vectorised accumulator", as_scalars), argument(at_reduction))
+
+
 # ------------------------------------------------------------------------- the moves
 
 
@@ -71,7 +204,6 @@ def _from_macro(macro: Macro) -> Move:
 
 
 ALGORITHMIC_MOVES: tuple[Move, ...] = tuple(_from_macro(m) for m in MACROS.values())
-VECTOR_WIDTHS = dict(MACROS["vectorize"].values)["w"]  # the vocabulary's: OpenCL's vector types
 
 
 def _lower(level: str) -> Callable[..., Strategy]:
@@ -84,8 +216,28 @@ MAPPING_MOVES: tuple[Move, ...] = (
          site=computing_map),
     Move("lower_map_local", MAPPING, "map f xs -> map_local d f xs", _lower("map_local"), site=computing_map),
     Move("lower_map_seq", MAPPING, "map f xs -> map_seq f xs", _lower("map_seq"), site=computing_map),
+    Move("lower_reduce_seq", MAPPING, "reduce f z xs -> reduce_seq f z xs   (a program-level reduction: one "
+         "work-item's loop)", _lower("reduce_seq"), site=saturated_reduce),
+    Move("reduce_tree_stage", MAPPING, "reduce f z P -> reduce_seq f z (to_global (map_workgroup 0 (tree of "
+         "map_local 0 stages) (split block (to_global P))))   (P an earlier parallel stage's results)",
+         reduce_tree_stage, ("block", "local"), lambda e: MACROS["reduce_tree"].lengths(e) or {}, reads_parallel_stage,
+         ("local",), {"local": LOCAL_SIZES}),
+    Move("lower_map_seq_unroll", MAPPING, "map f xs -> map_seq_unroll f xs   (a short constant loop; a loop "
+         "the point's values make long: map_seq f xs)", _unrolled("map_seq"),
+         site=lambda e: computing_map(e) and short_constant_loop(e)),
+    Move("lower_reduce_seq_unroll", MAPPING, "reduce f z xs -> reduce_seq_unroll f z xs   (a vector's lanes; "
+         "a loop the point's values make long: reduce_seq f z xs)", _unrolled("reduce_seq"), site=lane_reduction),
+    Move("vectorize_accumulator", MAPPING, "reduce f z xs -> map as_scalar (reduce_seq f' (map (as_vector w) z) xs)   "
+         "(an update of a 2D accumulator's rows fused into one map of vector lanes)", vectorized_accumulator, ("w",),
+         lambda e: {"w": accumulator_shape(e)[1]}, lambda e: accumulator_shape(e) is not None, (),
+         {"w": VECTOR_WIDTHS}),
+    Move("accumulator_registers", MAPPING, "reduce_seq f z xs -> map_seq_unroll copy (reduce_seq f (map_seq_unroll "
+         "copy z) xs)   (an accumulator of constant shape copied in and out by unrolled loops: private registers)",
+         accumulator_registers, site=lambda e: accumulator_shape(e) is not None),
 )
 
 MOVES: Mapping[str, Move] = {m.name: m for m in ALGORITHMIC_MOVES + MAPPING_MOVES}
 
-__all__ = ["ALGORITHMIC", "ALGORITHMIC_MOVES", "MAPPING", "MAPPING_MOVES", "MOVES", "Move", "VECTOR_WIDTHS", "computing_map"]
+__all__ = ["ALGORITHMIC", "ALGORITHMIC_MOVES", "MAPPING", "MAPPING_MOVES", "MAX_UNROLL", "MOVES", "Move", "VECTOR_WIDTHS",
+           "accumulator_registers", "accumulator_shape", "computing_map", "lane_reduction", "loop_length", "reads_parallel_stage", "reduce_tree_stage", "saturated_reduce",
+           "short_constant_loop", "vectorized_accumulator"]

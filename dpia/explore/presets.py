@@ -2,13 +2,19 @@
 high-level program when the tuning database holds nothing for its sizes and device (before
 the device-independent default lowering).
 
-A preset is a named strategy of `functional.schedules` with its parameters and where it was
-measured (benchmarks/RESULTS.md).  Nothing matches program shapes: a preset applies to a
-program when its strategy derives on it (its rules' own preconditions decide), on the
-program re-declared with the divisibility facts the real sizes give its parameters
-(`dpia.explore.space.point_facts`), and when the translated program fits the device
-(`dpia.explore.resources`: work-group size, local and private memory, occupancy).  The first
-preset of the device's kind that applies is used; none leaves the default.
+A preset is a point of the generated space (dpia.explore.space): a skeleton, by its printed
+name (its moves and their places), and one value per slot, so the search starts from it
+(`Space.build` adds it to the points where sampling left it out).  Each one reproduces a named
+strategy of `functional.schedules` with its parameters, measured under that name
+(benchmarks/RESULTS.md): tests/test_presets.py derives both and compares them.  A preset not
+yet reachable from the generated space keeps the strategy alone (`skeleton` None).
+
+Nothing matches program shapes: a preset applies to a program when its moves derive on it
+(its rules' own preconditions decide), on the program re-declared with the divisibility
+facts the real sizes give its values (`dpia.explore.space.point_facts`), and when the
+translated program fits the device (`dpia.explore.resources`: work-group size, local and
+private memory, occupancy).  The first preset of the device's kind that applies is used;
+none leaves the default.
 """
 
 from __future__ import annotations
@@ -23,38 +29,70 @@ from functional.errors import FunctionalError
 from functional.expr import Expr
 from functional.infer import infer
 
-from .space import DeviceLimits, point_facts, with_size_facts
+from .space import DeviceLimits, Point, Skeleton, parse_steps, point_facts, with_size_facts
 
 
 @attrs.frozen
 class Preset:
-    strategy_name: str  # a strategy of functional.schedules
+    strategy_name: str  # the strategy of functional.schedules it reproduces (and was measured as)
     params: Mapping[str, int | bool] = attrs.field(converter=lambda p: dict(p))
     measured: str = ""
+    skeleton: str | None = None  # its skeleton's name in the generated space (None: the strategy alone)
+    values: Mapping[str, int] = attrs.field(factory=dict, converter=lambda v: dict(v))  # its slots' values
 
-    def strategy(self):
+    @property
+    def point(self) -> Point | None:
+        return None if self.skeleton is None else Point(self.skeleton, self.values)
+
+    def schedule(self):
+        """The named strategy of functional.schedules it reproduces."""
         return getattr(schedules, self.strategy_name)(**self.params)
 
+    def strategy(self):
+        """Its point's strategy (the skeleton's moves at its values), else the named strategy."""
+        if self.skeleton is None:
+            return self.schedule()
+        return Skeleton(parse_steps(self.skeleton)).strategy(self.values)
+
     def numbers(self) -> dict[str, int]:
+        if self.skeleton is not None:
+            return {k: int(v) for k, v in self.values.items() if int(v) > 1}
         return {k: int(v) for k, v in self.params.items() if not isinstance(v, bool) and int(v) > 1}
 
     def __str__(self) -> str:
         return f"{self.strategy_name}({', '.join(f'{k}={v}' for k, v in self.params.items())})"
 
 
+# The points of the presets (skeleton names as dpia.explore.stages generates them for seed.total
+# and seed.mm, the programs they were measured on).
+_TWO_STAGE_TREE = ("reduce_tree(block=s0, local=s1)@root; lower_map_workgroup(d=0)@1; "
+                   "lower_map_local(d=0)@1.0.1.0.1.0.1.0.0; lower_map_local(d=0)@1.0.1.0.1.1; "
+                   "reduce_tree_stage(block=s2, local=s3)@root")
+_CHUNKED_VECTORS = ("reduce_vectorize_two_stage(n=s0, w=s1)@root; lower_map_global(d=0)@1; "
+                    "lower_reduce_seq_unroll()@1.0.1.0.1.0; lower_reduce_seq()@root")
+_ROWS_VECTORIZED = ("register_blocking_2d(l1=s0, l2=s1)@root; lower_map_global(d=1)@1; "
+                    "lower_map_global(d=0)@1.0.1.0.1.1; vectorize_accumulator(w=s2)@1.0.1.0.1.1.0.1.0; "
+                    "lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.0.0.1.0.0; "
+                    "lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.0.0.1.0.0.0.1.0; "
+                    "accumulator_registers()@1.0.1.0.1.1.0.1.0")
+
+
 PRESETS: Mapping[str, tuple[Preset, ...]] = {
     "GPU": (
         Preset("parallel_reduce_two_stage", {"block": 65536, "local": 1024, "block2": 256, "local2": 32},
-               "sum of 2^28 floats on the H200: 4.27 TB/s, 1.07x torch.sum (session 2)"),
+               "sum of 2^28 floats on the H200: 4.27 TB/s, 1.07x torch.sum (session 2)",
+               _TWO_STAGE_TREE, {"s0": 65536, "s1": 1024, "s2": 256, "s3": 32}),
         Preset("mm_register_blocked", {"n": 128, "m": 128, "k": 8, "l1": 8, "l2": 8, "coalesce_a": True, "pad": 0,
                                        "vector_a": 4, "vector_b": 4, "interleave_b": 4},
                "SGEMM 4096^3 on the H200: 0.762x cuBLAS (session 3)"),
     ),
     "CPU": (
         Preset("chunked_sum", {"chunk": 8192, "width": 8},
-               "sum of 2^26 floats on PoCL: 1.13x a hand float8 kernel, 2.4x numpy.sum (session 3)"),
+               "sum of 2^26 floats on PoCL: 1.13x a hand float8 kernel, 2.4x numpy.sum (session 3)",
+               _CHUNKED_VECTORS, {"s0": 65536, "s1": 8}),
         Preset("mm_rows_vectorized", {"rows": 4, "cols": 16, "width": 8},
-               "mm 1024^3 on PoCL: 0.41x numpy/OpenBLAS (session 3)"),
+               "mm 1024^3 on PoCL: 0.41x numpy/OpenBLAS (session 3)",
+               _ROWS_VECTORIZED, {"s0": 4, "s1": 16, "s2": 8}),
     ),
 }
 

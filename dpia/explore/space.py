@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import re
 from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
@@ -132,6 +133,27 @@ class Step:
 
 
 DEFAULT_NAME = "default"
+_STEP = re.compile(r"^(\w+)\((.*)\)@([\d.]+|root)$")
+
+
+def parse_steps(name: str) -> tuple[Step, ...]:
+    """The steps of a skeleton from its printed name (`Skeleton.name`): each
+    `move(fixed=1, tuned=s0)@1.0` (a value that is a slot's name is a tuned parameter)."""
+    if name == DEFAULT_NAME:
+        return ()
+    out = []
+    for text in name.split("; "):
+        m = _STEP.match(text)
+        if m is None:
+            raise SpaceError(f"not a step of a skeleton: {text!r}")
+        move, args, where = m.groups()
+        fixed, slots = [], []
+        for arg in filter(None, args.split(", ")):
+            key, value = arg.split("=")
+            (fixed.append((key, int(value))) if value.lstrip("-").isdigit() else slots.append((key, value)))
+        path = () if where == "root" else tuple(int(k) for k in where.split("."))
+        out.append(Step(move, path, tuple(fixed), tuple(slots)))
+    return tuple(out)
 
 
 @attrs.frozen
@@ -150,6 +172,12 @@ class Skeleton:
 
     def valid(self, params: Mapping[str, int]) -> bool:
         return all(params[a] <= params[b] and params[b] % params[a] == 0 for a, b in self.divides.items())
+
+    def admits(self, params: Mapping[str, int]) -> bool:
+        """Whether `params` gives every slot one of its candidate values, validly (a point of
+        this skeleton, sampled or not)."""
+        return (set(params) == set(self.choices) and all(params[n] in self.choices[n] for n in self.choices)
+                and self.valid(params))
 
     def all_params(self, cap: int = MAX_POINTS_PER_SKELETON, seed: int = 0) -> list[dict[str, int]]:
         """The valid combinations of slot values; a product above `cap` is sampled with a
@@ -297,6 +325,7 @@ class Space:
                     "no slot values divide their lengths", 0) + 1
             name = skeleton.name  # printed from its steps: once per skeleton, not per point
             points += [Point(name, params) for params in combos]
+        points += _preset_points(found, set(points))
         return Space(typed, dict(sizes), limits, found, tuple(points), infeasible)
 
     def family(self, name: str) -> Skeleton:
@@ -367,6 +396,22 @@ class Space:
         return child if child in self.feasible_points else None
 
 
+def _preset_points(skeletons: Sequence[Skeleton], have: set) -> list[Point]:
+    """The presets' points (dpia.explore.presets) among these skeletons that sampling left
+    out: the search can start from them."""
+    from .presets import PRESETS
+
+    by_name = {s.name: s for s in skeletons}
+    out = []
+    for preset in (p for kind in PRESETS.values() for p in kind):
+        point = preset.point
+        if point is not None and point not in have and point.family in by_name \
+                and by_name[point.family].admits(point.as_dict()):
+            out.append(point)
+            have.add(point)
+    return out
+
+
 def check_program_sizes(program: Expr, sizes: Mapping[str, int]) -> None:
     """Every size variable of `program` has a positive integer size satisfying its facts."""
     declared = Shape.of(program).sizes
@@ -389,4 +434,4 @@ def check_program_sizes(program: Expr, sizes: Mapping[str, int]) -> None:
 
 
 __all__ = ["CHECK_FLOOR", "DEFAULT_NAME", "DeviceLimits", "Point", "Shape", "Skeleton", "Space", "SpaceError", "Step", "at",
-           "check_program_sizes", "check_size", "point_facts", "with_size_facts"]
+           "check_program_sizes", "check_size", "parse_steps", "point_facts", "with_size_facts"]

@@ -19,7 +19,7 @@ from functional.infer import infer
 from functional.strategies import Strategy, seq
 
 from .algorithmic import Heuristics, algorithmic_variants
-from .mapping import mappings
+from .mapping import loop_schemes, mappings, relabelled
 from .space import Skeleton, with_size_facts
 
 PREPARE = ("eta", "hoist", "fuse")
@@ -54,6 +54,11 @@ def prepared_body(program: Expr, sizes: Mapping[str, int]) -> Expr:
     return result.expr if result.ok else _body(trial)
 
 
+def _normal(e: Expr) -> Expr:
+    result = normal_form()(e)
+    return result.expr if result.ok else e
+
+
 def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heuristics | None = None) -> tuple[Skeleton, ...]:
     """Stage 1's variants times stage 2's mappings, with stage 3's slot values; the default
     lowering (no move) first."""
@@ -61,22 +66,26 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
     out: list[Skeleton] = []
     seen: set[str] = set()
     for variant in algorithmic_variants(body, sizes, heuristics or Heuristics()):
-        choices = {name: slot.values for name, slot in variant.slots.items()}
-        divides = {name: slot.divides for name, slot in variant.slots.items() if slot.divides}
-        slot_sizes = {name: slot.sizes for name, slot in variant.slots.items()}
-        expr = normal_form()(variant.expr)
-        for mapping in mappings(expr.expr if expr.ok else variant.expr):
-            skeleton = Skeleton(variant.steps + mapping, choices, divides, slot_sizes)
-            if skeleton.name not in seen:
-                seen.add(skeleton.name)
-                out.append(skeleton)
+        expr = _normal(variant.expr)
+        for mapping in mappings(expr):
+            loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots)
+            for steps, new_slots in loops:
+                slots = {**variant.slots, **new_slots}
+                choices = {name: slot.values for name, slot in slots.items()}
+                divides = {name: slot.divides for name, slot in slots.items() if slot.divides}
+                slot_sizes = {name: slot.sizes for name, slot in slots.items()}
+                skeleton = Skeleton(variant.steps + mapping + steps, choices, divides, slot_sizes)
+                if skeleton.name not in seen:
+                    seen.add(skeleton.name)
+                    out.append(skeleton)
     return tuple(out)
 
 
 STAGES = (
     ("prepare", "the default lowering's normal form: eta, hoisting, fusion"),
     ("algorithmic", "macro moves at every position, bounded sequences, heuristics (dpia.explore.algorithmic)"),
-    ("mapping", "maps onto global ids, work-groups and local ids, or loops (dpia.explore.mapping)"),
+    ("mapping", "maps onto global ids, work-groups and local ids, or loops; program-level reductions as one "
+                "item's loop or further tree stages; short constant loops unrolled (dpia.explore.mapping)"),
     ("parameters", "each slot's values: divisors of the length it splits (dpia.explore.algorithmic.trial_slots)"),
     ("completion", "the rest of the default lowering: reductions, loops, storage, check"),
 )

@@ -1,0 +1,185 @@
+"""The presets are points of the generated space (issue 12: "a test shows that each preset's
+point is a point of the generated space, so the search can start from them"): for each one,
+`Space.build` at the sizes it was measured at holds its point, and the point derives the same
+low-level program as the named strategy of functional.schedules it reproduces (printed, or
+where the steps' order leaves different fresh names, the same OpenCL up to those names).
+Then the new stage-2 moves those points use (loops, accumulators, further reduction stages)
+compute the program on PoCL at small sizes."""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import functional as fl
+from dpia.explore.algorithmic import Heuristics
+from dpia.explore.mapping import host_reductions, loop_schemes, relabelled
+from dpia.explore.moves import MOVES
+from dpia.explore.presets import PRESETS, Preset, derive_preset
+from dpia.explore.space import DeviceLimits, Point, Skeleton, Space, SpaceError, Step, parse_steps
+from dpia.explore.stages import prepared_body
+from dpia.programs import random_inputs, relative_error
+from functional.derivation import derive
+from functional.errors import FunctionalError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+import seed  # noqa: E402
+
+CPU = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=2)
+GPU = DeviceLimits(max_work_group_size=1024, local_mem_bytes=48 * 1024, compute_units=132, device_type="GPU")
+SUM, MM = fl.infer(seed.total), fl.infer(seed.mm)
+BIG_MM = {"M": 1024, "N": 1024, "K": 1024}
+
+# preset -> (program, the sizes it was measured at, the device, how its program is compared)
+MEASURED = {
+    "chunked_sum": (SUM, {"N": 1 << 26}, CPU, "printed"),
+    "mm_rows_vectorized": (MM, BIG_MM, CPU, "printed"),
+    # the space's normal form between the stages writes the tree's `map (reduce f z)` as
+    # `map (fun(x) => reduce f z x)`: the same kernels, other fresh names
+    "parallel_reduce_two_stage": (SUM, {"N": 1 << 28}, GPU, "kernels"),
+}
+POINTS = [p for kind in PRESETS.values() for p in kind if p.skeleton is not None]
+
+
+def _derive(space: Space, point: Point):
+    try:
+        return derive(space.program_for(point), space.strategy(point))
+    except FunctionalError:
+        return derive(space.program_for(point, product=True), space.strategy(point))
+
+
+_FRESH = re.compile(r"\b(acc|tmp|i|wg|lid|gid|v|x|y|idx|r|p)(\d+)\b")
+
+
+def _kernels(low) -> str:
+    """The OpenCL of a low-level program, its fresh names numbered in order of appearance."""
+    from dpia.pipeline import PIPELINE, Options
+
+    text = PIPELINE.run({"low": low}, Options(), "translate", "emit")["source"].text
+    names: dict[str, str] = {}
+    return _FRESH.sub(lambda m: names.setdefault(m.group(0), f"{m.group(1)}_{len(names)}"), text)
+
+
+def test_every_preset_but_the_gpu_mm_is_a_point():
+    assert {p.strategy_name for p in POINTS} == set(MEASURED)
+    missing = [p.strategy_name for kind in PRESETS.values() for p in kind if p.skeleton is None]
+    assert missing == ["mm_register_blocked"]
+
+
+@pytest.mark.parametrize("preset", POINTS, ids=lambda p: p.strategy_name)
+def test_each_preset_is_a_point_of_the_generated_space_and_derives_its_strategy(preset: Preset):
+    program, sizes, limits, compare = MEASURED[preset.strategy_name]
+    space = Space.build(program, sizes, limits)
+    point = preset.point
+    assert point in space.feasible_points, f"{point} is not among the space's points"
+    assert space.family(point.family).admits(point.as_dict())
+    low, derivation = _derive(space, point)
+    reference, _ = derive(derivation.program, preset.schedule())  # the named strategy, same declarations
+    if compare == "printed":
+        assert str(low) == str(reference)
+    else:
+        assert str(low) != str(reference) and _kernels(low) == _kernels(reference)
+    # what dpia run uses: the preset's point, derived with the facts of its values
+    used, used_derivation = derive_preset(program, sizes, preset)
+    assert used_derivation.replay() == used
+    assert _kernels(used) == _kernels(low)
+
+
+def test_the_preset_point_is_added_where_sampling_leaves_it_out():
+    """The tree's 4 slots have 16 * 10 * 16 * 10 combinations, sampled down; the preset's
+    point is a point all the same."""
+    preset = next(p for p in POINTS if p.strategy_name == "parallel_reduce_two_stage")
+    space = Space.build(SUM, {"N": 1 << 28}, GPU)
+    family = space.family(preset.point.family)
+    assert len(space.by_family()[family.name]) < len(family.all_params(10 ** 6))
+    assert preset.point in space.by_family()[family.name]
+
+
+def test_a_skeleton_name_parses_back_into_its_steps():
+    space = Space.build(SUM, {"N": 1 << 12}, CPU, heuristics=Heuristics(length=1))
+    for family in space.families:
+        assert Skeleton(parse_steps(family.name)).name == family.name
+    with pytest.raises(SpaceError):
+        parse_steps("reduce_tree(block=s0)")
+
+
+# --------------------------------------------------------------- the new moves on PoCL
+
+SMALL = {  # preset -> small sizes and values of its skeleton (two chunks, groups or blocks)
+    "chunked_sum": (SUM, {"N": 256}, {"s0": 64, "s1": 8}),
+    "parallel_reduce_two_stage": (SUM, {"N": 512}, {"s0": 64, "s1": 16, "s2": 4, "s3": 2}),
+    "mm_rows_vectorized": (MM, {"M": 8, "N": 32, "K": 8}, {"s0": 4, "s1": 16, "s2": 8}),
+}
+
+
+@pytest.mark.parametrize("preset", POINTS, ids=lambda p: p.strategy_name)
+def test_the_preset_skeletons_compute_the_program_at_small_sizes(preset: Preset):
+    import dpia
+
+    program, sizes, values = SMALL[preset.strategy_name]
+    space = Space.build(program, sizes, CPU, skeletons=[Skeleton(parse_steps(preset.skeleton))])
+    point = Point(preset.skeleton, values)
+    low, _ = _derive(space, point)
+    inputs = random_inputs(program, sizes, 0)
+    assert relative_error(dpia.compile(low)(*inputs), fl.interpret(program, *inputs)) < 1e-4
+
+
+NEW_MOVES = {"lower_reduce_seq", "reduce_tree_stage", "lower_map_seq_unroll", "lower_reduce_seq_unroll",
+             "vectorize_accumulator", "accumulator_registers"}
+
+
+@pytest.mark.parametrize("name,program,sizes,count", [
+    ("sum", SUM, {"N": 1024}, 8),
+    ("mm", MM, {"M": 32, "N": 32, "K": 32}, 8),
+])
+def test_sampled_points_of_the_new_moves_fail_cleanly_or_compute_the_program(name, program, sizes, count):
+    import dpia
+
+    space = Space.build(program, sizes, CPU)
+    new = [f for f in space.families if any(s.move in NEW_MOVES for s in f.steps)]
+    assert new, "the new moves generate skeletons"
+    rng = random.Random(name)
+    compiled = 0
+    for skeleton in rng.sample(new, min(count, len(new))):
+        point = rng.choice(space.by_family()[skeleton.name])
+        try:
+            low, derivation = _derive(space, point)
+            kernel = dpia.compile(low)
+        except FunctionalError as exc:
+            assert str(exc), point
+            continue
+        inputs = random_inputs(program, sizes, 0)
+        assert relative_error(kernel(*inputs), fl.interpret(program, *inputs)) < 1e-4, str(point)
+        compiled += 1
+    assert compiled >= count // 2, f"only {compiled} of {count} sampled skeletons compiled"
+
+
+# ------------------------------------------------------------- where the moves apply
+
+
+def test_a_reduction_gets_a_further_tree_stage_only_where_it_reads_a_parallel_stage():
+    body = prepared_body(SUM, {"N": 1 << 12})
+    # the plain sum: no parallel stage below it; the default would split it: seq offered
+    schemes = loop_schemes(body, {"N": 1 << 12}, {})
+    moves = [{s.move for s in steps} for steps, _ in schemes]
+    assert set() in moves and {"lower_reduce_seq"} in moves
+    assert not any("reduce_tree_stage" in m for m in moves)
+    # chunks reduced by map_global: the partial results may be reduced by work-group trees
+    split = MOVES["reduce_split"].make(n=64)(body).expr
+    mapped = relabelled(split, (Step("lower_map_global", (1,), (("d", 0),)),))
+    assert list(host_reductions(mapped)) == [()]
+    schemes = loop_schemes(mapped, {"N": 1 << 12}, {})
+    trees = [(steps, slots) for steps, slots in schemes if any(s.move == "reduce_tree_stage" for s in steps)]
+    assert len(trees) == 1 and set(trees[0][1]) == {"s0", "s1"}
+
+
+def test_an_unrolled_loop_the_values_make_long_stays_a_loop():
+    unroll = MOVES["lower_map_seq_unroll"].make()
+    short = fl.infer(fl.fun([fl.array(4, fl.f32)], lambda xs: fl.map(lambda x: x * 2.0, xs))).body
+    long = fl.infer(fl.fun([fl.array(64, fl.f32)], lambda xs: fl.map(lambda x: x * 2.0, xs))).body
+    assert str(unroll(short).expr).startswith("map_seq_unroll")
+    assert str(unroll(long).expr).startswith("map_seq ")
