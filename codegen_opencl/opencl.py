@@ -212,8 +212,10 @@ class _Printer:
                 raise EmitError("parallel loops need the OpenCL printer")
             get_id, get_size = _IDS[c.level]
             v, n = c.var.name, c.count.to_c()
-            if c.level is Level.LOCAL and self.local_size.get(c.dim) == c.count.as_int():
-                # the launch has exactly `count` items in this dimension: one iteration each
+            count = c.count.as_int()
+            if c.level is Level.LOCAL and count is not None and self.local_size.get(c.dim) == count:
+                # the launch has exactly `count` items in this dimension: one iteration each (a
+                # symbolic count is never assumed: the launch's size is not known to match it)
                 return [pad + "{", pad + f"  const {self.index} {v} = {get_id}({c.dim});"] + \
                     self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
             head = f"for ({self.index} {v} = {get_id}({c.dim}); {v} < {n}; {v} += {get_size}({c.dim})) {{"

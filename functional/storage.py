@@ -31,7 +31,7 @@ import attrs
 from .expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, trivial
 from .primitives import (LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
                          WRITE_VIEWS, is_view_fn)
-from .types import ArrayType, DataType, ScalarType, TupleType, VectorType
+from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, nat_vars
 
 HOST, HOST_SEQ, GROUP, ITEM = "host", "host_seq", "group", "item"
 
@@ -94,12 +94,17 @@ def _scalars(t) -> int | None:
     return None
 
 
-def store_rule(ctx: str, t) -> str:
+def store_rule(ctx: str, t, step_sizes: frozenset = frozenset()) -> str:
     """Where a value computed in `ctx` is stored: global memory on the host, local memory in a
     work-group's shared code, private memory for a work-item's small values, else global
-    memory (the translation gives each work-item its own slot)."""
+    memory (the translation gives each work-item, or each work-group, its own slot).
+
+    OpenCL allocates local memory at compile time: a group's value goes there only when its
+    size is a constant or depends on `step_sizes` alone (an iterate's size variables, constant
+    in each of its unrolled steps); one whose size depends on the program's sizes goes to
+    global memory."""
     if ctx == GROUP:
-        return "materialise_local"
+        return "materialise_local" if nat_vars(t) <= step_sizes else "materialise_global"
     if ctx == ITEM:
         count = _scalars(t)
         if count is not None and count <= PRIVATE_LIMIT:
@@ -123,8 +128,9 @@ class _Walk:
     """The translation's two modes over the functional program, finding the first Need
     (only needs the translation would refuse without, when `required_only`)."""
 
-    def __init__(self, required_only: bool = False):
+    def __init__(self, required_only: bool = False, step_sizes: frozenset = frozenset()):
         self.required_only = required_only
+        self.step_sizes = step_sizes  # the size variables of the enclosing iterates' steps
 
     def acc(self, e: Expr, path: tuple, ctx: str, space: str) -> Need | None:
         """`e` is written into a place in `space`."""
@@ -175,7 +181,7 @@ class _Walk:
         if decl.level == SCALAR or name in READ_VIEWS or name in ("fst", "snd"):
             return self._all(data, n, path, ctx)
         if name in LOOP_MAPS:
-            return Need(path, store_rule(ctx, e.t), f"the array {name} computes is read")
+            return Need(path, store_rule(ctx, e.t, self.step_sizes), f"the array {name} computes is read")
         if name in LOW_REDUCTIONS:
             space = "private"
             count = _scalars(e.t)
@@ -200,13 +206,14 @@ class _Walk:
             need = self.con(args[1], path + arg_path(n, 1), ctx)
             if need or not isinstance(f, NatLambda) or not isinstance(f.body, Lambda):
                 return need
-            return self.con(f.body.body, f_path + (0, 0), ctx)
+            step = _Walk(self.required_only, self.step_sizes | {f.var})
+            return step.con(f.body.body, f_path + (0, 0), ctx)
         if name == "map_vec":
             return self.con(args[1], path + arg_path(n, 1), ctx) or \
                 self._body(args[0], path + arg_path(n, 0), ctx, None, 1, read=True)
         if name in ("generate", "map", "scatter"):
             if name == "scatter":
-                return Need(path, store_rule(ctx, e.t), "a scatter is read")
+                return Need(path, store_rule(ctx, e.t, self.step_sizes), "a scatter is read")
             f_path = path + arg_path(n, 0)
             if name == "map":
                 need = self.con(args[1], path + arg_path(n, 1), ctx)
