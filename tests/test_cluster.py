@@ -17,7 +17,7 @@ import pytest
 import functional as fl
 from dpia.cli import main
 from dpia.explore import Evaluator, explore
-from dpia.explore.cluster import Cluster, ClusterError
+from dpia.explore.cluster import Cluster, ClusterError, RayPool
 from dpia.explore.space import Skeleton, Step
 from dpia.explore.sweep import sweep, sweep_entries
 from dpia.explore.tuning import TuningDB
@@ -40,17 +40,44 @@ VICTIM = Skeleton((Step("reduce_split", (), (), (("n", "s0"),)), Step("lower_map
 QUICK = Evaluator(repeat=3, min_timed_s=0.0, max_timed_s=0.3)  # Oclgrind simulates: keep timings short
 
 
+TIMED_VICTIM = Skeleton((Step("reduce_vectorize_two_stage", (), (), (("n", "s0"), ("w", "s1"))),
+                         Step("lower_map_global", (1,), (("d", 0),))), {"s0": (1024,), "s1": (4,)})
+
+
 @attrs.frozen
-class KilledWhileDeriving(Evaluator):
-    """Deriving VICTIM's candidate writes the worker's pid to `pid_file` and waits to be killed."""
+class KilledMidCandidate(Evaluator):
+    """Deriving VICTIM's candidate (in a preparation worker), or timing TIMED_VICTIM's (in a
+    measuring actor), writes the process's pid to `pid_file` and waits to be killed."""
 
     pid_file: str = ""
 
+    def _wait_to_be_killed(self):
+        Path(self.pid_file).write_text(str(os.getpid()))
+        time.sleep(120)
+
     def derive(self, spec):
         if spec.family_name == VICTIM.name:
-            Path(self.pid_file).write_text(str(os.getpid()))
-            time.sleep(120)
+            self._wait_to_be_killed()
         return super().derive(spec)
+
+    def time(self, kernel, inputs, best_s, spec):
+        if spec.family_name == TIMED_VICTIM.name:
+            self._wait_to_be_killed()
+        return super().time(kernel, inputs, best_s, spec)
+
+
+def _kill_when_written(pid_file: Path) -> threading.Thread:
+    """SIGKILL the process whose pid appears in `pid_file` (from another thread)."""
+    def kill():
+        deadline = time.monotonic() + 120
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+    killer = threading.Thread(target=kill, daemon=True)
+    killer.start()
+    return killer
 
 
 @pytest.fixture(scope="module")
@@ -74,30 +101,37 @@ def test_candidates_are_prepared_on_workers_and_measured_by_every_device_actor(c
     assert {"derive", "translate", "emit", "build", "queue", "time"} <= set(stages), stages
 
 
-def test_a_killed_preparation_worker_loses_only_its_candidate(cluster, tmp_path):
+def _explore_with_a_victim(cluster, tmp_path, victim: Skeleton):
     pid_file = tmp_path / "victim.pid"
-
-    def kill_the_victim():
-        deadline = time.monotonic() + 120
-        while not pid_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if pid_file.exists():
-            os.kill(int(pid_file.read_text()), signal.SIGKILL)
-
-    killer = threading.Thread(target=kill_the_victim, daemon=True)
-    killer.start()
+    killer = _kill_when_written(pid_file)
+    evaluator = KilledMidCandidate(repeat=3, min_timed_s=0.0, max_timed_s=0.3, pid_file=str(pid_file))
     with TuningDB(tmp_path / "t.sqlite") as db:
-        result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0, skeletons=[VICTIM, CHUNKS],
-                         baseline="default", evaluator=KilledWhileDeriving(repeat=3, min_timed_s=0.0, max_timed_s=0.3,
-                                                                          pid_file=str(pid_file)),
-                         timeout_s=60)
+        result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0, skeletons=[victim, CHUNKS],
+                         baseline="default", evaluator=evaluator, timeout_s=60)
         stored = db.candidates(run_id=result.run_id)
     killer.join(5)
-    assert len(result.lost) == 1 and VICTIM.name in result.lost[0] and "died" in result.lost[0], result.report()
-    assert "lost 1 in-flight candidate(s)" in result.report()
+    assert pid_file.exists()  # the victim's process was reached (and killed)
     families = [c.params["family"] for c in stored]
-    assert VICTIM.name not in families  # not stored: a later run measures it
+    assert victim.name not in families  # not stored: a later run measures it
     assert families.count(CHUNKS.name) == 3 and all(c.status == "ok" for c in stored), families
+    return result, stored
+
+
+def test_a_killed_preparation_worker_loses_only_its_candidate(cluster, tmp_path):
+    result, _ = _explore_with_a_victim(cluster, tmp_path, VICTIM)
+    assert len(result.lost) == 1 and VICTIM.name in result.lost[0], result.report()
+    assert "preparation worker" in result.lost[0] and "died during derive" in result.lost[0]
+    assert "lost 1 in-flight candidate(s)" in result.report()
+
+
+def test_a_measuring_actor_whose_host_is_lost_is_dropped_and_the_run_goes_on(cluster, tmp_path, monkeypatch):
+    monkeypatch.setattr(RayPool, "_node_alive", lambda self, node: False)  # as if its host had gone with it
+    result, stored = _explore_with_a_victim(cluster, tmp_path, TIMED_VICTIM)
+    assert len(result.lost) == 1 and TIMED_VICTIM.name in result.lost[0], result.report()
+    assert "measuring actor" in result.lost[0] and "its node is gone" in result.lost[0]
+    killed_at = (tmp_path / "victim.pid").stat().st_mtime  # written just before the kill
+    after = {c.params["where"].split("measured on ")[1] for c in stored if c.created > killed_at}
+    assert len(after) <= 1, after  # the dropped actor measured nothing more: one of the two is left
 
 
 def test_ctrl_c_keeps_every_measured_candidate(cluster, tmp_path):

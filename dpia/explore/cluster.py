@@ -22,7 +22,8 @@ The split is the local explorer's (dpia.explore.workers), across processes and h
 Faults: a preparation worker or measuring actor that dies (killed, its host lost) loses its
 in-flight candidate only: it is reported to the driver as lost (`on_lost`: not stored, so a
 later run tries it again; the exploration says what it lost), the worker is replaced (a
-measuring actor on its node, while the node lives) and the run goes on.  One that hangs past
+measuring actor on its node, while the node lives; else, or when its replacement cannot
+start, the device is dropped with a ClusterWarning) and the run goes on while a device is left.  One that hangs past
 `timeout_s` is killed and replaced, its candidate a "timeout" as in the local pool.  Ctrl-C
 stops the run: everything measured is already in the database, and the actors are killed.
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 import collections
 import os
 import time
+import warnings
 from collections.abc import Callable, Mapping
 
 import attrs
@@ -51,6 +53,10 @@ STAGE_QUERY_S = 2.0  # how long the driver asks a hung actor which stage it is i
 
 class ClusterError(ExploreError):
     """Ray is not installed, the cluster cannot be reached, or no node has the device."""
+
+
+class ClusterWarning(UserWarning):
+    """A device of the cluster dropped from an exploration (its actor could not start)."""
 
 
 def _ray():
@@ -333,7 +339,6 @@ class RayPool:
         self._measurer_class = ray.remote(num_cpus=0, max_concurrency=2, **options)(_Measurer)
         self._affinity = NodeAffinitySchedulingStrategy
         self.best_s: float | None = None
-        self.lost: list[str] = []  # what faults cost: one line per candidate lost
         self._preparers = [self._start_preparer() for _ in range(size)]
         self._measurers = [self._start_measurer(slot) for slot in slots]
         self._waiting: collections.deque[_Job] = collections.deque()  # prepared, waiting for a device
@@ -434,9 +439,20 @@ class RayPool:
 
     def _started(self, actor: _Actor, info: dict) -> None:
         if info.get("problem"):
-            raise ClusterError(f"a measuring actor cannot open the device on {info['where']}: {info['problem']}",
-                               where=self._key)
+            self._not_started(actor, f"cannot open the device on {info['where']}: {info['problem']}")
+            return
         actor.state, actor.step, actor.where, actor.pid = "idle", None, info["where"], info["pid"]
+
+    def _not_started(self, actor: _Actor, why: str) -> None:
+        """A preparation worker that cannot start is a broken installation: the exploration
+        stops.  A measuring actor that cannot (its device or node is gone) is dropped with a
+        warning while other devices remain."""
+        self._ray.kill(actor.handle, no_restart=True)
+        if actor.kind == "preparation worker" or len(self._measurers) == 1:
+            raise ClusterError(f"a {actor.kind} {why}", where=self._key)
+        self._measurers.remove(actor)
+        warnings.warn(f"a measuring actor {why}; going on with {len(self._measurers)} other(s)", ClusterWarning,
+                      stacklevel=2)
 
     def _derived(self, actor: _Actor, result: tuple) -> None:
         job = actor.job
@@ -507,8 +523,8 @@ class RayPool:
             if actor.ref is None or now <= actor.deadline:
                 continue
             if actor.state == "starting":
-                raise ClusterError(f"a {actor.kind} did not start within {STARTUP_TIMEOUT_S:.0f} s "
-                                   f"(is a CPU free for it?)", where=self._key)
+                self._not_started(actor, f"did not start within {STARTUP_TIMEOUT_S:.0f} s (is a CPU free for it?)")
+                continue
             stage = self._stage_of(actor)
             job = actor.job
             self._replace(actor)
@@ -526,15 +542,14 @@ class RayPool:
         """An actor that died loses its candidate only: the driver is told (not stored), the
         actor replaced (a measuring actor only while its node lives)."""
         if actor.state == "starting":
-            raise ClusterError(f"a {actor.kind} died while starting: {_first_line(exc)}", where=self._key)
+            self._not_started(actor, f"died while starting: {_first_line(exc)}")
+            return
         job = actor.job
         where = actor.where or actor.kind
         replaced = self._replace(actor)
         if job is not None:
-            stage = job.spec.family_name
             reason = f"the {actor.kind} ({where}) died during {actor.step}" + ("" if replaced else
                                                                                  "; its node is gone")
-            self.lost.append(f"{stage}{dict(job.spec.params)}: {reason}")
             self._on_lost(job.spec, reason)
         if not self._measurers:
             raise ClusterError("every measuring actor is gone: nothing left to measure on", where=self._key)
@@ -588,4 +603,4 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-__all__ = ["Cluster", "ClusterError", "DeviceSlot", "Prepared", "RayPool"]
+__all__ = ["Cluster", "ClusterError", "ClusterWarning", "DeviceSlot", "Prepared", "RayPool"]
