@@ -8,6 +8,10 @@
     dpia explore FILE[:NAME] --size ... --budget 10m    search lowerings, store them in the tuning DB
         [--candidates N] [--strategy random|evolutionary|bayesian] [--plots [PREFIX]]   (PREFIX default:
         dpia-NAME-SIZES in the current directory)
+        [--cluster local|auto|ADDRESS]                  ... on a Ray cluster (pip install 'dpia[ray]')
+        FILE[:NAME] ... --size N=2^16,2^20 --device A --device B   a sweep: every program at every
+                                                        size on every device, each stored under its key
+    dpia db merge TARGET SOURCE...                      add to TARGET the rows of each SOURCE it lacks
     dpia show FILE[:NAME] [--size ...]                  the chosen variant's derivation, imperative
         [--stage STAGE]                                 program and OpenCL source; --stage: what one
                                                         stage of dpia.pipeline gives (derive .. build)
@@ -172,11 +176,15 @@ class _Loaded(NamedTuple):
     sizes: dict
 
 
-def _program_args(p: argparse.ArgumentParser, sizes_help: str) -> None:
-    p.add_argument("program", metavar="FILE[:NAME]",
-                   help="a .py file's module-level program (NAME picks one) or a .dpia/.txt file with one program")
+def _program_args(p: argparse.ArgumentParser, sizes_help: str, sweep: bool = False) -> None:
+    """`sweep`: several programs and devices (explore)."""
+    p.add_argument("program", metavar="FILE[:NAME]", nargs="+" if sweep else None,
+                   help="a .py file's module-level program (NAME picks one) or a .dpia/.txt file with one program"
+                        + ("; several: each is explored" if sweep else ""))
     p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE", help=sizes_help)
-    p.add_argument("--device", metavar="D", help="a substring of 'platform: device' (default: $DPIA_DEVICE, else PoCL)")
+    p.add_argument("--device", metavar="D", action="append" if sweep else None,
+                   help="a substring of 'platform: device' (default: $DPIA_DEVICE, else PoCL)"
+                        + ("; repeatable: each is explored" if sweep else ""))
     p.add_argument("--db", metavar="PATH",
                    help="the tuning database (default: $DPIA_TUNING_DB, else tuning.sqlite in the per-user cache)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -366,14 +374,19 @@ def parse_budget(text: str) -> float:
 def _explore_args(p: argparse.ArgumentParser) -> None:
     from .explore.search import SEARCHES
 
-    _program_args(p, "a size of the program, e.g. N=1048576 or N=2^20 (repeatable; every size is needed)")
+    _program_args(p, "a size of the program, e.g. N=1048576 or N=2^20 (repeatable; every size is needed); "
+                     "N=2^16,2^20: each value is explored", sweep=True)
     p.add_argument("--budget", type=parse_budget, metavar="TIME",
-                   help="time to search: 90s, 10m, 1h (default 10m unless --candidates is given)")
+                   help="time to search: 90s, 10m, 1h (default 10m unless --candidates is given; for each "
+                        "program, size and device of a sweep)")
     p.add_argument("--candidates", type=_positive_int, metavar="N", help="stop after N candidates")
     p.add_argument("--strategy", choices=sorted(SEARCHES), default="bayesian",
                    help="how to choose the next candidates (default bayesian)")
     p.add_argument("--seed", type=int, default=0, help="seed of the search and of the inputs (default 0)")
     p.add_argument("--workers", type=_positive_int, metavar="W", help="candidates prepared in parallel processes")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="explore on Ray: 'local' (a cluster on this machine), 'auto' (the running one) or a "
+                        "cluster's address; candidates are prepared on its CPUs, measured by one actor per device")
     p.add_argument("--plots", nargs="?", const="", metavar="PREFIX",
                    help="write PREFIX_space.png and PREFIX_progress.png (default PREFIX: "
                         "dpia-NAME-SIZES in the current directory)")
@@ -448,10 +461,9 @@ class _ProgressBar:
 def _explore(args: argparse.Namespace) -> int:
     from functional.errors import FunctionalError
 
-    from .explore import explore
     from .explore.tuning import TuningDB, TuningError
 
-    loaded = _load_program(args, complete=True)
+    entries = _sweep_entries(args)
     if args.plots is not None:  # refuse now, not after the whole exploration
         from .explore.plots import PlotError, check_available
 
@@ -459,38 +471,86 @@ def _explore(args: argparse.Namespace) -> int:
             check_available()
         except PlotError as exc:
             raise UsageError(f"--plots: {exc}") from None
-    device = _open_device(args.device)
     budget = args.budget if args.budget is not None or args.candidates else DEFAULT_BUDGET_S
     try:
         db = TuningDB(args.db)
     except (TuningError, OSError) as exc:  # exploring needs somewhere to store its candidates
         raise UsageError(f"cannot use the tuning database: {exc}") from None
-    progress = _ProgressBar(sys.stderr, budget, args.candidates)
+    reports, failed = [], False
     try:
-        with db, _warnings_to_stderr("explore"):
-            result = explore(loaded.program, loaded.sizes, device=device, db=db, budget_s=budget,
-                             max_candidates=args.candidates, search=args.strategy, seed=args.seed,
-                             workers=args.workers, progress=progress, status=progress.status)
-            progress.status(_last_status(result, "checking and timing the best variant"))
-            report = _explored_report(loaded, device, result, args.seed, db)
+        with db, _warnings_to_stderr("explore"), _open_cluster(args) as cluster:
+            for loaded, device in entries:
+                if len(entries) > 1:
+                    print(f"dpia explore: {loaded.name} at {_sizes_text(loaded.sizes)} on {device.name.strip()}",
+                          file=sys.stderr)
+                result, report = _explore_one(args, loaded, device, db, budget, cluster)
+                failed |= _print_explored(args, loaded, result, report, len(entries) > 1)
+                reports.append(report)
     except FunctionalError as exc:
         raise CommandFailure(str(exc)) from None
     except KeyboardInterrupt:  # every candidate measured so far is already committed
-        progress.close()
         print(f"dpia explore: interrupted; the candidates measured so far are in {db.path} "
               f"(`dpia show` uses the best of them)", file=sys.stderr)
         return 130
+    if args.json:
+        print(json.dumps(reports[0] if len(reports) == 1 else reports, indent=1))
+    return 1 if failed else 0
+
+
+def _sweep_entries(args: argparse.Namespace) -> list[tuple[_Loaded, object]]:
+    """(program, device) for every program, every combination of the sizes' values
+    (`--size N=2^16,2^20`) and every device given: the explorations of a sweep."""
+    import itertools
+
+    alternatives = []
+    for spec in args.size:
+        name, _, values = spec.partition("=")
+        alternatives.append([f"{name}={v}" for v in values.split(",")] if "," in values else [spec])
+    devices = [_open_device(d) for d in (args.device or [None])]
+    entries = []
+    for program in args.program:
+        for sizes in itertools.product(*alternatives):
+            loaded = _load_program(argparse.Namespace(program=program, size=list(sizes)), complete=True)
+            entries.extend((loaded, device) for device in devices)
+    return entries
+
+
+@contextlib.contextmanager
+def _open_cluster(args: argparse.Namespace):
+    """The Ray cluster --cluster names (None without it), closed at the end."""
+    if args.cluster is None:
+        yield None
+        return
+    from .explore.cluster import Cluster
+
+    with Cluster.connect(args.cluster, num_cpus=max(2, args.workers or 2)) as cluster:
+        yield cluster
+
+
+def _explore_one(args: argparse.Namespace, loaded: _Loaded, device, db, budget, cluster) -> tuple:
+    from .explore import explore
+
+    progress = _ProgressBar(sys.stderr, budget, args.candidates)
+    try:
+        result = explore(loaded.program, loaded.sizes, device=device, db=db, budget_s=budget,
+                         max_candidates=args.candidates, search=args.strategy, seed=args.seed,
+                         workers=args.workers, progress=progress, status=progress.status, executor=cluster)
+        progress.status(_last_status(result, "checking and timing the best variant"))
+        return result, _explored_report(loaded, device, result, args.seed, db)
     finally:
         progress.close()
-    plots_failed = _write_plots(args, loaded, result, report)
-    if args.json:
-        print(json.dumps(report, indent=1))
-    else:
+
+
+def _print_explored(args: argparse.Namespace, loaded: _Loaded, result, report: dict, sweep: bool) -> bool:
+    """Write the plots and (without --json) the report of one exploration; True when it
+    failed (a wrong best kernel, plots that could not be written)."""
+    plots_failed = _write_plots(args, loaded, result, report, sweep)
+    if not args.json:
         print(result.report())
         _print_measurement(report, report["repeat"])
         print(f"checked   {report['checked']}")
         print("== the best derivation\n" + (report["derivation"] or "none"))
-    return 1 if report["correct"] is False or plots_failed else 0
+    return report["correct"] is False or plots_failed
 
 
 FINAL_TIMING_S = 2.0  # the best variant is timed again here for about this long (10 runs at most)
@@ -546,13 +606,17 @@ def _is_the_default(best, default) -> bool:
     return bool(best.params.get("baseline")) or (default is not None and best.derivation == default.derivation)
 
 
-def _write_plots(args: argparse.Namespace, loaded: _Loaded, result, report: dict) -> bool:
-    """Write the plots when --plots asks; True when they could not be written."""
+def _write_plots(args: argparse.Namespace, loaded: _Loaded, result, report: dict, sweep: bool = False) -> bool:
+    """Write the plots when --plots asks; True when they could not be written.  In a sweep
+    each exploration's prefix ends with its program, sizes and device."""
     if args.plots is None:
         return False
     from .explore.plots import PlotError, write_plots
 
-    prefix = args.plots or "dpia-{}-{}".format(loaded.name, "-".join(f"{k}{v}" for k, v in loaded.sizes.items()))
+    named = "dpia-{}-{}".format(loaded.name, "-".join(f"{k}{v}" for k, v in loaded.sizes.items()))
+    if sweep:
+        named += "-" + re.sub(r"[^A-Za-z0-9]+", "_", report["device"]).strip("_")
+    prefix = (f"{args.plots}-{named}" if sweep else args.plots) if args.plots else named
     unit, work = ("GFLOP/s", report["flops"] / 1e9) if "flops" in report else ("GB/s", report["bytes"] / 1e9)
     try:
         paths = write_plots(result.candidates, prefix, unit=unit, work=work)
@@ -686,6 +750,42 @@ def _shown_variant(loaded: _Loaded, device, db_path, complete: bool, high_level:
                  "device": device_key(device) if device else None}
 
 
+# ------------------------------------------------------------------------------- db
+
+
+def _db_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=["merge"], help="merge: add to TARGET every row of each SOURCE it lacks")
+    p.add_argument("target", metavar="TARGET", help="the tuning database merged into (created if missing)")
+    p.add_argument("sources", metavar="SOURCE", nargs="+", help="tuning databases from other hosts or runs")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def _db(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .explore.tuning import TuningDB, TuningError
+
+    missing = [s for s in args.sources if not Path(s).expanduser().is_file()]
+    if missing:
+        raise UsageError(f"no tuning database at {', '.join(missing)}")
+    merged = []
+    try:
+        with TuningDB(args.target) as target:
+            for source in args.sources:
+                added, present = target.merge(source)
+                merged.append({"source": source, "added": added, "already_there": present})
+            total = len(target.candidates())
+    except TuningError as exc:
+        raise CommandFailure(str(exc)) from None
+    if args.json:
+        print(json.dumps({"target": args.target, "merged": merged, "rows": total}, indent=1))
+    else:
+        for m in merged:
+            print(f"{m['source']}: {m['added']} row(s) added, {m['already_there']} already in {args.target}")
+        print(f"{args.target}: {total} row(s)")
+    return 0
+
+
 # ------------------------------------------------------------------------ the table
 
 COMMANDS: list[Command] = [
@@ -697,6 +797,7 @@ COMMANDS: list[Command] = [
     Command("explore", "search a program's lowerings for the fastest on a device; store them in the tuning DB",
             _explore_args, _explore),
     Command("show", "print the variant a program runs: derivation, imperative program, OpenCL", _show_args, _show),
+    Command("db", "the tuning database: `db merge TARGET SOURCE...` adds the rows TARGET lacks", _db_args, _db),
 ]
 
 

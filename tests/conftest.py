@@ -37,7 +37,7 @@ DEVICE_MODULES = {
     "tests/test_explore.py", "tests/test_programs.py", "tests/test_runtime_cache.py", "tests/test_tuning.py",
     "tests/test_variants.py", "tests/test_readme.py", "tests/dpia/test_translate.py", "tests/test_plots.py",
     "tests/test_fuzz.py", "tests/test_language.py", "tests/test_total_lowering.py", "tests/test_pipeline.py",
-    "tests/test_generated_space.py", "tests/test_barriers.py",
+    "tests/test_generated_space.py", "tests/test_barriers.py", "tests/test_cluster.py",
 }
 # Tests measured at half a second or more on 2 cores, and the per-rule checks (hundreds of
 # instances, each rule against the interpreter: also `dpia rules --check`).  Node ids, or a
@@ -83,6 +83,7 @@ SLOW = {
     "tests/test_cli.py::test_run_text_reports_gflops_for_mm",
     "tests/test_examples.py::test_lowered_seed_programs_run_on_the_device",
     "tests/test_explore.py::",
+    "tests/test_cluster.py::",  # a local Ray cluster and its actors (seconds each)
     "tests/test_pipeline.py::test_the_exploration_reports_the_pipelines_stages",
     "tests/test_pipeline.py::test_the_exploration_runs_a_replaced_stage",
     "tests/test_generated_space.py::",

@@ -75,7 +75,7 @@ from .evaluate import Evaluator, Outcome, Spec, probe_levels
 from .search import FAILED, PENDING, SEARCHES, Search, Trial
 from .space import DeviceLimits, Point, Shape, Space, check_size, with_size_facts
 from .tuning import Candidate, TuningDB
-from .workers import _Pool, default_workers
+from .workers import LOCAL_PROCESSES, _Pool, default_workers
 
 DEFAULT_FACT_CAP = 256  # the default schedule may assume each size a multiple of up to this power of two
 
@@ -181,6 +181,7 @@ class Exploration:
     elapsed_s: float
     candidates: tuple[Candidate, ...]
     baseline: str = "default"  # the kind of variant `default` is (dpia.variants.KINDS): what dpia run used
+    lost: tuple[str, ...] = ()  # candidates a dead worker took with it (not stored: a later run tries them)
 
     def stage_seconds(self) -> dict[str, float]:
         """Mean seconds per candidate in each stage (from the candidates' `stage_s`): where
@@ -220,6 +221,8 @@ class Exploration:
                               ("infeasible points", self.infeasible)):
             if counts:
                 lines.append(f"  {title}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        if self.lost:
+            lines.append(f"  lost {len(self.lost)} in-flight candidate(s) to dead workers: " + "; ".join(self.lost))
         for family, statuses in sorted(self.by_family.items()):
             lines.append(f"  {family}: " + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())))
         if stages := self.stage_seconds():
@@ -247,6 +250,7 @@ class _Run:
         self.by_stage, self.by_rule = collections.Counter(), collections.Counter()
         self.by_family: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         self.duplicates = self.reused = self.abandoned = 0
+        self.lost: list[str] = []
         self.best: Candidate | None = None
         self.default: Candidate | None = None
         self.baseline_done = False
@@ -381,6 +385,15 @@ class _Run:
             self.default, self.baseline_done = candidate, True
         self._report(candidate)
 
+    def on_lost(self, spec: Spec, reason: str) -> None:
+        """A candidate whose worker died (an executor on several hosts): not stored, so a
+        later run measures it; the search sees it finished ("lost": it teaches nothing)."""
+        self.lost.append(f"{spec.family_name}({', '.join(f'{k}={v}' for k, v in sorted(spec.params.items()))}): "
+                         f"{reason}")
+        self._finish_trial(spec, "lost")
+        if spec.baseline:  # nothing to quote against: the search goes on without it
+            self.baseline_done = True
+
     def abandon(self, count: int) -> None:
         self.abandoned += count
         self.baseline_done = True
@@ -397,6 +410,8 @@ class _Run:
             params["rule"] = outcome.rule
         if outcome.stage_s:
             params["stage_s"] = dict(outcome.stage_s)
+        if outcome.where:
+            params["where"] = outcome.where
         text = derivation or Derivation(spec.program, ()).to_text()  # failed before a derivation existed
         return Candidate(self.program_text, dict(spec.sizes), self.device, text, outcome.status,
                          time_s=outcome.time_s, stage=outcome.stage, error=outcome.error, params=params,
@@ -429,7 +444,7 @@ class _Run:
             self.best, self.default, self.tried, failed, dict(self.by_stage), dict(self.by_rule),
             {k: dict(v) for k, v in self.by_family.items()}, dict(self.infeasible), self.duplicates,
             self.reused, self.abandoned, elapsed_s, tuple(self.recorded[k] for k in sorted(self.recorded)),
-            self.baseline_kind)
+            self.baseline_kind, tuple(self.lost))
 
     def failed_count(self) -> int:
         return sum(c.status in FAILED for c in self.recorded.values())
@@ -456,7 +471,7 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
             max_candidates: int | None = None, search: str = "bayesian", seed: int = 0, workers: int | None = None,
             progress: Callable[[Candidate], None] | None = None, run_id: str | None = None,
             skeletons=None, evaluator: Evaluator | None = None, timeout_s: float = 120.0,
-            baseline: str = "run", status: Callable[[Status], None] | None = None) -> Exploration:
+            baseline: str = "run", status: Callable[[Status], None] | None = None, executor=None) -> Exploration:
     """Explore lowerings of `program` at `sizes` on `device` (see the module docstring).
 
     `db`: a TuningDB, a path, or None (nothing stored).  `budget_s` / `max_candidates`: stop
@@ -466,7 +481,8 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
     and for measuring each.  `baseline`: the candidate measured first and quoted against,
     "run" (what `dpia run` would use) or "default" (the default schedule).  `progress` is
     called with each finished candidate, `status` with a Status from the start and about
-    once a second.
+    once a second.  `executor`: where candidates are prepared and measured, None for this
+    host's worker processes (dpia.explore.workers), a dpia.explore.cluster.Cluster for Ray.
 
     Time: the search stops at `budget_s`; a baseline still unmeasured then goes on for at
     most half of `timeout_s` more (without it nothing could be quoted), so explore returns
@@ -504,8 +520,8 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
                max_candidates, progress, evaluator)
     try:
         tell(f"starting {workers} worker process(es)")
-        with _Pool(workers, key, evaluator, timeout_s, "CPU" in limits.device_type, run.on_derived,
-                   run.on_done) as pool:
+        with (executor or LOCAL_PROCESSES).open(workers, key, evaluator, timeout_s, "CPU" in limits.device_type,
+                                                run.on_derived, run.on_done, run.on_lost) as pool:
             tell("choosing the baseline", run, pool)
             first = run.baseline_spec(baseline, limits)
             run.baseline_kind = first.variant or "default"

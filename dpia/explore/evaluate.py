@@ -70,6 +70,7 @@ class Outcome:
     time_s: float | None = None
     rule: str | None = None
     stage_s: Mapping[str, float] | None = None  # seconds per stage, measured by the parent ("queue": waiting for the device)
+    where: str | None = None  # on a cluster: the hosts and processes that prepared and measured it
 
 
 # ------------------------------------------------------------------------------ the jobs

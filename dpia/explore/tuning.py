@@ -306,6 +306,46 @@ class TuningDB:
                     connection.execute("ROLLBACK")
                 raise
 
+    def merge(self, other: str | os.PathLike) -> tuple[int, int]:
+        """Add every row of the tuning database at `other` that this one lacks: (added, already
+        here).  Rows are the same when every stored field is (program, sizes, device,
+        version, derivation, status, stage, error, time, params, run, creation time), so
+        merging the same file twice, or files that share rows, adds each row once; rows of
+        another host (another device key) or another version are kept as they are.  One
+        transaction: all of them or none."""
+        source = TuningDB(other)  # refuses a file that is not a current dpia tuning database
+        try:
+            if source.path.resolve() == self._path.resolve():
+                raise TuningDBError("cannot merge a tuning database into itself", where=str(self._path))
+            source.close()
+            return self._merge_from(source.path)
+        finally:
+            source.close()
+
+    def _merge_from(self, path: Path) -> tuple[int, int]:
+        stored = _COLUMNS + ("program_hash", "derivation_hash")
+        same = " AND ".join(f"t.{c} IS s.{c}" for c in stored)
+        listed = ", ".join(stored)
+        with self._sqlite_errors("merge into"):
+            connection = self._live_connection()
+            connection.execute("ATTACH DATABASE ? AS source", (str(path),))
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    total = connection.execute(f"SELECT count(*) FROM (SELECT DISTINCT {listed} "
+                                               f"FROM source.candidates)").fetchone()[0]
+                    added = connection.execute(
+                        f"INSERT INTO main.candidates ({listed}) SELECT DISTINCT {listed} FROM source.candidates s "
+                        f"WHERE NOT EXISTS (SELECT 1 FROM main.candidates t WHERE {same}) ORDER BY s.id").rowcount
+                    connection.execute("COMMIT")
+                except BaseException:
+                    if connection.in_transaction:
+                        connection.execute("ROLLBACK")
+                    raise
+            finally:
+                connection.execute("DETACH DATABASE source")
+        return added, total - added
+
     # -- reading ------------------------------------------------------------------------------
 
     def best(self, program: str, sizes: Mapping[str, int], device: str, version: str | None = None

@@ -245,6 +245,20 @@ class _Pool:
             worker.kill()
 
 
+class LocalProcesses:
+    """The default executor of an exploration (explore's `executor`): worker processes on
+    this host, each compiling and measuring its candidate (dpia.explore.cluster.Cluster is
+    the other, on Ray).  A worker that dies here takes the blame: its candidate is "failed"
+    (a crash in the compiler is the candidate's), so `on_lost` is never called."""
+
+    def open(self, size: int, key: str, evaluator: Evaluator, timeout_s: float, exclusive: bool,
+             on_derived: Callable, on_done: Callable, on_lost: Callable) -> _Pool:
+        return _Pool(size, key, evaluator, timeout_s, exclusive, on_derived, on_done)
+
+
+LOCAL_PROCESSES = LocalProcesses()
+
+
 # ------------------------------------------------------------------------------ the result
 
 

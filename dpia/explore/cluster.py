@@ -1,0 +1,606 @@
+"""Exploration on a Ray cluster: candidates prepared on CPU workers, measured by one actor
+per OpenCL device, the search and the tuning database in the driver.
+
+    with Cluster.connect("local", num_cpus=3) as cluster:     # or "auto", or a cluster's address
+        result = explore(program, {"N": 1 << 20}, executor=cluster, workers=2, budget_s=60)
+
+The split is the local explorer's (dpia.explore.workers), across processes and hosts:
+
+- a preparation worker (`_Preparer`, a Ray actor taking one CPU) derives a candidate, lets
+  the driver decide whether to go on (a duplicate or a known derivation is not built), then
+  translates and emits it, and builds it where its node has the device (that checks the
+  source compiles and fills PoCL's kernel cache, which the measuring actor's build on the same
+  host then hits);
+- a measuring actor (`_Measurer`, no CPU reserved) owns one OpenCL device, found on each node
+  by the device key the driver chose: it builds, runs at the check sizes, checks against
+  the interpreter, probes and times (dpia.explore.evaluate._measure), one candidate at a
+  time, so timings stay clean; on a CPU device no preparation runs while one measures (as
+  the local pool does);
+- `RayPool` is the pool the driver's loop talks to (the interface of workers._Pool): results
+  stream back to the driver, which writes each to the database at once.
+
+Faults: a preparation worker or measuring actor that dies (killed, its host lost) loses its
+in-flight candidate only: it is reported to the driver as lost (`on_lost`: not stored, so a
+later run tries it again; the exploration says what it lost), the worker is replaced (a
+measuring actor on its node, while the node lives; else, or when its replacement cannot
+start, the device is dropped with a ClusterWarning) and the run goes on while a device is left.  One that hangs past
+`timeout_s` is killed and replaced, its candidate a "timeout" as in the local pool.  Ctrl-C
+stops the run: everything measured is already in the database, and the actors are killed.
+
+Ray is optional (`pip install dpia[ray]`); this module imports it when a cluster is opened.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import time
+import warnings
+from collections.abc import Callable, Mapping
+
+import attrs
+
+from .errors import ExploreError
+from .evaluate import (Evaluator, Outcome, Spec, _error_text, _Inputs, _measure, _method, _stage, _StageFailure,
+                       _Uploaded, checkable_sizes, failing_rule, probe_levels)
+from .workers import EXCLUSIVE_WAIT_S, STARTUP_TIMEOUT_S, _find_device
+
+# Environment variables the driver hands to its actors: the kernel recording the test suite
+# replays under Oclgrind (tests/oclgrind.py) and the default device.
+FORWARDED_ENV = ("DPIA_RECORD_KERNELS", "DPIA_RECORD_KERNELS_LIMIT", "DPIA_DEVICE")
+STAGE_QUERY_S = 2.0  # how long the driver asks a hung actor which stage it is in before killing it
+
+
+class ClusterError(ExploreError):
+    """Ray is not installed, the cluster cannot be reached, or no node has the device."""
+
+
+class ClusterWarning(UserWarning):
+    """A device of the cluster dropped from an exploration (its actor could not start)."""
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise ClusterError("exploring on a cluster needs Ray: pip install 'dpia[ray]'") from None
+    return ray
+
+
+# ------------------------------------------------------------------------------ the actors
+
+
+class _Clock:
+    """Stands in for the local workers' pipe (evaluate._stage reports each stage to it):
+    remembers the stage under way, for a timeout's report, and the seconds spent in each."""
+
+    def __init__(self):
+        self.stage: str | None = None
+        self._marks: list[tuple[str, float]] = []
+
+    def send(self, message) -> None:
+        if message[0] == "stage":
+            self.stage = message[1]
+            self._marks.append((message[1], time.monotonic()))
+
+    def seconds(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        ends = [t for _, t in self._marks[1:]] + [time.monotonic()]
+        for (stage, start), end in zip(self._marks, ends):
+            out[stage] = round(out.get(stage, 0.0) + end - start, 4)
+        return out
+
+
+@attrs.frozen
+class Prepared:
+    """A candidate a preparation worker made ready to measure: its spec (check and probe
+    sizes from the derived program's facts), its OpenCL source, seconds per stage so far."""
+
+    spec: Spec
+    source: object  # dpia.pipeline.Emitted
+    stage_s: Mapping[str, float]
+
+
+def _identity() -> str:
+    import socket
+
+    return f"{socket.gethostname()} pid {os.getpid()}"
+
+
+class _Preparer:
+    """A preparation worker: derive, then (told to go on) translate .. emit and build."""
+
+    def __init__(self, key: str, evaluator: Evaluator, env: Mapping[str, str]):
+        os.environ.update(env)
+        self._evaluator = evaluator
+        self._clock = _Clock()
+        self._held = None  # (spec, low, derivation) between derive and build
+        try:  # the device, where this node has it: the build is checked here
+            from codegen_opencl.runtime import session_for
+
+            self._session = session_for(_find_device(key))
+        except Exception:  # noqa: BLE001 -- no such device on this node: the measuring actor builds
+            self._session = None
+
+    def ready(self) -> dict:
+        return {"pid": os.getpid(), "where": _identity(), "builds": self._session is not None}
+
+    def stage(self) -> str | None:
+        return self._clock.stage
+
+    def derive(self, spec: Spec) -> tuple:
+        """("derived", low-level text, derivation text) or ("done", Outcome)."""
+        from functional.syntax import to_text
+
+        self._clock, self._held = _Clock(), None
+        try:
+            low, derivation = _stage(self._clock, "derive", self._evaluator.derive, spec)
+        except _StageFailure as f:
+            return ("done", Outcome("failed", "derive", _error_text(f.cause), rule=failing_rule(str(f.cause)),
+                                    stage_s=self._clock.seconds()))
+        self._held = (spec, low, derivation)
+        return ("derived", to_text(low), derivation.to_text())
+
+    def prepare(self) -> tuple:
+        """("built", Prepared) or ("done", Outcome) for the candidate derived last."""
+        spec, low, derivation = self._held
+        self._held = None
+        evaluator = self._evaluator
+        if spec.family is not None:  # checked at sizes the derived program's facts allow
+            spec = attrs.evolve(spec, check_sizes=checkable_sizes(derivation.program, spec.sizes,
+                                                                  evaluator.check_floor),
+                                probes=probe_levels(derivation.program, spec.sizes))
+        last = "build" if self._session is not None else "emit"
+
+        def call(stage, taken):
+            return _stage(self._clock, stage.name, _method(evaluator, stage.name), *taken, spec)
+
+        try:
+            values = evaluator.pipeline.run({"low": low, "session": self._session}, evaluator.options(spec),
+                                            "translate", last, call)
+        except _StageFailure as f:
+            return ("done", Outcome("failed", f.stage, _error_text(f.cause), stage_s=self._clock.seconds()))
+        return ("built", Prepared(spec, values["source"], self._clock.seconds()))
+
+
+class _Measurer:
+    """A measuring actor: owns the `ordinal`-th device with `key` on its node and measures
+    one prepared candidate at a time."""
+
+    def __init__(self, key: str, ordinal: int, evaluator: Evaluator, env: Mapping[str, str]):
+        os.environ.update(env)
+        self._evaluator, self._clock = evaluator, _Clock()
+        self._problem = None
+        try:
+            from codegen_opencl.runtime import device_key, devices, session_for
+
+            mine = [d for d in devices() if device_key(d) == key]
+            self._session = session_for(mine[ordinal])
+        except Exception as exc:  # noqa: BLE001 -- reported by ready()
+            self._problem = _error_text(exc)
+        self._cache = _Inputs()
+
+    def ready(self) -> dict:
+        return {"pid": os.getpid(), "where": _identity(), "problem": self._problem}
+
+    def stage(self) -> str | None:
+        return self._clock.stage
+
+    def measure(self, prepared: Prepared, best_s: float | None) -> Outcome:
+        self._clock = clock = _Clock()
+        spec, evaluator = prepared.spec, self._evaluator
+        build = _method(evaluator, "build")
+        try:
+            kernel = _stage(clock, "build", build, prepared.source, self._session, spec)
+            self._cache.expected(spec.oracle, spec.check_sizes, spec.seed)
+        except _StageFailure as f:
+            return Outcome("failed", f.stage, _error_text(f.cause), stage_s=clock.seconds())
+        except Exception as exc:  # noqa: BLE001 -- the interpreter's answer: reported as the check's failure
+            return Outcome("failed", "check", _error_text(exc), stage_s=clock.seconds())
+        outcome = _measure(clock, spec, evaluator, _Uploaded(kernel, self._cache.uploads), self._cache, best_s)
+        return attrs.evolve(outcome, stage_s=clock.seconds())
+
+
+def _devices_here() -> list[tuple[str, str]]:
+    """(device key, description) of every OpenCL device of the node this runs on."""
+    from codegen_opencl.runtime import describe, device_key, devices
+
+    return [(device_key(d), describe(d)) for d in devices()]
+
+
+# ------------------------------------------------------------------------------ the cluster
+
+
+@attrs.frozen
+class DeviceSlot:
+    """One device of the cluster: the node that has it, its key, its ordinal among the
+    node's devices with that key, and how it reads."""
+
+    node: str
+    key: str
+    ordinal: int
+    description: str
+
+
+class Cluster:
+    """A connection to a Ray cluster the explorer uses as its executor (explore's
+    `executor`).  `Cluster.connect("local")` starts a private one-machine cluster (shut down
+    by `close`), "auto" joins the running cluster, any other text is its address.  A driver
+    already connected to Ray (ray.init earlier) keeps that connection.
+
+    `actors_per_device`: measuring actors per device (1: one owns each device; more shares
+    one device among several actors, which disturbs timings: for tests on one machine)."""
+
+    def __init__(self, ray, owned: bool, actors_per_device: int = 1, worker_cpus: float = 1.0):
+        self._ray, self._owned = ray, owned
+        self.actors_per_device, self.worker_cpus = actors_per_device, worker_cpus
+
+    @classmethod
+    def connect(cls, address: str = "auto", *, num_cpus: int | None = None, actors_per_device: int = 1,
+                worker_cpus: float = 1.0) -> Cluster:
+        if actors_per_device < 1:
+            raise ClusterError(f"actors_per_device must be at least 1, got {actors_per_device}")
+        ray = _ray()
+        if ray.is_initialized():
+            return cls(ray, False, actors_per_device, worker_cpus)
+        settings = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
+        try:
+            if address == "local":
+                ray.init(num_cpus=num_cpus or 2, **settings)
+            else:
+                ray.init(address=address, **settings)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ClusterError(f"cannot reach the Ray cluster at {address!r}: {exc}") from None
+        return cls(ray, True, actors_per_device, worker_cpus)
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Shut down a cluster this object started or joined (a connection it was handed is kept)."""
+        if self._owned and self._ray.is_initialized():
+            self._ray.shutdown()
+        self._owned = False
+
+    def devices(self) -> list[DeviceSlot]:
+        """Every OpenCL device of every live node (asked on each node)."""
+        ray = self._ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        probe = ray.remote(num_cpus=0)(_devices_here)
+        nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+        found = ray.get([probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote()
+                         for n in nodes])
+        slots = []
+        for node, listed in zip(nodes, found):
+            seen: collections.Counter = collections.Counter()
+            for key, description in listed:
+                slots.append(DeviceSlot(node, key, seen[key], description))
+                seen[key] += 1
+        return slots
+
+    def open(self, size: int, key: str, evaluator: Evaluator, timeout_s: float, exclusive: bool,
+             on_derived: Callable, on_done: Callable, on_lost: Callable) -> RayPool:
+        """The pool of one exploration (dpia.explore.driver calls this)."""
+        slots = [s for s in self.devices() if s.key == key]
+        if not slots:
+            raise ClusterError(f"no node of the cluster has the device {key!r}", where=key)
+        slots = [s for s in slots for _ in range(self.actors_per_device)]
+        return RayPool(self._ray, size, slots, key, evaluator, timeout_s, exclusive, on_derived, on_done, on_lost,
+                       self.worker_cpus)
+
+
+# ------------------------------------------------------------------------------ the pool
+
+
+class _Job:
+    """One candidate in flight: its spec, its derivation once derived, where its time went."""
+
+    def __init__(self, spec: Spec):
+        self.spec = spec
+        self.derivation: str | None = None
+        self.prepared: Prepared | None = None
+        self.stage_s: dict[str, float] = {}
+        self.queued_at: float | None = None
+        self.where: list[str] = []
+
+
+class _Actor:
+    """A preparation worker or measuring actor and what it is doing: starting, idle,
+    compiling (preparers) or measuring (measurers)."""
+
+    def __init__(self, handle, kind: str, slot: DeviceSlot | None = None):
+        self.handle, self.kind, self.slot = handle, kind, slot
+        self.state, self.job, self.ref = "starting", None, handle.ready.remote()
+        self.step: str | None = "ready"  # the method under way: ready, derive, prepare, measure
+        self.deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        self.where = ""
+        self.pid: int | None = None
+        self.last_used = -1.0  # when it was last given a candidate (measuring actors take turns)
+
+
+class RayPool:
+    """The driver's pool on a Ray cluster (the interface of dpia.explore.workers._Pool):
+    `size` preparation workers and one measuring actor per device slot."""
+
+    def __init__(self, ray, size: int, slots: list[DeviceSlot], key: str, evaluator: Evaluator, timeout_s: float,
+                 exclusive: bool, on_derived: Callable, on_done: Callable, on_lost: Callable, worker_cpus: float):
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        self._ray, self._key, self._evaluator, self._timeout = ray, key, evaluator, timeout_s
+        self._exclusive = exclusive
+        self._on_derived, self._on_done, self._on_lost = on_derived, on_done, on_lost
+        self._env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+        options = {"runtime_env": {"env_vars": self._env}} if self._env else {}
+        self._preparer_class = ray.remote(num_cpus=worker_cpus, max_concurrency=2, **options)(_Preparer)
+        self._measurer_class = ray.remote(num_cpus=0, max_concurrency=2, **options)(_Measurer)
+        self._affinity = NodeAffinitySchedulingStrategy
+        self.best_s: float | None = None
+        self._preparers = [self._start_preparer() for _ in range(size)]
+        self._measurers = [self._start_measurer(slot) for slot in slots]
+        self._waiting: collections.deque[_Job] = collections.deque()  # prepared, waiting for a device
+
+    def _start_preparer(self) -> _Actor:
+        return _Actor(self._preparer_class.remote(self._key, self._evaluator, self._env), "preparation worker")
+
+    def _start_measurer(self, slot: DeviceSlot) -> _Actor:
+        strategy = self._affinity(slot.node, soft=False)
+        handle = self._measurer_class.options(scheduling_strategy=strategy).remote(
+            self._key, slot.ordinal, self._evaluator, self._env)
+        return _Actor(handle, "measuring actor", slot)
+
+    def __enter__(self) -> RayPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- state --------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        return len(self._preparers)
+
+    def busy(self) -> int:
+        return (sum(a.job is not None for a in self._preparers + self._measurers) + len(self._waiting))
+
+    def counts(self) -> dict[str, int]:
+        counts = collections.Counter(a.state for a in self._preparers)
+        counts["built"] = len(self._waiting)
+        counts["measuring"] = sum(a.state == "measuring" for a in self._measurers)
+        return dict(counts)
+
+    def _device_busy(self) -> bool:
+        return bool(self._waiting) or any(a.state == "measuring" for a in self._measurers)
+
+    def can_dispatch(self) -> bool:
+        if self._exclusive and self._device_busy():
+            return False
+        if len(self._waiting) > len(self._measurers):  # enough prepared: preparing more only queues
+            return False
+        return any(a.state == "idle" for a in self._preparers)
+
+    def dispatch(self, spec: Spec) -> None:
+        actor = next(a for a in self._preparers if a.state == "idle")
+        job = _Job(spec)
+        job.where.append(f"prepared on {actor.where}")
+        self._call(actor, job, "derive", actor.handle.derive.remote(spec), "compiling")
+
+    def _call(self, actor: _Actor, job: _Job, step: str, ref, state: str) -> None:
+        actor.job, actor.step, actor.ref, actor.state = job, step, ref, state
+        actor.deadline = time.monotonic() + self._timeout if step != "prepare" else actor.deadline
+
+    def busy_with(self, which: Callable[[Spec], bool]) -> bool:
+        return any(j.spec is not None and which(j.spec) for j in self._jobs())
+
+    def _jobs(self) -> list[_Job]:
+        return [a.job for a in self._preparers + self._measurers if a.job is not None] + list(self._waiting)
+
+    # -- events -------------------------------------------------------------------------
+
+    def wait(self, timeout: float) -> None:
+        """Handle what the actors report within `timeout` seconds, then expired deadlines,
+        then give a free device the next prepared candidate."""
+        ray = self._ray
+        watched = {a.ref: a for a in self._preparers + self._measurers if a.ref is not None}
+        if watched:
+            ready, _ = ray.wait(list(watched), num_returns=1, timeout=max(0.0, timeout))
+            if ready:
+                ready, _ = ray.wait(list(watched), num_returns=len(watched), timeout=0)
+            for ref in ready:
+                self._handle(watched[ref], ref)
+        else:
+            time.sleep(max(0.0, timeout))
+        self._expire()
+        self._grant()
+
+    def _handle(self, actor: _Actor, ref) -> None:
+        ray = self._ray
+        actor.ref = None
+        try:
+            result = ray.get(ref)
+        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
+            self._died(actor, exc)
+            return
+        except ray.exceptions.RayTaskError as exc:  # the actor's method raised: the candidate failed there
+            self._fail(actor, Outcome("failed", actor.step, _error_text(getattr(exc, "cause", None) or exc)))
+            return
+        if actor.step == "ready":
+            self._started(actor, result)
+        elif actor.step == "derive":
+            self._derived(actor, result)
+        elif actor.step == "prepare":
+            self._prepared(actor, result)
+        else:
+            self._measured(actor, result)
+
+    def _started(self, actor: _Actor, info: dict) -> None:
+        if info.get("problem"):
+            self._not_started(actor, f"cannot open the device on {info['where']}: {info['problem']}")
+            return
+        actor.state, actor.step, actor.where, actor.pid = "idle", None, info["where"], info["pid"]
+
+    def _not_started(self, actor: _Actor, why: str) -> None:
+        """A preparation worker that cannot start is a broken installation: the exploration
+        stops.  A measuring actor that cannot (its device or node is gone) is dropped with a
+        warning while other devices remain."""
+        self._ray.kill(actor.handle, no_restart=True)
+        if actor.kind == "preparation worker" or len(self._measurers) == 1:
+            raise ClusterError(f"a {actor.kind} {why}", where=self._key)
+        self._measurers.remove(actor)
+        warnings.warn(f"a measuring actor {why}; going on with {len(self._measurers)} other(s)", ClusterWarning,
+                      stacklevel=2)
+
+    def _derived(self, actor: _Actor, result: tuple) -> None:
+        job = actor.job
+        if result[0] == "done":
+            self._finish(actor, result[1])
+            return
+        _, low_text, derivation = result
+        job.derivation = derivation
+        if self._on_derived(job.spec, low_text, derivation):
+            self._call(actor, job, "prepare", actor.handle.prepare.remote(), "compiling")
+        else:
+            actor.state, actor.job, actor.step = "idle", None, None
+
+    def _prepared(self, actor: _Actor, result: tuple) -> None:
+        job = actor.job
+        if result[0] == "done":
+            self._finish(actor, result[1])
+            return
+        job.prepared, job.queued_at = result[1], time.monotonic()
+        job.stage_s.update(result[1].stage_s)
+        actor.state, actor.job, actor.step = "idle", None, None
+        self._waiting.append(job)
+
+    def _measured(self, actor: _Actor, outcome: Outcome) -> None:
+        job = actor.job
+        job.where.append(f"measured on {actor.where}")
+        self._finish(actor, outcome)
+
+    def _finish(self, actor: _Actor, outcome: Outcome) -> None:
+        job = actor.job
+        actor.state, actor.job, actor.step = "idle", None, None
+        self._report(job, outcome)
+
+    def _report(self, job: _Job, outcome: Outcome) -> None:
+        stage_s = dict(job.stage_s)
+        for stage, seconds in (outcome.stage_s or {}).items():
+            stage_s[stage] = round(stage_s.get(stage, 0.0) + seconds, 4)
+        self._on_done(job.spec, attrs.evolve(outcome, stage_s=stage_s, where="; ".join(job.where) or None),
+                      job.derivation)
+
+    def _fail(self, actor: _Actor, outcome: Outcome) -> None:
+        if actor.job is None:
+            raise ClusterError(f"a {actor.kind} failed while starting: {outcome.error}", where=self._key)
+        self._finish(actor, outcome)
+
+    def _grant(self) -> None:
+        """Give the next prepared candidate to a free device; on a CPU device only when no
+        preparation runs (up to EXCLUSIVE_WAIT_S: a hung one is not waited for)."""
+        while self._waiting:
+            idle = [a for a in self._measurers if a.state == "idle"]
+            if not idle:
+                return
+            free = min(idle, key=lambda a: a.last_used)  # in turn: every device gets work
+            if self._exclusive:
+                if any(a.state == "measuring" for a in self._measurers):
+                    return
+                compiling = any(a.state in ("starting", "compiling") for a in self._preparers)
+                if compiling and time.monotonic() < self._waiting[0].queued_at + EXCLUSIVE_WAIT_S:
+                    return
+            job = self._waiting.popleft()
+            job.stage_s["queue"] = round(job.stage_s.get("queue", 0.0) + time.monotonic() - job.queued_at, 4)
+            free.last_used = time.monotonic()
+            self._call(free, job, "measure", free.handle.measure.remote(job.prepared, self.best_s), "measuring")
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for actor in self._preparers + self._measurers:
+            if actor.ref is None or now <= actor.deadline:
+                continue
+            if actor.state == "starting":
+                self._not_started(actor, f"did not start within {STARTUP_TIMEOUT_S:.0f} s (is a CPU free for it?)")
+                continue
+            stage = self._stage_of(actor)
+            job = actor.job
+            self._replace(actor)
+            self._report(job, Outcome("timeout", stage, f"no result within {self._timeout:g} s at {stage}"))
+
+    def _stage_of(self, actor: _Actor) -> str | None:
+        """The stage a hung actor is in (it answers from its second thread), else its step's first."""
+        fallback = {"derive": "derive", "prepare": "translate", "measure": "build"}.get(actor.step)
+        try:
+            return self._ray.get(actor.handle.stage.remote(), timeout=STAGE_QUERY_S) or fallback
+        except Exception:  # noqa: BLE001 -- a hung or dead actor: its step says enough
+            return fallback
+
+    def _died(self, actor: _Actor, exc: BaseException) -> None:
+        """An actor that died loses its candidate only: the driver is told (not stored), the
+        actor replaced (a measuring actor only while its node lives)."""
+        if actor.state == "starting":
+            self._not_started(actor, f"died while starting: {_first_line(exc)}")
+            return
+        job = actor.job
+        where = actor.where or actor.kind
+        replaced = self._replace(actor)
+        if job is not None:
+            reason = f"the {actor.kind} ({where}) died during {actor.step}" + ("" if replaced else
+                                                                                 "; its node is gone")
+            self._on_lost(job.spec, reason)
+        if not self._measurers:
+            raise ClusterError("every measuring actor is gone: nothing left to measure on", where=self._key)
+
+    def _replace(self, actor: _Actor) -> bool:
+        """Kill `actor` and start another in its place; False when its node is gone (a
+        measuring actor is then dropped)."""
+        self._ray.kill(actor.handle, no_restart=True)
+        if actor.kind == "preparation worker":
+            self._preparers[self._preparers.index(actor)] = self._start_preparer()
+            return True
+        if actor.slot is not None and self._node_alive(actor.slot.node):
+            self._measurers[self._measurers.index(actor)] = self._start_measurer(actor.slot)
+            return True
+        self._measurers.remove(actor)
+        return False
+
+    def _node_alive(self, node: str) -> bool:
+        return any(n["NodeID"] == node and n.get("Alive") for n in self._ray.nodes())
+
+    def abandon(self, keep: Callable[[Spec], bool] | None = None) -> int:
+        """Drop the unfinished candidates (the budget ran out), except those `keep` selects:
+        their actors are killed and replaced; how many."""
+        def kept(job: _Job) -> bool:
+            return keep is not None and keep(job.spec)
+
+        dropped = [j for j in self._waiting if not kept(j)]
+        self._waiting = collections.deque(j for j in self._waiting if kept(j))
+        for actor in self._preparers + self._measurers:
+            if actor.job is not None and not kept(actor.job):
+                dropped.append(actor.job)
+                self._replace(actor)
+        return len(dropped)
+
+    def close(self) -> None:
+        for actor in self._preparers + self._measurers:
+            try:
+                self._ray.kill(actor.handle, no_restart=True)
+            except Exception:  # noqa: BLE001 -- already gone
+                pass
+        self._preparers, self._measurers, self._waiting = [], [], collections.deque()
+
+    # -- for tests and reports ----------------------------------------------------------
+
+    def pids(self, kind: str = "preparation worker") -> list[int]:
+        """The process ids of the started actors of a kind."""
+        return [a.pid for a in self._preparers + self._measurers if a.kind == kind and a.pid is not None]
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+__all__ = ["Cluster", "ClusterError", "ClusterWarning", "DeviceSlot", "Prepared", "RayPool"]

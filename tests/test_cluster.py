@@ -1,0 +1,191 @@
+"""Exploration on Ray (dpia.explore.cluster), on one machine: one local cluster shared by the
+module (three logical CPUs, no dashboard), two measuring actors sharing the PoCL device, an
+Oclgrind device, a preparation worker killed mid-candidate, Ctrl-C, a sweep, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import attrs
+import pytest
+
+import functional as fl
+from dpia.cli import main
+from dpia.explore import Evaluator, explore
+from dpia.explore.cluster import Cluster, ClusterError, RayPool
+from dpia.explore.space import Skeleton, Step
+from dpia.explore.sweep import sweep, sweep_entries
+from dpia.explore.tuning import TuningDB
+
+N = fl.nat("N")
+TOTAL = fl.fun([fl.array(N, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))
+SIZES = {"N": 1 << 18}  # above the Oclgrind replay's limit at the real sizes: only the checks are replayed
+SEED = Path(__file__).resolve().parent.parent / "examples" / "seed.py"
+
+
+def _global_chunks(slot_values: tuple[int, ...]) -> Skeleton:
+    """reduce -> map (reduce) (split n xs), the partial sums one work-item each."""
+    return Skeleton((Step("reduce_split", (), (), (("n", "s0"),)), Step("lower_map_global", (1,), (("d", 0),))),
+                    {"s0": slot_values})
+
+
+CHUNKS = _global_chunks((256, 512, 1024))
+VICTIM = Skeleton((Step("reduce_split", (), (), (("n", "s0"),)), Step("lower_map_global", (1,), (("d", 0),)),
+                   Step("lower_map_global", (1,), (("d", 0),))), {"s0": (2048,)})  # its worker is killed
+QUICK = Evaluator(repeat=3, min_timed_s=0.0, max_timed_s=0.3)  # Oclgrind simulates: keep timings short
+
+
+TIMED_VICTIM = Skeleton((Step("reduce_vectorize_two_stage", (), (), (("n", "s0"), ("w", "s1"))),
+                         Step("lower_map_global", (1,), (("d", 0),))), {"s0": (1024,), "s1": (4,)})
+
+
+@attrs.frozen
+class KilledMidCandidate(Evaluator):
+    """Deriving VICTIM's candidate (in a preparation worker), or timing TIMED_VICTIM's (in a
+    measuring actor), writes the process's pid to `pid_file` and waits to be killed."""
+
+    pid_file: str = ""
+
+    def _wait_to_be_killed(self):
+        Path(self.pid_file).write_text(str(os.getpid()))
+        time.sleep(120)
+
+    def derive(self, spec):
+        if spec.family_name == VICTIM.name:
+            self._wait_to_be_killed()
+        return super().derive(spec)
+
+    def time(self, kernel, inputs, best_s, spec):
+        if spec.family_name == TIMED_VICTIM.name:
+            self._wait_to_be_killed()
+        return super().time(kernel, inputs, best_s, spec)
+
+
+def _kill_when_written(pid_file: Path) -> threading.Thread:
+    """SIGKILL the process whose pid appears in `pid_file` (from another thread)."""
+    def kill():
+        deadline = time.monotonic() + 120
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+    killer = threading.Thread(target=kill, daemon=True)
+    killer.start()
+    return killer
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with Cluster.connect("local", num_cpus=3, actors_per_device=2) as c:
+        yield c
+
+
+def test_candidates_are_prepared_on_workers_and_measured_by_every_device_actor(cluster, tmp_path):
+    with TuningDB(tmp_path / "t.sqlite") as db:
+        result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0, skeletons=[CHUNKS],
+                         baseline="default", evaluator=QUICK)
+        stored = db.candidates(run_id=result.run_id)
+    assert result.tried == 4 == len(stored) and result.failed == 0 and not result.lost, result.report()
+    assert result.best is not None and result.best.status == "ok"
+    where = [c.params["where"] for c in stored]
+    assert all("prepared on" in w and "measured on" in w for w in where), where
+    measured_by = {w.split("measured on ")[1] for w in where}
+    assert len(measured_by) == 2, where  # both actors of the PoCL device took candidates
+    stages = result.stage_seconds()
+    assert {"derive", "translate", "emit", "build", "queue", "time"} <= set(stages), stages
+
+
+def _explore_with_a_victim(cluster, tmp_path, victim: Skeleton):
+    pid_file = tmp_path / "victim.pid"
+    killer = _kill_when_written(pid_file)
+    evaluator = KilledMidCandidate(repeat=3, min_timed_s=0.0, max_timed_s=0.3, pid_file=str(pid_file))
+    with TuningDB(tmp_path / "t.sqlite") as db:
+        result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0, skeletons=[victim, CHUNKS],
+                         baseline="default", evaluator=evaluator, timeout_s=60)
+        stored = db.candidates(run_id=result.run_id)
+    killer.join(5)
+    assert pid_file.exists()  # the victim's process was reached (and killed)
+    families = [c.params["family"] for c in stored]
+    assert victim.name not in families  # not stored: a later run measures it
+    assert families.count(CHUNKS.name) == 3 and all(c.status == "ok" for c in stored), families
+    return result, stored
+
+
+def test_a_killed_preparation_worker_loses_only_its_candidate(cluster, tmp_path):
+    result, _ = _explore_with_a_victim(cluster, tmp_path, VICTIM)
+    assert len(result.lost) == 1 and VICTIM.name in result.lost[0], result.report()
+    assert "preparation worker" in result.lost[0] and "died during derive" in result.lost[0]
+    assert "lost 1 in-flight candidate(s)" in result.report()
+
+
+def test_a_measuring_actor_whose_host_is_lost_is_dropped_and_the_run_goes_on(cluster, tmp_path, monkeypatch):
+    monkeypatch.setattr(RayPool, "_node_alive", lambda self, node: False)  # as if its host had gone with it
+    result, stored = _explore_with_a_victim(cluster, tmp_path, TIMED_VICTIM)
+    assert len(result.lost) == 1 and TIMED_VICTIM.name in result.lost[0], result.report()
+    assert "measuring actor" in result.lost[0] and "its node is gone" in result.lost[0]
+    killed_at = (tmp_path / "victim.pid").stat().st_mtime  # written just before the kill
+    after = {c.params["where"].split("measured on ")[1] for c in stored if c.created > killed_at}
+    assert len(after) <= 1, after  # the dropped actor measured nothing more: one of the two is left
+
+
+def test_ctrl_c_keeps_every_measured_candidate(cluster, tmp_path):
+    seen = []
+
+    def interrupt_at_the_second(candidate):
+        seen.append(candidate)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    with TuningDB(tmp_path / "t.sqlite") as db:
+        with pytest.raises(KeyboardInterrupt):
+            explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0, skeletons=[CHUNKS],
+                    baseline="default", evaluator=QUICK, progress=interrupt_at_the_second)
+        stored = db.candidates()
+    assert [c.derivation for c in stored] == [c.derivation for c in seen]  # each written before it was reported
+    import ray
+
+    deadline = time.monotonic() + 30  # the interrupted run's actors are killed: their CPUs come back
+    while ray.available_resources().get("CPU", 0) < ray.cluster_resources()["CPU"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ray.available_resources().get("CPU", 0) == ray.cluster_resources()["CPU"]
+
+
+def test_a_sweep_over_devices_keys_each_separately(cluster, tmp_path):
+    path = tmp_path / "t.sqlite"
+    entries = sweep_entries({"total": TOTAL}, [{"N": 4096}], ["Portable Computing Language", "Oclgrind"])
+    results = sweep(entries, db=path, executor=cluster, workers=1, max_candidates=2, seed=0,
+                    skeletons=[_global_chunks((256,))], baseline="default", evaluator=QUICK)
+    assert [r.device.split(" | ")[0] for r in results] == ["Portable Computing Language", "Oclgrind"]
+    with TuningDB(path) as db:
+        for r in results:
+            rows = db.candidates(device=r.device)
+            assert len(rows) == r.tried == 2 and all(c.status in ("ok", "slow") for c in rows), r.report()
+
+
+def test_cli_explores_a_sweep_of_sizes_on_the_cluster(cluster, tmp_path, capsys):
+    path = tmp_path / "t.sqlite"
+    code = main(["explore", f"{SEED}:total", "--size", "N=2^12,2^13", "--candidates", "2", "--workers", "1",
+                 "--cluster", "auto", "--db", str(path), "--json"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    reports = json.loads(out)
+    assert [r["sizes"] for r in reports] == [{"N": 4096}, {"N": 8192}]
+    with TuningDB(path) as db:
+        for size in (4096, 8192):
+            rows = db.candidates(sizes={"N": size})
+            assert rows and all("measured on" in c.params.get("where", "") for c in rows if c.status == "ok")
+
+
+def test_an_unreachable_cluster_is_a_typed_error(monkeypatch):
+    import ray
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **_: (_ for _ in ()).throw(ConnectionError("no cluster found")))
+    with pytest.raises(ClusterError, match="cannot reach the Ray cluster at 'auto'"):
+        Cluster.connect("auto")
