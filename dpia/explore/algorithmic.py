@@ -41,6 +41,7 @@ class Heuristics:
     max_map_depth: int = 8
     max_add_mul_distance: int = 4
     max_variants: int = 160  # mm has 129 at length 2
+    loops: bool = True  # stage 2's loop schemes (dpia.explore.mapping.loop_schemes); False: maps only
 
 
 @attrs.frozen

@@ -63,12 +63,13 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
     """Stage 1's variants times stage 2's mappings, with stage 3's slot values; the default
     lowering (no move) first."""
     body = prepared_body(program, sizes)
+    heuristics = heuristics or Heuristics()
     out: list[Skeleton] = []
     seen: set[str] = set()
-    for variant in algorithmic_variants(body, sizes, heuristics or Heuristics()):
+    for variant in algorithmic_variants(body, sizes, heuristics):
         expr = _normal(variant.expr)
         for mapping in mappings(expr):
-            loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots)
+            loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots) if heuristics.loops else [((), {})]
             for steps, new_slots in loops:
                 slots = {**variant.slots, **new_slots}
                 choices = {name: slot.values for name, slot in slots.items()}
