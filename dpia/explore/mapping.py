@@ -27,8 +27,8 @@ Then, for each mapping, the loops (`loop_schemes`, at most MAX_LOOP_SCHEMES):
                 a further stage of work-group trees over them, stored (reduce_tree_stage)
     unrolling   the short constant loops one work-item runs (at most MAX_UNROLL iterations at
                 the trial values; a loop a point's values make long stays a loop): none, the
-                reductions of a vector's lanes or the maps unrolled; an accumulator in registers always with the
-                maps unrolled (registers need constant indices)
+                reductions of a vector's lanes or the maps unrolled; an accumulator in
+                registers always with the maps unrolled (registers need constant indices)
 
 Everything no step lowers the default lowering completes: reductions as loops, inner maps as
 loops, storage.

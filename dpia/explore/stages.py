@@ -4,8 +4,10 @@
 
 `prepare` is the default lowering's normal form (eta, hoisting, fusion: Lift's
 SimplifyAndFuse); stage 1 (dpia.explore.algorithmic) and stage 2 (dpia.explore.mapping)
-generate the skeletons' moves; stage 3 (`parameters`) is each slot's candidate values,
-drawn in stage 1; `completion` is the rest of the default lowering (reductions' stages,
+generate the skeletons' moves (stage 2: the maps' schemes, then the loops' schemes: an
+accumulator in registers, unrolling, program-level reductions as one item's loop or a
+further tree stage); stage 3 (`parameters`) is each slot's candidate values, drawn in
+stages 1 and 2 (a further tree stage's and a vectorised accumulator's slots); `completion` is the rest of the default lowering (reductions' stages,
 remaining loops, storage, the check that nothing is left high level).
 """
 
