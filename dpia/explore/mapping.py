@@ -37,9 +37,7 @@ loops, storage.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
-
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from functional.expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine
 from functional.primitives import LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, MAPS, REDUCTIONS, is_view_fn
@@ -48,7 +46,7 @@ from functional.storage import arg_path
 from functional.strategies import at_path, replace_at
 from functional.types import ArrayType
 
-from .moves import MOVES, computing_map, lane_reduction, reads_parallel_stage, saturated_reduce, short_constant_loop
+from .moves import MOVES, computing_map, lane_reduction, saturated_reduce, short_constant_loop
 from .space import Step, at
 
 MAX_MAPPINGS = 12  # mappings per variant

@@ -87,8 +87,9 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
 STAGES = (
     ("prepare", "the default lowering's normal form: eta, hoisting, fusion"),
     ("algorithmic", "macro moves at every position, bounded sequences, heuristics (dpia.explore.algorithmic)"),
-    ("mapping", "maps onto global ids, work-groups and local ids, or loops; program-level reductions as one "
-                "item's loop or further tree stages; short constant loops unrolled (dpia.explore.mapping)"),
+    ("mapping", ("maps onto global ids, work-groups and local ids, or loops; program-level reductions as one "
+                 "item's loop or further tree stages; accumulators in registers; short loops unrolled "
+                 "(dpia.explore.mapping)")),
     ("parameters", "each slot's values: divisors of the length it splits (dpia.explore.algorithmic.trial_slots)"),
     ("completion", "the rest of the default lowering: reductions, loops, storage, check"),
 )
