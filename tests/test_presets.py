@@ -27,7 +27,7 @@ from functional.derivation import derive
 from functional.errors import FunctionalError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-import seed  # noqa: E402
+import seed
 
 CPU = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=2)
 GPU = DeviceLimits(max_work_group_size=1024, local_mem_bytes=48 * 1024, compute_units=132, device_type="GPU")
@@ -147,7 +147,7 @@ def test_sampled_points_of_the_new_moves_fail_cleanly_or_compute_the_program(nam
     for skeleton in rng.sample(new, min(count, len(new))):
         point = rng.choice(space.by_family()[skeleton.name])
         try:
-            low, derivation = _derive(space, point)
+            low, _ = _derive(space, point)
             kernel = dpia.compile(low)
         except FunctionalError as exc:
             assert str(exc), point

@@ -134,6 +134,7 @@ class Heuristics:
     max_variants: int = 320  # all lengths together
     exclusions: tuple[Exclusion, ...] = EXCLUSIONS
     commuting_once: bool = True  # moves at disjoint places tried in one order only (`out_of_order`)
+    loops: bool = True  # stage 2's loop schemes (dpia.explore.mapping.loop_schemes); False: maps only
 
     def budget(self, depth: int) -> int:
         """New variants kept with `depth` moves (depth counted from 1)."""

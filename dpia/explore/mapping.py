@@ -5,8 +5,8 @@ For every map that program-level code runs (`host_maps`), the schemes (Lift's ma
     (none)      the default lowering decides (map_global over the outermost maps)
     global      map_global 0; for a perfect nest of 2 or 3 maps every order of the dimensions
                 (global 1 / 0 and 0 / 1; 2 / 1 / 0 and 0 / 1 / 2); a map whose function runs
-                maps through views (mm's blocks: `map join (transpose (map ...))`): global 1
-                over it, global 0 over those maps
+                one map under layout views only (mm's blocks: `map join (transpose (map
+                ...))`): global 1 over it, global 0 over that map
     group       map_workgroup 0 over the outer map, map_local 0 over every map its function runs
                 (the items of a group share what the group stores: local memory, chosen by the
                 default lowering's storage analysis)
@@ -27,8 +27,8 @@ Then, for each mapping, the loops (`loop_schemes`, at most MAX_LOOP_SCHEMES):
                 a further stage of work-group trees over them, stored (reduce_tree_stage)
     unrolling   the short constant loops one work-item runs (at most MAX_UNROLL iterations at
                 the trial values; a loop a point's values make long stays a loop): none, the
-                reductions of a vector's lanes or the maps unrolled; an accumulator in registers always with the
-                maps unrolled (registers need constant indices)
+                reductions of a vector's lanes or the maps unrolled; an accumulator in
+                registers always with the maps unrolled (registers need constant indices)
 
 Everything no step lowers the default lowering completes: reductions as loops, inner maps as
 loops, storage.
@@ -37,18 +37,16 @@ loops, storage.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
-
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from functional.expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine
-from functional.primitives import LOOP_MAPS, LOW_REDUCTIONS, MAPS, REDUCTIONS
+from functional.primitives import LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, MAPS, REDUCTIONS, is_view_fn
 from functional.schedules import _perfectly_nested
 from functional.storage import arg_path
 from functional.strategies import at_path, replace_at
 from functional.types import ArrayType
 
-from .moves import MOVES, computing_map, lane_reduction, reads_parallel_stage, saturated_reduce, short_constant_loop
+from .moves import MOVES, computing_map, lane_reduction, saturated_reduce, short_constant_loop
 from .space import Step, at
 
 MAX_MAPPINGS = 12  # mappings per variant
@@ -147,6 +145,21 @@ def _global(paths: list[tuple], dims: tuple[int, ...]) -> tuple[Step, ...]:
     return tuple(Step("lower_map_global", p, (("d", d),)) for p, d in zip(paths, dims))
 
 
+def _through_views(e: Expr, path: tuple) -> tuple | None:
+    """The path of the computing map the node at `path` is, under layout views only
+    (`map join (transpose (map g ys))`: every element of its result is one of the map's),
+    else None: an item computing more than the map would read other items' results."""
+    node = at_path(e, path)
+    while True:
+        if computing_map(node):
+            return path
+        head, args = spine(node)
+        if not (isinstance(head, Prim) and args) or not (
+                head.name in LAYOUT or (head.name == "map" and len(args) == 2 and is_view_fn(args[0]))):
+            return None
+        path, node = path + arg_path(len(args), len(args) - 1), args[-1]
+
+
 def schemes(e: Expr, path: tuple) -> list[tuple[Step, ...]]:
     """The mapping schemes of the host map at `path` (the module's docstring), the default first."""
     chain = _chain(e, path)
@@ -156,10 +169,9 @@ def schemes(e: Expr, path: tuple) -> list[tuple[Step, ...]]:
     if len(chain) >= 3:
         out += [_global(chain[:3], (2, 1, 0)), _global(chain[:3], (0, 1, 2))]
     inner_path, _ = _function_body_path(at_path(e, path), path)
-    if len(chain) == 1:  # maps inside the function through views (mm's blocks): a 2D launch all the same
-        inner = tuple(Step("lower_map_global", p, (("d", 0),)) for p in group_maps(at_path(e, inner_path), inner_path))
-        if inner:
-            out.append(_global(chain[:1], (1,)) + inner)
+    through = _through_views(e, inner_path) if len(chain) == 1 else None
+    if through is not None:  # one map inside the function, under views only (mm's blocks): a 2D launch all the same
+        out.append(_global(chain[:1], (1,)) + (Step("lower_map_global", through, (("d", 0),)),))
     group = (Step("lower_map_workgroup", path, (("d", 0),)),) + tuple(_locals(e, inner_path, (0,)))
     if len(group) > 1:
         out.append(group)

@@ -153,9 +153,9 @@ def accumulator_shape(e: Expr) -> tuple[Nat, Nat] | None:
         args = applied(e, name, 3)
         if args is not None:
             t = args[1].t
-            if isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and not isinstance(t.elem.elem, ArrayType):
-                if t.size.as_int() is not None and t.elem.size.as_int() is not None:
-                    return t.size, t.elem.size
+            if (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and not isinstance(t.elem.elem, ArrayType)
+                    and t.size.as_int() is not None and t.elem.size.as_int() is not None):
+                return t.size, t.elem.size
     return None
 
 
@@ -238,6 +238,23 @@ MAPPING_MOVES: tuple[Move, ...] = (
 
 MOVES: Mapping[str, Move] = {m.name: m for m in ALGORITHMIC_MOVES + MAPPING_MOVES}
 
-__all__ = ["ALGORITHMIC", "ALGORITHMIC_MOVES", "MAPPING", "MAPPING_MOVES", "MAX_UNROLL", "MOVES", "Move", "VECTOR_WIDTHS",
-           "accumulator_registers", "accumulator_shape", "computing_map", "lane_reduction", "loop_length", "reads_parallel_stage", "reduce_tree_stage", "saturated_reduce",
-           "short_constant_loop", "vectorized_accumulator"]
+__all__ = [
+    "ALGORITHMIC",
+    "ALGORITHMIC_MOVES",
+    "MAPPING",
+    "MAPPING_MOVES",
+    "MAX_UNROLL",
+    "MOVES",
+    "VECTOR_WIDTHS",
+    "Move",
+    "accumulator_registers",
+    "accumulator_shape",
+    "computing_map",
+    "lane_reduction",
+    "loop_length",
+    "reads_parallel_stage",
+    "reduce_tree_stage",
+    "saturated_reduce",
+    "short_constant_loop",
+    "vectorized_accumulator",
+]

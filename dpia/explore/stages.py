@@ -4,8 +4,10 @@
 
 `prepare` is the default lowering's normal form (eta, hoisting, fusion: Lift's
 SimplifyAndFuse); stage 1 (dpia.explore.algorithmic) and stage 2 (dpia.explore.mapping)
-generate the skeletons' moves; stage 3 (`parameters`) is each slot's candidate values,
-drawn in stage 1; `completion` is the rest of the default lowering (reductions' stages,
+generate the skeletons' moves (stage 2: the maps' schemes, then the loops' schemes: an
+accumulator in registers, unrolling, program-level reductions as one item's loop or a
+further tree stage); stage 3 (`parameters`) is each slot's candidate values, drawn in
+stages 1 and 2 (a further tree stage's and a vectorised accumulator's slots); `completion` is the rest of the default lowering (reductions' stages,
 remaining loops, storage, the check that nothing is left high level).
 """
 
@@ -63,12 +65,13 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
     """Stage 1's variants times stage 2's mappings, with stage 3's slot values; the default
     lowering (no move) first."""
     body = prepared_body(program, sizes)
+    heuristics = heuristics or Heuristics()
     out: list[Skeleton] = []
     seen: set[str] = set()
-    for variant in algorithmic_variants(body, sizes, heuristics or Heuristics()):
+    for variant in algorithmic_variants(body, sizes, heuristics):
         expr = _normal(variant.expr)
         for mapping in mappings(expr):
-            loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots)
+            loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots) if heuristics.loops else [((), {})]
             for steps, new_slots in loops:
                 slots = {**variant.slots, **new_slots}
                 choices = {name: slot.values for name, slot in slots.items()}
@@ -84,8 +87,9 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
 STAGES = (
     ("prepare", "the default lowering's normal form: eta, hoisting, fusion"),
     ("algorithmic", "macro moves at every position, bounded sequences, heuristics (dpia.explore.algorithmic)"),
-    ("mapping", "maps onto global ids, work-groups and local ids, or loops; program-level reductions as one "
-                "item's loop or further tree stages; short constant loops unrolled (dpia.explore.mapping)"),
+    ("mapping", ("maps onto global ids, work-groups and local ids, or loops; program-level reductions as one "
+                 "item's loop or further tree stages; accumulators in registers; short loops unrolled "
+                 "(dpia.explore.mapping)")),
     ("parameters", "each slot's values: divisors of the length it splits (dpia.explore.algorithmic.trial_slots)"),
     ("completion", "the rest of the default lowering: reductions, loops, storage, check"),
 )
