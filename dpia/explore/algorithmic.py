@@ -105,7 +105,8 @@ def split_kind(move: str, param: str) -> str | None:
 
 # The order a variant's extensions are tried in, so that a spent budget keeps the moves that
 # restructure a nest for reuse (Lift's collection lists the blockings and tilings first):
-# register blockings, tilings, reduction splits, vector lanes, then the rest.
+# register blockings, tilings, reduction splits, vector lanes, then the rest; within one of
+# these, the moves with more parameters (2D before 1D: they decide more) first.
 FIRST = (BLOCK, TILE, CHUNK, LANES)
 
 
@@ -366,7 +367,7 @@ def algorithmic_variants(body: Expr, sizes: Mapping[str, int], heuristics: Heuri
     """The empty variant, then the sequences of moves that apply and pass the heuristics,
     one per distinct program: breadth first, each length's budget filled round robin over
     the variants one move shorter."""
-    moves = tuple(sorted(moves, key=lambda m: move_rank(m.name)))
+    moves = tuple(sorted(moves, key=lambda m: (move_rank(m.name), -len(m.tuned))))  # 2D before 1D within a rank
     start = Variant((), {}, body)
     seen, out, frontier = {str(body)}, [start], [start]
     memo: dict = {}  # (move, trial values, node in its typed context) -> the move's result there

@@ -206,7 +206,8 @@ class Model:
     warmup: int = 8
     immigrants: float = 0.1
     # the share of each batch given to skeleton classes not tried yet (`skeleton_class`),
-    # until every class has been: the shared features can condemn a move for what it did in
+    # those of fewer moves first (each move's own evidence before its combinations), until
+    # every class has been: the shared features can condemn a move for what it did in
     # other skeletons (a tree reduction mapped onto global ids), so that the one skeleton
     # where it is fast (the tree in a work-group) would wait behind hundreds of others
     diversity: float = 0.5
@@ -225,6 +226,11 @@ def skeleton_class(family) -> tuple:
     algorithmic = sorted({st.move for st in known if MOVES[st.move].stage == ALGORITHMIC})
     levels = sorted({st.move.removeprefix("lower_") for st in known if MOVES[st.move].stage != ALGORITHMIC})
     return tuple(algorithmic), tuple(levels)
+
+
+def _moves_in(cls: tuple) -> int:
+    """How many algorithmic moves a class makes (a hand-made skeleton's: none known)."""
+    return len(cls[0]) if isinstance(cls[0], tuple) else 0
 
 
 def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: int,
@@ -282,8 +288,11 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
         if not family_scores:
             break
         fresh = {name: v for name, v in family_scores.items() if classes.get(name) not in visited}
-        choice = fresh if fresh and j < diverse else family_scores  # a class not tried yet, its best skeleton
-        left = members[min(choice, key=choice.get)]
+        if fresh and j < diverse:  # a class not tried yet: of the fewest moves, its best-scored skeleton
+            chosen = min(fresh, key=lambda name: (_moves_in(classes[name]), fresh[name]))
+        else:
+            chosen = min(family_scores, key=family_scores.get)
+        left = members[chosen]
         left = left[~taken[left]]
         pick = int(left[np.argmin(scores[left, j])])
         taken[pick] = True
