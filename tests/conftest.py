@@ -84,6 +84,8 @@ SLOW = {
     "tests/test_examples.py::test_lowered_seed_programs_run_on_the_device",
     "tests/test_explore.py::",
     "tests/test_cluster.py::",  # a local Ray cluster and its actors (seconds each)
+    "tests/test_duplicates.py::test_an_exploration_on_pocl_measures_each_kernel_once_and_few_duplicates",
+    "tests/test_search_diversity.py::",  # a generated space searched to 114 candidates; an exploration on PoCL
     "tests/test_pipeline.py::test_the_exploration_reports_the_pipelines_stages",
     "tests/test_pipeline.py::test_the_exploration_runs_a_replaced_stage",
     "tests/test_generated_space.py::",

@@ -105,7 +105,8 @@ def split_kind(move: str, param: str) -> str | None:
 
 # The order a variant's extensions are tried in, so that a spent budget keeps the moves that
 # restructure a nest for reuse (Lift's collection lists the blockings and tilings first):
-# register blockings, tilings, reduction splits, vector lanes, then the rest.
+# register blockings, tilings, reduction splits, vector lanes, then the rest; within one of
+# these, the moves with more parameters (2D before 1D: they decide more) first.
 FIRST = (BLOCK, TILE, CHUNK, LANES)
 
 
@@ -128,9 +129,12 @@ class Heuristics:
     # move -> (map depth, add-multiply distance) the bounds grow by once the sequence has it:
     # a register blocking nests a work-item's block (1 or 2 maps) and accumulates outer
     # products, so its reduction lies two loops further from the products; a tile reduction
-    # folds k-wide tiles, one map and two loops further (Lift: +1 / +2 depth for blockings)
+    # folds k-wide tiles, one map and two loops further (Lift: +1 / +2 depth for blockings); a
+    # tree in a work-group puts its per-item chunk reductions and its stages between a block's
+    # reduction and the products it sums (gemv's row per work-group: distance 5)
     allowances: Mapping[str, tuple[int, int]] = attrs.field(factory=lambda: {
-        "register_blocking_1d": (1, 2), "register_blocking_2d": (2, 2), "tile_reduction": (1, 2)})
+        "register_blocking_1d": (1, 2), "register_blocking_2d": (2, 2), "tile_reduction": (1, 2),
+        "reduce_tree": (0, 2)})
     max_variants: int = 320  # all lengths together
     exclusions: tuple[Exclusion, ...] = EXCLUSIONS
     commuting_once: bool = True  # moves at disjoint places tried in one order only (`out_of_order`)
@@ -339,7 +343,8 @@ def resplits(variant: Variant, move: str, path: tuple, new: Mapping[str, tuple[s
     """True when one of the move's parameters splits a length a parameter of the same kind of
     an earlier move split already: a chunk of a chunk, a tile of a tile, or the number of
     chunks or tiles (a length of the same size variables, at a node within or containing the
-    earlier move's result).  The earlier parameter's values reach those splits."""
+    earlier move's result; or a constant length within it, which the earlier split's trial
+    values made: a tree's per-item chunks).  The earlier parameter's values reach those splits."""
     earlier: dict[str, tuple[str | None, tuple | None, tuple[str, ...]]] = {}
     places = variant.places or (None,) * len(variant.steps)
     for step, place in zip(variant.steps, places):
@@ -351,7 +356,8 @@ def resplits(variant: Variant, move: str, path: tuple, new: Mapping[str, tuple[s
             continue
         if slot.divides in earlier and earlier[slot.divides][0] == kind:
             return True
-        if any(k == kind and _placed(path, place, OVERLAPPING) and set(sizes) & set(slot.sizes)
+        if any(k == kind and _placed(path, place, OVERLAPPING) and (set(sizes) & set(slot.sizes) or
+                                                                  (not slot.sizes and _inside(path, place)))
                for k, place, sizes in earlier.values()):
             return True
     return False
@@ -362,7 +368,7 @@ def algorithmic_variants(body: Expr, sizes: Mapping[str, int], heuristics: Heuri
     """The empty variant, then the sequences of moves that apply and pass the heuristics,
     one per distinct program: breadth first, each length's budget filled round robin over
     the variants one move shorter."""
-    moves = tuple(sorted(moves, key=lambda m: move_rank(m.name)))
+    moves = tuple(sorted(moves, key=lambda m: (move_rank(m.name), -len(m.tuned))))  # 2D before 1D within a rank
     start = Variant((), {}, body)
     seen, out, frontier = {str(body)}, [start], [start]
     memo: dict = {}  # (move, trial values, node in its typed context) -> the move's result there

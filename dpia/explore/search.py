@@ -15,7 +15,8 @@ seed (the explorer's `random.Random(seed)`) and the same history it proposes the
                     combinations are fast; each proposal takes one draw of the model's
                     weights: the family with the fastest measured point (give or take a
                     measurement's noise), then its untried point fastest under the draw
-                    (draws differ: a batch explores)
+                    (draws differ: a batch explores); part of each batch goes to skeleton
+                    classes (moves made, levels mapped onto) not tried yet, until none is left
 
 Every search skips the points equivalent to one already tried (`Tried`): of the same
 skeleton, differing only in slots the history showed do not change the low-level program
@@ -204,6 +205,32 @@ class Model:
     failure_penalty: float = 1.0
     warmup: int = 8
     immigrants: float = 0.1
+    # the share of each batch given to skeleton classes not tried yet (`skeleton_class`),
+    # those of fewer moves first (each move's own evidence before its combinations), until
+    # every class has been: the shared features can condemn a move for what it did in
+    # other skeletons (a tree reduction mapped onto global ids), so that the one skeleton
+    # where it is fast (the tree in a work-group) would wait behind hundreds of others
+    diversity: float = 0.5
+
+
+def skeleton_class(family) -> tuple:
+    """A skeleton's class: the algorithmic moves it makes and the OpenCL levels it maps maps
+    onto, regardless of places, order and dimensions (a hand-made skeleton without steps is
+    its own class)."""
+    from .moves import ALGORITHMIC, MOVES
+
+    steps = getattr(family, "steps", ())
+    if not steps:
+        return ("skeleton", family.name) if getattr(family, "choices", None) else ((), ())
+    known = [st for st in steps if st.move in MOVES]
+    algorithmic = sorted({st.move for st in known if MOVES[st.move].stage == ALGORITHMIC})
+    levels = sorted({st.move.removeprefix("lower_") for st in known if MOVES[st.move].stage != ALGORITHMIC})
+    return tuple(algorithmic), tuple(levels)
+
+
+def _moves_in(cls: tuple) -> int:
+    """How many algorithmic moves a class makes (a hand-made skeleton's: none known)."""
+    return len(cls[0]) if isinstance(cls[0], tuple) else 0
 
 
 def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: int,
@@ -238,12 +265,16 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
                for name in sorted({p.family for p in untried})}
     out: list[Point] = []
     taken = np.zeros(len(untried), dtype=bool)
+    classes = {f.name: skeleton_class(f) for f in space.families}
+    visited = {classes.get(t.point.family) for t in history}
+    diverse = math.ceil(settings.diversity * count)
     for j in range(count):
         if rng.random() < settings.immigrants:
             p = space.sample(rng, exclude=seen | set(out))
             if p is not None:
                 p = untried[row[seen.key(p)]]  # the representative of its equivalent points
                 taken[row[seen.key(p)]] = True
+                visited.add(classes.get(p.family))
                 out.append(p)
                 continue
         family_scores = {}
@@ -256,10 +287,16 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
                     family_scores[name] = float(scores[free, j].min()) + centre - settings.noise_sd
         if not family_scores:
             break
-        left = members[min(family_scores, key=family_scores.get)]
+        fresh = {name: v for name, v in family_scores.items() if classes.get(name) not in visited}
+        if fresh and j < diverse:  # a class not tried yet: of the fewest moves, its best-scored skeleton
+            chosen = min(fresh, key=lambda name: (_moves_in(classes[name]), fresh[name]))
+        else:
+            chosen = min(family_scores, key=family_scores.get)
+        left = members[chosen]
         left = left[~taken[left]]
         pick = int(left[np.argmin(scores[left, j])])
         taken[pick] = True
+        visited.add(classes.get(untried[pick].family))
         out.append(untried[pick])
     return out
 
@@ -377,4 +414,4 @@ SEARCHES = types.MappingProxyType({
 
 
 __all__ = ["FAILED", "PENDING", "SEARCHES", "Evolution", "Model", "Search", "Trial", "Tried", "bayesian", "evolutionary",
-           "inert_slots", "random_search"]
+           "inert_slots", "random_search", "skeleton_class"]

@@ -1,0 +1,107 @@
+"""The Bayesian search tries every skeleton class (the moves a skeleton makes, the OpenCL
+levels it maps onto) before it only exploits: the features it shares across skeletons can
+condemn a move for what it did elsewhere (a tree reduction on global ids), so that the one
+skeleton where the move is fast (gemv's row per work-group: a tree in a work-group) would
+wait behind all the others.  Driven without workers through the driver's events, then on
+PoCL with a small budget."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import pytest
+
+import functional as fl
+from dpia.explore import explore
+from dpia.explore.algorithmic import Heuristics
+from dpia.explore.driver import _Run
+from dpia.explore.evaluate import Evaluator, Outcome
+from dpia.explore.search import Model, Search, bayesian, skeleton_class
+from dpia.explore.space import DeviceLimits, Skeleton, Space, Step
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+import seed  # noqa: E402
+
+M, N = fl.nat("M"), fl.nat("N")
+GEMV = fl.fun([fl.array(M, fl.array(N, fl.f32)), fl.array(N, fl.f32), fl.array(M, fl.f32), fl.f32, fl.f32],
+              seed.gemv_body)
+SIZES = {"M": 64, "N": 64}
+CPU = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=2)
+
+
+@pytest.fixture(scope="module")
+def gemv_space():
+    return Space.build(GEMV, SIZES, CPU, heuristics=Heuristics(length=1))
+
+
+@pytest.fixture(scope="module")
+def wide_space():
+    """Sequences of two moves at 16 x 16: 126 skeletons in 51 classes, 1497 points."""
+    return Space.build(GEMV, {"M": 16, "N": 16}, CPU, heuristics=Heuristics(length=2))
+
+
+def test_a_skeletons_class_is_its_moves_and_levels():
+    tree = Skeleton((Step("reduce_tree", (0, 1), (), (("block", "s0"), ("local", "s1"))),
+                     Step("lower_map_workgroup", (), (("d", 0),)), Step("lower_map_local", (0, 1, 1), (("d", 0),))),
+                    {"s0": (16,), "s1": (8,)})
+    assert skeleton_class(tree) == (("reduce_tree",), ("map_local", "map_workgroup"))
+    assert skeleton_class(Skeleton(())) == ((), ())
+    assert skeleton_class(Skeleton((), {"s0": (1, 2)})) == ("skeleton", "default")  # hand-made: its own
+
+
+def test_the_rows_tree_in_a_work_group_is_a_skeleton_of_one_move(gemv_space):
+    classes = {skeleton_class(f) for f in gemv_space.families}
+    assert (("reduce_tree",), ("map_local", "map_workgroup")) in classes
+
+
+def _seconds(space: Space, family: str) -> float:
+    """A synthetic device where the tree is fast in a work-group and very slow elsewhere."""
+    moves, levels = skeleton_class(space.family(family))
+    if "reduce_tree" in moves:
+        return 1e-4 if "map_workgroup" in levels else 1.0
+    return 1e-2 * (2 + sum(map(ord, family)) % 5)
+
+
+def _classes_reached(space: Space, settings: Model, candidates: int, seed_: int) -> tuple[set, bool]:
+    search = Search("bayesian", functools.partial(bayesian, settings=settings), synchronous=True)
+    run = _Run(space, "gemv", "test device", None, "r", search, seed_, None, None, Evaluator())
+    run.baseline_done = True
+    reached, fastest = set(), False
+    while len(run.trials) < candidates:
+        specs = run.propose(4)
+        assert specs, "the space ran out"
+        for spec in specs:
+            reached.add(skeleton_class(spec.family))
+            seconds = _seconds(space, spec.family_name)
+            fastest |= seconds == 1e-4
+            if run.on_derived(spec, f"{spec.family_name} {sorted(spec.params.items())}", "derivation"):
+                run.on_done(spec, Outcome("ok", time_s=seconds), "derivation")
+    return reached, fastest
+
+
+def test_every_class_is_tried_within_a_budget_of_about_twice_their_number(wide_space):
+    classes = {skeleton_class(f) for f in wide_space.families}
+    budget = Model().warmup + 2 * len(classes) + 4
+    assert _classes_reached(wide_space, Model(), budget, 0) == (classes, True)
+    # without the share of each batch for new classes, the model settles before
+    reached, _ = _classes_reached(wide_space, Model(diversity=0.0), budget, 0)
+    assert len(reached) < len(classes)
+    # the classes of one move come first: each move's own evidence before its combinations
+    single = {c for c in classes if len(c[0]) <= 1}
+    early, _ = _classes_reached(wide_space, Model(), Model().warmup + 2 * len(single) + 4, 0)
+    assert single <= early
+
+
+def test_an_exploration_on_pocl_with_a_small_budget_tries_every_class(gemv_space):
+    """Every class of gemv's one-move skeletons is tried (a candidate of it measured, or a
+    duplicate of another's kernel) within the budget."""
+    classes = {skeleton_class(f) for f in gemv_space.families}
+    budget = Model().warmup + 2 * len(classes) + 4
+    result = explore(GEMV, SIZES, seed=0, workers=2, skeletons=gemv_space.families, max_candidates=budget,
+                     timeout_s=60, baseline="default")
+    measured = {skeleton_class(gemv_space.family(c.params["family"])) for c in result.candidates
+                if not c.params["baseline"]}
+    assert result.tried <= budget and len(measured) + result.duplicates >= len(classes)
+    assert (("reduce_tree",), ("map_local", "map_workgroup")) in measured
