@@ -7,7 +7,8 @@ measuring actor for the device), at equal budgets, the same program, sizes, sear
 One JSON line per run: the rate of finished candidates (measured or failed, per second from
 the first finished candidate to the last: the time to build the space and start workers or
 actors is the same for every rate and left out), when the final best was found (seconds from
-the start of explore), the best time, and the machine's load average at the end.
+the start of explore), the best time, the rate of measured candidates alone (ok or slow:
+failures are quick), the mean seconds per stage, and the machine's load average at the end.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ from dpia.explore import explore  # noqa: E402
 
 N = fl.nat("N")
 PROGRAMS = {"sum": fl.fun([fl.array(N, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))}
+
+
+def _rate(times: list[float]) -> float | None:
+    """Events per second between the first and the last of `times`."""
+    return (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 and times[-1] > times[0] else None
 
 
 def main() -> None:
@@ -54,7 +60,7 @@ def main() -> None:
         if cluster is not None:
             cluster.close()
     times = [t for t, _ in finished]
-    rate = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 and times[-1] > times[0] else None
+    rate = _rate(times)
     best_at = next((t for t, c in finished if result.best is not None and c.derivation == result.best.derivation
                     and c.status == "ok"), None)
     row = {"backend": args.backend, "workers": args.workers, "budget_s": args.budget, "N": 1 << args.log2n,
@@ -62,7 +68,8 @@ def main() -> None:
            "failed": result.failed, "duplicates": result.duplicates, "abandoned": result.abandoned,
            "lost": len(result.lost), "candidates_per_s": rate, "best_ms": result.best.time_s * 1e3 if result.best else None,
            "best_found_at_s": best_at, "first_finished_at_s": times[0] if times else None,
-           "load_average": os.getloadavg()[0]}
+           "measured_per_s": _rate([t for t, c in finished if c.status not in ("failed", "wrong", "timeout")]),
+           "stage_s": result.stage_seconds(), "load_average": os.getloadavg()[0]}
     with open(args.out, "a") as out:
         out.write(json.dumps(row) + "\n")
     print(json.dumps(row))

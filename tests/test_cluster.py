@@ -113,7 +113,7 @@ def _explore_with_a_victim(cluster, tmp_path, victim: Skeleton):
     assert pid_file.exists()  # the victim's process was reached (and killed)
     families = [c.params["family"] for c in stored]
     assert victim.name not in families  # not stored: a later run measures it
-    assert families.count(CHUNKS.name) == 3 and all(c.status == "ok" for c in stored), families
+    assert families.count(CHUNKS.name) == 3 and all(c.status in ("ok", "slow") for c in stored), families
     return result, stored
 
 
