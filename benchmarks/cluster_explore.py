@@ -29,21 +29,60 @@ N = fl.nat("N")
 PROGRAMS = {"sum": fl.fun([fl.array(N, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))}
 
 
+def _improvements(finished: list) -> list[tuple[float, float]]:
+    """(seconds from the start, best ms so far) at each new best: the time-to-best curve."""
+    out, best = [], None
+    for t, c in finished:
+        if c.status == "ok" and (best is None or c.time_s < best):
+            best = c.time_s
+            out.append((round(t, 2), round(best * 1e3, 4)))
+    return out
+
+
 def _rate(times: list[float]) -> float | None:
     """Events per second between the first and the last of `times`."""
     return (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 and times[-1] > times[0] else None
 
 
+def table(path: str) -> str:
+    """A Markdown table of the runs in `path`: per backend and workers, each run's figures
+    (runs in the order made) and their mean."""
+    rows: dict[tuple[str, int], list[dict]] = {}
+    for line in Path(path).read_text().splitlines():
+        run = json.loads(line)
+        rows.setdefault((run["backend"], run["workers"]), []).append(run)
+
+    def figures(runs: list[dict], field: str, digits: int) -> str:
+        values = [r[field] for r in runs if r.get(field) is not None]
+        shown = ", ".join(f"{v:.{digits}f}" for v in values)
+        return f"{sum(values) / len(values):.{digits}f} ({shown})" if values else "-"
+
+    out = ["| explorer | workers | candidates/s | measured/s | best ms | best found at s | load |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for (backend, workers), runs in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        name = "single-process (local workers)" if backend == "local" else "Ray (local cluster)"
+        out.append(f"| {name} | {workers} | {figures(runs, 'candidates_per_s', 2)} | "
+                   f"{figures(runs, 'measured_per_s', 2)} | {figures(runs, 'best_ms', 3)} | "
+                   f"{figures(runs, 'best_found_at_s', 0)} | {figures(runs, 'load_average', 1)} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("local", "ray"), required=True)
-    parser.add_argument("--workers", type=int, required=True)
+    parser.add_argument("--table", metavar="JSONL", help="print the Markdown table of the runs in JSONL, and stop")
+    parser.add_argument("--backend", choices=("local", "ray"))
+    parser.add_argument("--workers", type=int)
     parser.add_argument("--budget", type=float, default=90.0)
     parser.add_argument("--log2n", type=int, default=22)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--search", default="bayesian")
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out")
     args = parser.parse_args()
+    if args.table:
+        print(table(args.table))
+        return
+    if not (args.backend and args.workers and args.out):
+        parser.error("--backend, --workers and --out are needed to run")
 
     cluster = None
     if args.backend == "ray":
@@ -69,7 +108,8 @@ def main() -> None:
            "lost": len(result.lost), "candidates_per_s": rate, "best_ms": result.best.time_s * 1e3 if result.best else None,
            "best_found_at_s": best_at, "first_finished_at_s": times[0] if times else None,
            "measured_per_s": _rate([t for t, c in finished if c.status not in ("failed", "wrong", "timeout")]),
-           "stage_s": result.stage_seconds(), "load_average": os.getloadavg()[0]}
+           "stage_s": result.stage_seconds(), "improvements": _improvements(finished),
+           "load_average": os.getloadavg()[0]}
     with open(args.out, "a") as out:
         out.write(json.dumps(row) + "\n")
     print(json.dumps(row))
