@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import functional as fl  # noqa: E402
-from dpia.explore import explore  # noqa: E402
+import functional as fl
+from dpia.explore import explore
 
 N = fl.nat("N")
 PROGRAMS = {"sum": fl.fun([fl.array(N, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))}
