@@ -57,13 +57,24 @@ def table(path: str) -> str:
         shown = ", ".join(f"{v:.{digits}f}" for v in values)
         return f"{sum(values) / len(values):.{digits}f} ({shown})" if values else "-"
 
-    out = ["| explorer | workers | candidates/s | measured/s | best ms | best found at s | load |",
-           "| --- | --- | --- | --- | --- | --- | --- |"]
+    # time-to-best at equal budgets: when a run first had a kernel at least as fast as the
+    # median of the final bests of the runs with a time-to-best curve
+    finals = sorted(r["improvements"][-1][1] for runs in rows.values() for r in runs if r.get("improvements"))
+    target = finals[len(finals) // 2] if finals else None
+
+    def reached(runs: list[dict]) -> str:
+        timed = [next((t for t, ms in r["improvements"] if ms <= target), None) for r in runs if r.get("improvements")]
+        shown = ", ".join("never" if t is None else f"{t:.0f}" for t in timed)
+        return f"{sum(t is not None for t in timed)} of {len(timed)} runs ({shown})" if timed else "-"
+
+    title = f"reached {target} ms at s" if target is not None else "-"
+    out = [f"| explorer | workers | candidates/s | measured/s | best ms | best found at s | {title} | load |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for (backend, workers), runs in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         name = "single-process (local workers)" if backend == "local" else "Ray (local cluster)"
         out.append(f"| {name} | {workers} | {figures(runs, 'candidates_per_s', 2)} | "
                    f"{figures(runs, 'measured_per_s', 2)} | {figures(runs, 'best_ms', 3)} | "
-                   f"{figures(runs, 'best_found_at_s', 0)} | {figures(runs, 'load_average', 1)} |")
+                   f"{figures(runs, 'best_found_at_s', 0)} | {reached(runs)} | {figures(runs, 'load_average', 1)} |")
     return "\n".join(out)
 
 
