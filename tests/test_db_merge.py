@@ -39,7 +39,7 @@ def _rows(path) -> list[tuple]:
 
 
 def test_merge_keeps_every_row_once(two_hosts):
-    (a_path, b_path), a, b = two_hosts
+    (a_path, b_path), _, _ = two_hosts
     before_a, before_b = _rows(a_path), _rows(b_path)
     with TuningDB(a_path) as db:
         assert db.merge(b_path) == (2, 1)  # the shared row is there already

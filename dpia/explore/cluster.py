@@ -243,7 +243,7 @@ class Cluster:
         ray = _ray()
         if ray.is_initialized():
             return cls(ray, False, actors_per_device, worker_cpus)
-        settings = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
+        settings = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
         try:
             if address == "local":
                 ray.init(num_cpus=num_cpus or 2, **settings)
@@ -588,7 +588,7 @@ class RayPool:
         for actor in self._preparers + self._measurers:
             try:
                 self._ray.kill(actor.handle, no_restart=True)
-            except Exception:  # noqa: BLE001 -- already gone
+            except Exception:  # noqa: BLE001, S110 -- already gone
                 pass
         self._preparers, self._measurers, self._waiting = [], [], collections.deque()
 
