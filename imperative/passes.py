@@ -212,10 +212,15 @@ def _place(cmd: Cmd, pending):
         return attrs.evolve(cmd, body=body), pending
     if isinstance(cmd, For) or (isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP):
         # a loop that every item of the group runs (sequential, or over further groups)
+        before = Skip()
+        if spaces := _conflict(_local_sets(cmd.body), pending):
+            # what the loop uses was communicated before it: one barrier before the loop, not
+            # one in every iteration (a reduction over a stage's results in global memory)
+            before, pending = _barrier(spaces), _EMPTY
         body, end = _place(cmd.body, pending)
         if spaces := _conflict(_local_sets(cmd.body), end):  # one iteration's leftovers meet the next iteration
             body, end = seq(body, _barrier(spaces)), _EMPTY
-        return attrs.evolve(cmd, body=body), (pending[0] | end[0], pending[1] | end[1])
+        return seq(before, attrs.evolve(cmd, body=body)), (pending[0] | end[0], pending[1] | end[1])
     if isinstance(cmd, Barrier):
         return cmd, _EMPTY
     sets = _local_sets(cmd)  # a phase: a per-item loop, an assignment, a conditional
