@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the GPU benchmarks on an NVIDIA machine without an OpenCL ICD file or pyopencl
-# (the lent H200): `bash benchmarks/h200.sh sum`, `... mm` or `... explore sum|mm [options]`.  Install the wheels carried in .whl/, point the ICD loader at NVIDIA's
+# (the lent H200): `bash benchmarks/h200.sh sum`, `... mm`, `... stencil --grid 8192` or `... explore sum|mm [options]`.  Install the wheels carried in .whl/, point the ICD loader at NVIDIA's
 # OpenCL library, then run.  See ../shared/reference/gpu.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,5 +15,6 @@ case "${1:-sum}" in
   explore) shift; python3 benchmarks/explore_targets.py "$@" ;;
   suite) shift; python3 benchmarks/explore_suite.py "$@" ;;
   hand) shift; python3 benchmarks/sgemm_hand.py "$@" ;;
-  *) echo "usage: bash benchmarks/h200.sh [sum|mm|explore|suite|hand] [options]" >&2; exit 2 ;;
+  stencil) shift; python3 benchmarks/stencil_pocl.py --device nvidia "$@" ;;
+  *) echo "usage: bash benchmarks/h200.sh [sum|mm|explore|suite|hand|stencil] [options]" >&2; exit 2 ;;
 esac

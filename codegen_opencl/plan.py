@@ -15,6 +15,13 @@ from functional.errors import FunctionalError
 from imperative.ir import Cmd, New, ParFor, Program, Seq, seq, walk
 
 
+def global_items_cap(dim: int) -> int:
+    """The most work-items a launch gives a dimension of a kernel without work-groups
+    (`runtime.launch_plan`): a map_global of at most this constant count gets one item per
+    element, so the printer writes it without a loop (opencl._Printer)."""
+    return 1 << 20 if dim == 0 else 1 << 15
+
+
 class PlanError(FunctionalError):
     """A program whose parallel and sequential parts cannot be split into kernels."""
 

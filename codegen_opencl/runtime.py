@@ -29,7 +29,7 @@ from functional.types import ArrayType, TupleType, VectorType
 from imperative.ir import Cmd, Level, New, ParFor, Program, leaves, walk
 
 from .opencl import emit, index_bounds, index_overflow, kernel_params
-from .plan import phases as plan_phases
+from .plan import global_items_cap, phases as plan_phases
 
 
 class RuntimeError_(FunctionalError):
@@ -192,10 +192,12 @@ def _count(lp: ParFor, sizes: dict) -> int | None:
 
 def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: int | None = None,
                 max_local: int = 256, required: dict | None = None):
-    """Global and local work sizes (up to 3 dimensions) for one kernel.  Kernels are correct
-    for any launch (parallel loops stride by the launch size); these defaults give one item
-    per element of the outermost map of each dimension, within limits.  `local_size` and
-    `groups` override dimension 0."""
+    """Global and local work sizes (up to 3 dimensions) for one kernel: one item per element
+    of the outermost map of each dimension, within limits.  Parallel loops stride by the
+    launch size, except a map_global of constant count within `plan.global_items_cap` in a
+    kernel without work-groups, which the printer writes as one guarded iteration per item:
+    the launch gives at least that many items (the largest count, rounded up to a local
+    size).  `local_size` and `groups` override dimension 0."""
     loops = _parallel_loops(body)
     if not loops:
         return (1,), None
@@ -222,7 +224,7 @@ def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: i
         if groups is not None:
             n_groups[0] = groups
         return tuple(g * lc for g, lc in zip(n_groups, local)), tuple(local)
-    glob = [first_count(Level.GLOBAL, d, 1 << 20 if d == 0 else 1 << 15) for d in range(dims)]
+    glob = [first_count(Level.GLOBAL, d, global_items_cap(d)) for d in range(dims)]
     if local_size:
         glob[0] = -(-glob[0] // local_size) * local_size
         return tuple(glob), (local_size,) + (1,) * (dims - 1)

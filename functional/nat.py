@@ -1051,8 +1051,10 @@ def _print_atom(a: Atom, c: bool) -> str:
             return f"((({num}) % {den} + {den}) % {den})"
         return f"({num} % {den})"
     if isinstance(a, (Min, Max)):
-        name = "min" if isinstance(a, Min) else "max"
-        return f"{name}({_print(a.a, c)}, {_print(a.b, c)})"
+        x, y = _print(a.a, c), _print(a.b, c)
+        if c:  # a conditional, not OpenCL's integer min/max: PoCL vectorises it (a clamped 2D stencil: 30x)
+            return f"(({x}) {'<' if isinstance(a, Min) else '>'} ({y}) ? ({x}) : ({y}))"
+        return f"{'min' if isinstance(a, Min) else 'max'}({x}, {y})"
     if isinstance(a, Pow):
         if c:
             if a.a == 2:

@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from .errors import InterpretError
-from .expr import Expr, Identifier, IndexFun, Lambda, Prim, spine
+from .expr import Expr, Identifier, IndexFun, Lambda, Literal, Prim, spine
 from .nat import Nat, Var, evaluate, floordiv, mod
 from .types import (
     ArrayType,
@@ -1005,7 +1005,9 @@ def _is_view_expr(e: Expr, bound: str) -> bool:
     if not isinstance(head, Prim):
         return False
     if head.name in LAYOUT:
-        return all(_is_view_expr(a, bound) for a in args)
+        # a constant argument (pad_const's pad value) is read where it is needed, as an index is
+        data = [a for a in args if not isinstance(a, Literal)]
+        return bool(data) and all(_is_view_expr(a, bound) for a in data)
     if head.name == "map" and len(args) == 2:
         return is_view_fn(args[0]) and _is_view_expr(args[1], bound)
     return False

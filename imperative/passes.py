@@ -11,7 +11,10 @@ pipeline is data (`PIPELINE`) so experiments can switch passes off.
                       never runs disappears
     unroll            loops marked for unrolling (map_seq_unroll, reduce_seq_unroll) with a
                       constant count of at most 64 are replicated, so private arrays they
-                      index stay in registers
+                      index stay in registers; so is a short innermost loop whose variable
+                      an index divides, reduces or clamps (a window read through join)
+    simplify_conditions  index comparisons (a pad's bounds test, a guard) that the ranges of
+                      the enclosing loops decide are folded (imperative.simplify)
     privatise         a private array that every access indexes by local ids alone (the same
                       way each time) holds one element per item: it becomes a scalar, and the
                       program records the local size that makes each map_local run once
@@ -37,6 +40,7 @@ from .ir import (
     Acc, Assign, Barrier, Cmd, Exp, For, Idx, IdxAcc, If, Level, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program,
     Proj, ProjAcc, Seq, Skip, Store, View, ViewAcc, seq, sub_commands, walk,
 )
+from .simplify import simplify_conditions
 from .views import resolve
 
 
@@ -208,10 +212,15 @@ def _place(cmd: Cmd, pending):
         return attrs.evolve(cmd, body=body), pending
     if isinstance(cmd, For) or (isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP):
         # a loop that every item of the group runs (sequential, or over further groups)
+        before = Skip()
+        if spaces := _conflict(_local_sets(cmd.body), pending):
+            # what the loop uses was communicated before it: one barrier before the loop, not
+            # one in every iteration (a reduction over a stage's results in global memory)
+            before, pending = _barrier(spaces), _EMPTY
         body, end = _place(cmd.body, pending)
         if spaces := _conflict(_local_sets(cmd.body), end):  # one iteration's leftovers meet the next iteration
             body, end = seq(body, _barrier(spaces)), _EMPTY
-        return attrs.evolve(cmd, body=body), (pending[0] | end[0], pending[1] | end[1])
+        return seq(before, attrs.evolve(cmd, body=body)), (pending[0] | end[0], pending[1] | end[1])
     if isinstance(cmd, Barrier):
         return cmd, _EMPTY
     sets = _local_sets(cmd)  # a phase: a per-item loop, an assignment, a conditional
@@ -330,8 +339,41 @@ def simplify_loops(p: Program) -> Program:
 UNROLL_LIMIT = 64
 
 
+FOLDING_UNROLL_LIMIT = 32  # iterations: a window of 3x3x3 elements read through join's div and mod
+
+
+def _index_nats(cmd: Cmd):
+    """The indices (and sizes used as values) of every access in `cmd`."""
+    def exp(e):
+        if isinstance(e, (Load, Store)):
+            yield e.index
+        if isinstance(e, NatExp):
+            yield e.nat
+        for a in getattr(e, "args", ()):
+            yield from exp(a)
+
+    for c in walk(cmd):
+        if isinstance(c, Assign):
+            yield from exp(c.acc)
+            yield from exp(c.value)
+        elif isinstance(c, If):
+            yield from exp(c.cond)
+
+
+def _unrolling_folds(cmd: For) -> bool:
+    """A short innermost loop whose variable an index divides, reduces or clamps (a window
+    read through `join`: `w[i / 3][i % 3]`): unrolled, each copy's index folds to constants."""
+    from functional.nat import FloorDiv, Max, Min, Mod
+
+    count = cmd.count.as_int()
+    if count is None or count > FOLDING_UNROLL_LIMIT or any(isinstance(c, (For, ParFor)) for c in walk(cmd.body)):
+        return False
+    return any(isinstance(a, (FloorDiv, Mod, Min, Max)) and cmd.var in Nat.atom(a).vars
+               for n in _index_nats(cmd.body) for a in n.atoms)
+
+
 def _unroll_loop(cmd: Cmd) -> Cmd:
-    if isinstance(cmd, For) and cmd.unroll:
+    if isinstance(cmd, For) and (cmd.unroll or _unrolling_folds(cmd)):
         count = cmd.count.as_int()
         if count is not None and count <= UNROLL_LIMIT:
             from functional.nat import Nat
@@ -484,7 +526,8 @@ def privatise(p: Program) -> Program:
     return attrs.evolve(p, body=body, local_size=tuple(sorted(contract.items())))
 
 
-PIPELINE = (slot_parallel_globals, globalise_host_state, resolve_views, simplify_loops, unroll, privatise,
+PIPELINE = (slot_parallel_globals, globalise_host_state, resolve_views, simplify_loops, unroll, simplify_conditions,
+            privatise,
             insert_barriers, hoist_globals)
 
 
@@ -494,5 +537,6 @@ def run_passes(p: Program, passes=PIPELINE) -> Program:
     return p
 
 
-__all__ = ["PIPELINE", "run_passes", "slot_parallel_globals", "globalise_host_state", "resolve_views", "simplify_loops", "unroll", "privatise", "insert_barriers",
+__all__ = ["PIPELINE", "run_passes", "slot_parallel_globals", "globalise_host_state", "resolve_views", "simplify_loops", "unroll", "simplify_conditions",
+           "privatise", "insert_barriers",
            "hoist_globals", "PlacementError"]

@@ -4,6 +4,8 @@ values)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 import dpia
@@ -28,3 +30,25 @@ def test_global_temporaries_shared_by_a_group_are_ordered_by_barriers():
     source = kernel.source
     # one barrier with a global fence between each pair of the tree's stages in global memory
     assert source.count("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)") >= 3
+
+
+# A row per group: the products and the pairs' sums in global memory, then each item sums the
+# pairs in a sequential loop.  The loop reads what the stage before it wrote: one barrier before
+# the loop orders it (a barrier in every iteration did too, N / 2 times).
+SUM_OF_PAIRS = (
+    "fun(M: nat, N: nat{multiple_of=2}, mat: M.N.f32, xs: N.f32) => map_workgroup 0 (fun(row) => "
+    "reduce_seq (+) 0.0 (to_global (map_local 0 (fun(c) => reduce_seq (+) 0.0 c) (split 2 (to_global "
+    "(map_local 0 (fun(p) => fst p * snd p) (zip row xs))))))) mat")
+
+
+def test_a_loop_over_what_the_stage_before_wrote_waits_once_before_it():
+    program = parse(SUM_OF_PAIRS)
+    kernel = dpia.compile(program)
+    rng = np.random.default_rng(5)
+    for m, n in ((3, 8), (4, 66)):
+        a, x = rng.random((m, n), dtype=np.float32), rng.random(n, dtype=np.float32)
+        np.testing.assert_allclose(kernel(a, x), interpret(program, a, x), rtol=1e-5)
+    source = kernel.source
+    loop = re.search(r"for \(int (i\d+) = 0; \1 < N / 2; \1 \+= 1\) \{", source)
+    assert source[:loop.start()].rstrip().endswith("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"), source
+    assert "barrier" not in source[loop.end():].split("}", 1)[0], source

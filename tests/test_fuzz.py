@@ -232,7 +232,8 @@ _VECTOR_LITERAL_UNDEF_STORE = re.compile(
     r"Uninitialized value written to global memory address 0x[0-9a-f]+\s+Kernel: fuzz_1\s+"
     r"Entity: Global\((\d+),0,0\) Local\(0,0,0\) Group\(\d+,0,0\)\s+"
     r"store <2 x i32> undef, <2 x i32> addrspace\(1\)\* %\w+, align 8, !dbg !\d+\s+"
-    r"At line 15 \(column \d+\) of input.cl:\s+\(source not available\)\s*")
+    r"At line \d+ \(column \d+\) of input.cl:\s+"
+    r"(?:\(source not available\)|\(\(global int2\*\)output\)\[gid3\] = [^\n]*)\s*")
 
 
 @pytest.mark.skipif(not _oclgrind_installed(), reason="Oclgrind is not installed")
@@ -253,8 +254,8 @@ def test_seed_221_oclgrind_report_is_the_vector_literal_false_positive():
     assert fuzz.compare(got, generated.expected, generated.error_bound) <= 1.0
     source = kernel.source
     assert "tmp1[gid2] = " in source and "gid2 < 16" in source  # the first kernel writes all of tmp1
-    assert "((global int2*)output)[gid3] = ((int2)(tmp1[2 * gid3 + 1], tmp1[min(2 * gid3 + 2, -2 * gid3 + 29)]))" \
-        in source
+    assert "((global int2*)output)[gid3] = ((int2)(tmp1[2 * gid3 + 1], " \
+        "tmp1[((2 * gid3 + 2) < (-2 * gid3 + 29) ? (2 * gid3 + 2) : (-2 * gid3 + 29))]))" in source
     program = kernel.kernel.program
     plain, report = run_on_oclgrind(program, generated.inputs, options=("-cl-opt-disable",))
     assert report == "" and agree(plain, generated.expected)

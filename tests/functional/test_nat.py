@@ -672,8 +672,35 @@ def test_is_integral_of_built_trees(t):
 # =================================================================== 4. printing
 
 
+def _python_of_c(text: str) -> str:
+    """C integer text as Python: every parenthesised `c ? a : b` (how min and max print) as
+    `(a if c else b)`; `&&`, `||` do not occur in sizes."""
+    def convert(s: str) -> str:
+        out, depth, start, top = [], 0, 0, []
+        for k, ch in enumerate(s):
+            if ch == "(":
+                if depth == 0:
+                    out.append(s[start:k])
+                    start = k + 1
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    out.append("(" + convert(s[start:k]) + ")")
+                    start = k + 1
+            elif depth == 0 and ch in "?:":
+                top.append(len("".join(out)) + (k - start))
+        out.append(s[start:])
+        flat = "".join(out)
+        if len(top) == 2:  # a conditional at this level: cond ? a : b
+            (q, colon) = top
+            return f"{flat[q + 1:colon].strip()} if {flat[:q].strip()} else {flat[colon + 1:].strip()}"
+        return flat
+    return convert(text)
+
+
 def _py(text: str, env):
-    return eval(text, {"__builtins__": {}, "min": min, "max": max}, dict(env))
+    return eval(_python_of_c(text), {"__builtins__": {}, "min": min, "max": max}, dict(env))
 
 
 def test_str_examples():

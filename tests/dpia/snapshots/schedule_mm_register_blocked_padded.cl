@@ -36,7 +36,7 @@ kernel void schedule_mm_register_blocked_padded(
         for (int i13 = 0; i13 < K / 8; i13 += 1) {
           for (int lid15 = get_local_id(0); lid15 < 8; lid15 += get_local_size(0)) {
             for (int lid16 = get_local_id(1); lid16 < 9; lid16 += get_local_size(1)) {
-              tmp14[lid16 + 9 * lid15] = ((((lid16) >= (0)) && ((lid16) < (8))) ? a[lid15 + 8 * i13 + 8 * K * wg1 + K * lid16] : 0.0f);
+              tmp14[lid16 + 9 * lid15] = (((lid16) < (8)) ? a[lid15 + 8 * i13 + 8 * K * wg1 + K * lid16] : 0.0f);
             }
           }
           for (int lid19 = get_local_id(1); lid19 < 8; lid19 += get_local_size(1)) {

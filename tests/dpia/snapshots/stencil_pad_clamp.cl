@@ -6,9 +6,9 @@ kernel void stencil_pad_clamp(
     {
       float acc2;
       acc2 = 0.0f;
-      for (int i3 = 0; i3 < 3; i3 += 1) {
-        acc2 = (acc2 + xs[min(N - 1, max(0, i3 + gid1 - 1))]);
-      }
+      acc2 = (acc2 + xs[((N - 1) < (((0) > (gid1 - 1) ? (0) : (gid1 - 1))) ? (N - 1) : (((0) > (gid1 - 1) ? (0) : (gid1 - 1))))]);
+      acc2 = (acc2 + xs[gid1]);
+      acc2 = (acc2 + xs[((N - 1) < (gid1 + 1) ? (N - 1) : (gid1 + 1))]);
       output[gid1] = acc2;
     }
   }

@@ -1,0 +1,45 @@
+"""A map_global of constant count in a kernel without work-groups is printed as one guarded
+iteration per item (the launch plan gives it an item per element: plan.global_items_cap),
+which a CPU device vectorises across items; other parallel loops stride by the launch."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import dpia
+from codegen_opencl import opencl as cg
+from codegen_opencl.plan import global_items_cap
+from codegen_opencl.runtime import launch_plan
+from functional.interp import interpret
+from functional.syntax import parse
+
+
+def _source(text: str) -> str:
+    return cg.emit(dpia.translate(parse(text)))
+
+
+def test_a_constant_map_global_is_one_guarded_item_each_and_agrees():
+    text = "fun(xs: 1000.f32) => map_global 0 (fun(x) => x * 2.0) xs"
+    source = _source(text)
+    assert "const int gid1 = get_global_id(0);" in source and "if (gid1 < 1000)" in source, source
+    assert "get_global_size" not in source
+    program = parse(text)
+    x = np.arange(1000, dtype=np.float32)
+    np.testing.assert_allclose(dpia.compile(program)(x), interpret(program, x))
+
+
+def test_the_launch_covers_every_constant_count_the_printer_relies_on():
+    program = dpia.translate(parse("fun(xs: 300.20.f32) => map_global 1 (fun(r) => map_global 0 (fun(x) => x) r) xs"))
+    glob, local = launch_plan(program.body, {})
+    assert glob == (20, 300) and local is None
+    glob, local = launch_plan(program.body, {}, local_size=16)
+    assert glob[0] >= 20 and glob[0] % 16 == 0  # rounded up: still an item per element
+
+
+def test_symbolic_oversized_and_work_group_loops_keep_striding():
+    assert "+= get_global_size(0)" in _source("fun(N: nat, xs: N.f32) => map_global 0 (fun(x) => x * 2.0) xs")
+    big = global_items_cap(0) + 1
+    assert "+= get_global_size(0)" in _source(f"fun(xs: {big}.f32) => map_global 0 (fun(x) => x * 2.0) xs")
+    grouped = _source("fun(xs: 256.f32) => join (map_workgroup 0 (fun(r) => map_local 0 (fun(x) => x * 2.0) r) "
+                      "(split 64 xs))")
+    assert "+= get_num_groups(0)" in grouped and "const int gid" not in grouped, grouped
