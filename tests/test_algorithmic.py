@@ -322,3 +322,20 @@ def test_moves_at_disjoint_places_are_tried_in_one_order_with_the_same_programs(
     assert pairs and all(a.path < b.path for a, b in pairs)  # one reduction split on each side, in one order
     swapped = [v.steps for v in both if len(v.steps) == 2 and _disjoint(v.steps[0].path, v.steps[1].path)]
     assert any(a.path > b.path for a, b in swapped) and len(swapped) > len(pairs)
+
+
+def test_a_split_of_a_splits_result_is_valid_only_where_both_divide_the_size():
+    """reduce_tree(block) then split_join(n) of the block results: n splits N / block, so a
+    point is valid only where block * n divides N (recorded as the slot's `within`)."""
+    sizes = {"N": 1024}
+    skeletons = generate_skeletons(TOTAL, sizes, Heuristics())
+    nested = [s for s in skeletons if s.within]
+    assert nested, "no skeleton records a nested split"
+    for skeleton in nested[:20]:
+        for slot, (whole, outer) in skeleton.within.items():
+            assert whole == 1024 and outer and slot not in outer
+        for params in skeleton.all_params(cap=256):
+            for slot, (whole, outer) in skeleton.within.items():
+                assert whole % (params[slot] * int(np.prod([params[o] for o in outer]))) == 0
+    skeleton = Skeleton(nested[0].steps, {"s0": (512, 8), "s1": (8, 4)}, within={"s1": (1024, ("s0",))})
+    assert skeleton.valid({"s0": 8, "s1": 4}) and not skeleton.valid({"s0": 512, "s1": 4})

@@ -28,13 +28,15 @@ once per (node, its context's types, trial values) however many sequences reach 
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Iterator, Mapping
 
 import attrs
 
 from functional.errors import FunctionalError
 from functional.expr import Expr, Prim, spine
-from functional.nat import NatError, evaluate
+from functional.nat import Nat, NatError, evaluate
 from functional.primitives import MAPS, REDUCTIONS
 from functional.rules.core import free_identifier_types
 from functional.strategies import children, replace_at
@@ -154,6 +156,10 @@ class Slot:
     trial: int
     divides: str | None = None
     sizes: tuple[str, ...] = ()  # the size variables of the length it splits (their facts must admit it)
+    # a length that is a size over earlier slots' values (a split of a split's result):
+    # (the size's value, those slots), so a point is valid only where their product with this
+    # slot's value divides the size
+    within: tuple[int, tuple[str, ...]] | None = None
 
 
 @attrs.frozen
@@ -288,12 +294,38 @@ def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping
                 slot = Slot(values, _trial(values, used, length), parent, inherited) if values else None
             else:
                 values = _only(divisor_values(length, pow2), allowed)
-                slot = Slot(values, _trial(values, used), None, names) if values else None
+                within = _quotient_of(target, sizes, length, slots)
+                slot = Slot(values, _trial(values, used), None, names, within) if values else None
         if slot is None:
             return None
         used.add(slot.trial)
         out[param] = (name, slot)
     return out
+
+
+def _quotient_of(target: Nat, sizes: Mapping[str, int], length: int,
+                 slots: Mapping[str, Slot]) -> tuple[int, tuple[str, ...]] | None:
+    """(the size, the earlier slots) when `target` is one size variable divided by the product
+    of earlier slots' trial values (`N / 512` after a split by 512); None otherwise.  Linear in
+    that variable is checked by evaluating it at twice the size."""
+    names = sorted(v.name for v in getattr(target, "vars", ()))
+    if len(names) != 1 or names[0] not in sizes:
+        return None
+    whole = int(sizes[names[0]])
+    try:
+        if whole % length or int(evaluate(target, {**sizes, names[0]: 2 * whole})) != 2 * length:
+            return None
+    except (NatError, TypeError, ValueError):
+        return None
+    factor = whole // length
+    if factor == 1:
+        return None
+    candidates = [n for n, sl in slots.items() if names[0] in sl.sizes and sl.trial > 1 and factor % sl.trial == 0]
+    for r in range(1, len(candidates) + 1):
+        for subset in itertools.combinations(candidates, r):
+            if math.prod(slots[n].trial for n in subset) == factor:
+                return whole, subset
+    return None
 
 
 # ------------------------------------------------------------------------- enumeration

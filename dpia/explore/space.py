@@ -165,13 +165,18 @@ class Skeleton:
     choices: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict, converter=lambda c: dict(c))
     divides: Mapping[str, str] = attrs.field(factory=dict, converter=lambda c: dict(c))
     slot_sizes: Mapping[str, tuple[str, ...]] | None = None  # slot -> the size variables whose length it splits
+    # slot -> (a size's value, earlier slots): the slot splits that size over those slots'
+    # values, so their product with its value must divide the size
+    within: Mapping[str, tuple[int, tuple[str, ...]]] = attrs.field(factory=dict, converter=lambda c: dict(c))
 
     @property
     def name(self) -> str:
         return "; ".join(map(str, self.steps)) or DEFAULT_NAME
 
     def valid(self, params: Mapping[str, int]) -> bool:
-        return all(params[a] <= params[b] and params[b] % params[a] == 0 for a, b in self.divides.items())
+        return (all(params[a] <= params[b] and params[b] % params[a] == 0 for a, b in self.divides.items())
+                and all(whole % (params[slot] * math.prod(params[o] for o in outer)) == 0
+                        for slot, (whole, outer) in self.within.items() if slot in params))
 
     def admits(self, params: Mapping[str, int]) -> bool:
         """Whether `params` gives every slot one of its candidate values, validly (a point of

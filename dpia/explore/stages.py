@@ -77,7 +77,8 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
                 choices = {name: slot.values for name, slot in slots.items()}
                 divides = {name: slot.divides for name, slot in slots.items() if slot.divides}
                 slot_sizes = {name: slot.sizes for name, slot in slots.items()}
-                skeleton = Skeleton(variant.steps + mapping + steps, choices, divides, slot_sizes)
+                within = {name: slot.within for name, slot in slots.items() if getattr(slot, "within", None)}
+                skeleton = Skeleton(variant.steps + mapping + steps, choices, divides, slot_sizes, within)
                 if skeleton.name not in seen:
                     seen.add(skeleton.name)
                     out.append(skeleton)
