@@ -31,6 +31,7 @@ import seed
 
 CPU = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=2)
 GPU = DeviceLimits(max_work_group_size=1024, local_mem_bytes=48 * 1024, compute_units=132, device_type="GPU")
+LOOPS = Heuristics(loops=True)  # the loop schemes hold the presets' reductions and accumulators (off by default)
 SUM, MM = fl.infer(seed.total), fl.infer(seed.mm)
 BIG_MM = {"M": 1024, "N": 1024, "K": 1024}
 
@@ -73,7 +74,7 @@ def test_every_preset_but_the_gpu_mm_is_a_point():
 @pytest.mark.parametrize("preset", POINTS, ids=lambda p: p.strategy_name)
 def test_each_preset_is_a_point_of_the_generated_space_and_derives_its_strategy(preset: Preset):
     program, sizes, limits, compare = MEASURED[preset.strategy_name]
-    space = Space.build(program, sizes, limits)
+    space = Space.build(program, sizes, limits, heuristics=LOOPS)
     point = preset.point
     assert point in space.feasible_points, f"{point} is not among the space's points"
     assert space.family(point.family).admits(point.as_dict())
@@ -93,14 +94,14 @@ def test_the_preset_point_is_added_where_sampling_leaves_it_out():
     """The tree's 4 slots have 16 * 10 * 16 * 10 combinations, sampled down; the preset's
     point is a point all the same."""
     preset = next(p for p in POINTS if p.strategy_name == "parallel_reduce_two_stage")
-    space = Space.build(SUM, {"N": 1 << 28}, GPU)
+    space = Space.build(SUM, {"N": 1 << 28}, GPU, heuristics=LOOPS)
     family = space.family(preset.point.family)
     assert len(space.by_family()[family.name]) < len(family.all_params(10 ** 6))
     assert preset.point in space.by_family()[family.name]
 
 
 def test_a_skeleton_name_parses_back_into_its_steps():
-    space = Space.build(SUM, {"N": 1 << 12}, CPU, heuristics=Heuristics(length=1))
+    space = Space.build(SUM, {"N": 1 << 12}, CPU, heuristics=Heuristics(length=1, loops=True))
     for family in space.families:
         assert Skeleton(parse_steps(family.name)).name == family.name
     with pytest.raises(SpaceError):
@@ -139,7 +140,7 @@ NEW_MOVES = {"lower_reduce_seq", "reduce_tree_stage", "lower_map_seq_unroll", "l
 def test_sampled_points_of_the_new_moves_fail_cleanly_or_compute_the_program(name, program, sizes, count):
     import dpia
 
-    space = Space.build(program, sizes, CPU)
+    space = Space.build(program, sizes, CPU, heuristics=LOOPS)
     new = [f for f in space.families if any(s.move in NEW_MOVES for s in f.steps)]
     assert new, "the new moves generate skeletons"
     rng = random.Random(name)

@@ -54,11 +54,21 @@ def test_interpreter_agrees_with_numpy_at_small_sizes(entry):
 
 
 def _run_compiled(entry, size):
+    """What `dpia run` uses (a preset that derives and fits, else the default lowering) and,
+    when that is a preset, the default lowering too: both agree with NumPy."""
+    from functional.default_lowering import default_schedule
+    from functional.derivation import derive
+
     kernel = dpia.compile(entry.program, name=dpia.kernel_name_for(entry.name), db=False)
     args = suite.inputs(entry, size, seed=1)
     err = relative_error(kernel(*args), entry.reference(*args))
-    assert kernel.variant.kind == "default"
+    assert kernel.variant.kind in ("default", "preset")
     assert err <= entry.tolerance, f"{entry.name} at {size}: relative error {err:.2e}\n{kernel.source}"
+    if kernel.variant.kind == "preset":
+        typed = fl.infer(entry.program)
+        default = dpia.compile(derive(typed, default_schedule(typed))[0], name=dpia.kernel_name_for(entry.name))
+        err = relative_error(default(*args), entry.reference(*args))
+        assert err <= entry.tolerance, f"{entry.name} (default lowering) at {size}: relative error {err:.2e}"
 
 
 @pytest.mark.parametrize("entry", _entries("small"))

@@ -390,7 +390,9 @@ class _Run:
         later run measures it; the search sees it finished ("lost": it teaches nothing)."""
         self.lost.append(f"{spec.family_name}({', '.join(f'{k}={v}' for k, v in sorted(spec.params.items()))}): "
                          f"{reason}")
-        self._finish_trial(spec, "lost")
+        self._finish_trial(spec.index, "lost")
+        for index in self.waiting.pop(spec.index, ()):  # duplicates waiting for it: lost with it
+            self._finish_trial(index, "lost", self.trials[index].same_as)
         if spec.baseline:  # nothing to quote against: the search goes on without it
             self.baseline_done = True
 
