@@ -110,6 +110,9 @@ NOT_REPLAYED = {
     "tests/test_fuzz.py::test_ci_fuzz_run_has_no_more_failures_than_known":
         "hundreds of random programs (too slow to simulate all); a sample of seeds is checked under Oclgrind "
         "by test_passing_seeds_are_clean_under_oclgrind",
+    **{f"tests/test_suite.py::test_compiled_agrees_with_numpy_on_pocl_at_moderate_sizes[{name}]":
+       "all-pairs loops at moderate sizes take minutes to simulate; the same programs' kernels are checked under "
+       "Oclgrind at small sizes by test_every_entry_is_clean_under_oclgrind_at_small_sizes" for name in ("nbody", "mri_q")},
 }
 
 _REPLAYER = pytest.StashKey[Replayer]()
