@@ -184,3 +184,27 @@ def test_an_unrolled_loop_the_values_make_long_stays_a_loop():
     long = fl.infer(fl.fun([fl.array(64, fl.f32)], lambda xs: fl.map(lambda x: x * 2.0, xs))).body
     assert str(unroll(short).expr).startswith("map_seq_unroll")
     assert str(unroll(long).expr).startswith("map_seq ")
+
+
+def test_no_2d_launch_through_views_when_the_inner_maps_data_computes():
+    """`map (fun(r) => map join (transpose (map f (map g r)))) xs`: launched in 2D, every item
+    of dimension 0 would compute `map g r` into one temporary per row (the race Oclgrind found
+    in mm after register_blocking_2d and fission: a move may leave two maps unfused); with
+    `map g` only a view, the 2D launch stays."""
+    from dpia.explore.mapping import schemes
+
+    rows = fl.array(8, fl.array(16, fl.f32))
+
+    def body(inner):
+        program = fl.fun([rows], lambda xs: fl.map(lambda r: fl.join(fl.transpose(fl.map(
+            lambda v: fl.map(lambda x: x * 2.0, v), inner(r)))), xs))
+        return fl.infer(program).body  # as written: the normal form would fuse the two maps
+
+    def launches_2d(e) -> bool:
+        return any({("d", 1)} <= {f for s in steps for f in s.fixed} and len(steps) == 2
+                   and all(s.move == "lower_map_global" for s in steps) for steps in schemes(e, ()))
+
+    viewed = body(lambda r: fl.split(4, r))
+    computed = body(lambda r: fl.map(lambda v: fl.map(lambda x: x + 1.0, v), fl.split(4, r)))
+    assert launches_2d(viewed)
+    assert not launches_2d(computed)

@@ -40,7 +40,7 @@ import itertools
 from collections.abc import Iterator, Mapping
 
 from functional.expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine
-from functional.primitives import LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, MAPS, REDUCTIONS, is_view_fn
+from functional.primitives import LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, MAPS, REDUCTIONS, has_computation, is_view_fn
 from functional.schedules import _perfectly_nested
 from functional.storage import arg_path
 from functional.strategies import at_path, replace_at
@@ -148,11 +148,13 @@ def _global(paths: list[tuple], dims: tuple[int, ...]) -> tuple[Step, ...]:
 def _through_views(e: Expr, path: tuple) -> tuple | None:
     """The path of the computing map the node at `path` is, under layout views only
     (`map join (transpose (map g ys))`: every element of its result is one of the map's),
-    else None: an item computing more than the map would read other items' results."""
+    with data that only views (ys computes nothing), else None: an item computing more than
+    the map would read other items' results, and what the data computes would be computed
+    by every item of the inner dimension into one temporary per outer item (a race)."""
     node = at_path(e, path)
     while True:
         if computing_map(node):
-            return path
+            return None if has_computation(spine(node)[1][1]) else path
         head, args = spine(node)
         if not (isinstance(head, Prim) and args) or not (
                 head.name in LAYOUT or (head.name == "map" and len(args) == 2 and is_view_fn(args[0]))):
