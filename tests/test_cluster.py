@@ -1,6 +1,7 @@
-"""Exploration on Ray (dpia.explore.cluster), on one machine: one local cluster shared by the
-module (three logical CPUs, no dashboard), two measuring actors sharing the PoCL device, an
-Oclgrind device, a preparation worker killed mid-candidate, Ctrl-C, a sweep, the CLI."""
+"""Exploration on Ray (dpia.explore.cluster), on one machine: one cluster shared by the module
+(a head node of three logical CPUs, no dashboard, joined by its address), two measuring
+actors sharing the PoCL device, an Oclgrind device, a preparation worker killed
+mid-candidate, a second node removed mid-exploration, Ctrl-C, a sweep, the CLI."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 import functional as fl
 from dpia.cli import main
 from dpia.explore import Evaluator, explore
-from dpia.explore.cluster import Cluster, ClusterError, RayPool
+from dpia.explore.cluster import Cluster, ClusterError, ClusterWarning
 from dpia.explore.space import Skeleton, Step
 from dpia.explore.sweep import sweep, sweep_entries
 from dpia.explore.tuning import TuningDB
@@ -81,8 +82,18 @@ def _kill_when_written(pid_file: Path) -> threading.Thread:
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    with Cluster.connect("local", num_cpus=3, actors_per_device=2) as c:
+def head():
+    """A Ray cluster on this machine whose nodes tests add and remove (ray.cluster_utils)."""
+    from ray.cluster_utils import Cluster as RayNodes
+
+    nodes = RayNodes(initialize_head=True, head_node_args={"num_cpus": 3, "include_dashboard": False})
+    yield nodes
+    nodes.shutdown()
+
+
+@pytest.fixture(scope="module")
+def cluster(head):
+    with Cluster.connect(head.address, actors_per_device=2) as c:
         yield c
 
 
@@ -124,14 +135,51 @@ def test_a_killed_preparation_worker_loses_only_its_candidate(cluster, tmp_path)
     assert "lost 1 in-flight candidate(s)" in result.report()
 
 
-def test_a_measuring_actor_whose_host_is_lost_is_dropped_and_the_run_goes_on(cluster, tmp_path, monkeypatch):
-    monkeypatch.setattr(RayPool, "_node_alive", lambda self, node: False)  # as if its host had gone with it
-    result, stored = _explore_with_a_victim(cluster, tmp_path, TIMED_VICTIM)
-    assert len(result.lost) == 1 and TIMED_VICTIM.name in result.lost[0], result.report()
-    assert "measuring actor" in result.lost[0] and "its node is gone" in result.lost[0]
-    killed_at = (tmp_path / "victim.pid").stat().st_mtime  # written just before the kill
-    after = {c.params["where"].split("measured on ")[1] for c in stored if c.created > killed_at}
-    assert len(after) <= 1, after  # the dropped actor measured nothing more: one of the two is left
+@attrs.frozen
+class HangsOnTheDoomedNode(Evaluator):
+    """Timing a candidate on the node `doomed` writes `marker` and waits (for the node to go)."""
+
+    doomed: str = ""
+    marker: str = ""
+
+    def time(self, kernel, inputs, best_s, spec):
+        import ray
+
+        if ray.get_runtime_context().get_node_id() == self.doomed:
+            Path(self.marker).write_text(spec.family_name)
+            time.sleep(120)
+        return super().time(kernel, inputs, best_s, spec)
+
+
+def test_a_host_lost_mid_exploration_loses_only_its_in_flight_candidate(head, cluster, tmp_path):
+    """A second node (no CPUs: only the measuring actors of its devices land there) is
+    removed while one of its actors measures: that candidate is lost, the node's actors are
+    dropped, the run goes on on the head node's (a candidate measured on the doomed node
+    would hang: every stored one was measured on the head)."""
+    node = head.add_node(num_cpus=0)
+    marker = tmp_path / "measuring-on-the-doomed-node"
+
+    def remove_when_measuring():
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        head.remove_node(node)
+
+    remover = threading.Thread(target=remove_when_measuring, daemon=True)
+    remover.start()
+    evaluator = HangsOnTheDoomedNode(repeat=3, min_timed_s=0.0, max_timed_s=0.3, doomed=node.node_id,
+                                     marker=str(marker))
+    skeleton = _global_chunks((64, 128, 256, 512, 1024, 2048))
+    with TuningDB(tmp_path / "t.sqlite") as db, pytest.warns(ClusterWarning, match="a node of the cluster is gone"):
+        result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0, skeletons=[skeleton],
+                         baseline="default", evaluator=evaluator, timeout_s=60)
+        stored = db.candidates(run_id=result.run_id)
+    remover.join(10)
+    assert marker.exists() and not remover.is_alive()  # the node went while its actor measured
+    assert len(result.lost) == 1 and "measuring actor" in result.lost[0], result.report()
+    assert "its node is gone" in result.lost[0] and "lost 1 in-flight candidate(s)" in result.report()
+    assert result.tried == len(stored) == 7 - 1 and all(c.status in ("ok", "slow") for c in stored), result.report()
+    assert not any(n["NodeID"] == node.node_id and n["Alive"] for n in __import__("ray").nodes())
 
 
 def test_ctrl_c_keeps_every_measured_candidate(cluster, tmp_path):

@@ -101,10 +101,15 @@ class Prepared:
     stage_s: Mapping[str, float]
 
 
-def _identity() -> str:
+def _identity() -> dict:
+    """Where an actor runs: its process, its host, its Ray node (the driver drops every
+    actor of a node that is gone)."""
     import socket
 
-    return f"{socket.gethostname()} pid {os.getpid()}"
+    import ray
+
+    return {"pid": os.getpid(), "where": f"{socket.gethostname()} pid {os.getpid()}",
+            "node": ray.get_runtime_context().get_node_id()}
 
 
 class _Preparer:
@@ -123,7 +128,7 @@ class _Preparer:
             self._session = None
 
     def ready(self) -> dict:
-        return {"pid": os.getpid(), "where": _identity(), "builds": self._session is not None}
+        return {**_identity(), "builds": self._session is not None}
 
     def stage(self) -> str | None:
         return self._clock.stage
@@ -181,7 +186,7 @@ class _Measurer:
         self._cache = _Inputs()
 
     def ready(self) -> dict:
-        return {"pid": os.getpid(), "where": _identity(), "problem": self._problem}
+        return {**_identity(), "problem": self._problem}
 
     def stage(self) -> str | None:
         return self._clock.stage
@@ -319,6 +324,7 @@ class _Actor:
         self.deadline = time.monotonic() + STARTUP_TIMEOUT_S
         self.where = ""
         self.pid: int | None = None
+        self.node: str | None = slot.node if slot is not None else None  # a preparer's once it has started
         self.last_used = -1.0  # when it was last given a candidate (measuring actors take turns)
 
 
@@ -442,6 +448,7 @@ class RayPool:
             self._not_started(actor, f"cannot open the device on {info['where']}: {info['problem']}")
             return
         actor.state, actor.step, actor.where, actor.pid = "idle", None, info["where"], info["pid"]
+        actor.node = info["node"]
 
     def _not_started(self, actor: _Actor, why: str) -> None:
         """A preparation worker that cannot start is a broken installation: the exploration
@@ -540,24 +547,38 @@ class RayPool:
 
     def _died(self, actor: _Actor, exc: BaseException) -> None:
         """An actor that died loses its candidate only: the driver is told (not stored), the
-        actor replaced (a measuring actor only while its node lives)."""
-        if actor.state == "starting":
+        actor replaced.  When its node is gone, so is every actor there: each loses the
+        candidate it held, measuring actors are dropped, preparation workers started again
+        elsewhere."""
+        if actor.node is not None and not self._node_alive(actor.node):
+            self._node_lost(actor.node, actor)
+        elif actor.state == "starting":
             self._not_started(actor, f"died while starting: {_first_line(exc)}")
             return
-        job = actor.job
-        where = actor.where or actor.kind
-        replaced = self._replace(actor)
-        if job is not None:
-            reason = f"the {actor.kind} ({where}) died during {actor.step}" + ("" if replaced else
-                                                                                 "; its node is gone")
-            self._on_lost(job.spec, reason)
+        else:
+            job, where, step = actor.job, actor.where or actor.kind, actor.step
+            self._replace(actor)
+            if job is not None:
+                self._on_lost(job.spec, f"the {actor.kind} ({where}) died during {step}")
         if not self._measurers:
             raise ClusterError("every measuring actor is gone: nothing left to measure on", where=self._key)
+
+    def _node_lost(self, node: str, first: _Actor) -> None:
+        """Every actor on the gone `node`: its candidate lost, itself dropped or replaced."""
+        gone = [first] + [a for a in self._preparers + self._measurers if a is not first and a.node == node]
+        for actor in gone:
+            job, where, step = actor.job, actor.where or actor.kind, actor.step
+            self._replace(actor)
+            if job is not None:
+                self._on_lost(job.spec, f"the {actor.kind} ({where}) died during {step}; its node is gone")
+        warnings.warn(f"a node of the cluster is gone ({len(gone)} actor(s) with it); going on with "
+                      f"{len(self._measurers)} measuring actor(s)", ClusterWarning, stacklevel=2)
 
     def _replace(self, actor: _Actor) -> bool:
         """Kill `actor` and start another in its place; False when its node is gone (a
         measuring actor is then dropped)."""
         self._ray.kill(actor.handle, no_restart=True)
+        actor.job, actor.ref = None, None
         if actor.kind == "preparation worker":
             self._preparers[self._preparers.index(actor)] = self._start_preparer()
             return True
