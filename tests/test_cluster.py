@@ -5,6 +5,7 @@ mid-candidate, a second node removed mid-exploration, Ctrl-C, a sweep, the CLI."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -79,6 +80,62 @@ def _kill_when_written(pid_file: Path) -> threading.Thread:
     killer = threading.Thread(target=kill, daemon=True)
     killer.start()
     return killer
+
+
+def _processes_with(marker: str) -> list[int]:
+    """The live processes whose environment holds `marker` (a process and all it started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                environ = (entry / "environ").read_bytes()
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:  # gone meanwhile, or not ours to read
+                continue
+            if marker.encode() in environ and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def test_cli_ctrl_c_on_a_local_cluster_keeps_the_measured_rows_and_leaves_no_ray_process(tmp_path):
+    """`dpia explore --cluster local` in a process of its own (before this module's cluster
+    starts: two would share the CPUs), interrupted after its first measured rows."""
+    import sqlite3
+    import subprocess
+    import sys
+    import uuid
+
+    path, marker = tmp_path / "t.sqlite", f"DPIA_TEST_RUN={uuid.uuid4().hex}"
+    env = {**os.environ, "DPIA_TEST_RUN": marker.split("=")[1]}
+    process = subprocess.Popen([sys.executable, "-m", "dpia.cli", "explore", f"{SEED}:total", "--size", "N=2^12",
+                                "--budget", "300", "--workers", "1", "--cluster", "local", "--db", str(path)],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        rows, deadline = 0, time.monotonic() + 240
+        while rows < 2 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            if path.exists():
+                with contextlib.closing(sqlite3.connect(path, timeout=10)) as db:
+                    try:
+                        rows = db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0]
+                    except sqlite3.OperationalError:  # the table is not there yet
+                        rows = 0
+        assert rows >= 2 and process.poll() is None, process.communicate(timeout=30)
+        assert len(_processes_with(marker)) > 3  # the marker finds Ray's processes: the driver's GCS, raylet, actors
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err[-3000:]
+    assert "interrupted; the candidates measured so far are in" in err
+    with TuningDB(path) as db:
+        kept = db.candidates()
+    assert len(kept) >= rows and all(c.status in ("ok", "slow") for c in kept), [c.status for c in kept]
+    deadline = time.monotonic() + 20  # Ray's processes exit as the driver shuts the cluster down
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_with(marker) == []
 
 
 @pytest.fixture(scope="module")
