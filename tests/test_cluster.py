@@ -261,16 +261,81 @@ def test_ctrl_c_keeps_every_measured_candidate(cluster, tmp_path):
     assert ray.available_resources().get("CPU", 0) == ray.cluster_resources()["CPU"]
 
 
-def test_a_sweep_over_devices_keys_each_separately(cluster, tmp_path):
+POCL, OCLGRIND = "Portable Computing Language", "Oclgrind"
+
+
+def test_a_sweep_runs_the_devices_at_once_each_keyed_separately_and_each_device_in_turn(cluster, tmp_path):
     path = tmp_path / "t.sqlite"
-    entries = sweep_entries({"total": TOTAL}, [{"N": 4096}], ["Portable Computing Language", "Oclgrind"])
+    entries = sweep_entries({"total": TOTAL}, [{"N": 4096}, {"N": 8192}], [POCL, OCLGRIND])
+    began: dict[tuple[int, str], float] = {}
     results = sweep(entries, db=path, executor=cluster, workers=1, max_candidates=2, seed=0,
-                    skeletons=[_global_chunks((256,))], baseline="default", evaluator=QUICK)
-    assert [r.device.split(" | ")[0] for r in results] == ["Portable Computing Language", "Oclgrind"]
+                    skeletons=[_global_chunks((256,))], baseline="default", evaluator=QUICK,
+                    started=lambda e: began.setdefault((e.sizes["N"], e.device), time.time()))
+    assert [(r.sizes["N"], r.device.split(" | ")[0]) for r in results] == [
+        (4096, POCL), (4096, OCLGRIND), (8192, POCL), (8192, OCLGRIND)]
     with TuningDB(path) as db:
-        for r in results:
-            rows = db.candidates(device=r.device)
-            assert len(rows) == r.tried == 2 and all(c.status in ("ok", "slow") for c in rows), r.report()
+        rows = {(n, device): db.candidates(device=r.device, sizes={"N": n})
+                for r, (n, device) in zip(results, [(e.sizes["N"], e.device) for e in entries])}
+    for (n, device), stored in rows.items():
+        assert len(stored) == 2 and all(c.status in ("ok", "slow") for c in stored), (n, device, stored)
+    for device in (POCL, OCLGRIND):  # one device's entries in turn: the second began after the first's rows
+        assert began[(8192, device)] >= max(c.created for c in rows[(4096, device)])
+    first_finished = min(max(c.created for c in rows[(4096, d)]) for d in (POCL, OCLGRIND))
+    assert max(began[(4096, d)] for d in (POCL, OCLGRIND)) < first_finished  # the two devices at once
+
+
+def test_ctrl_c_in_one_lane_of_a_sweep_stops_every_lane_and_keeps_their_rows(cluster, tmp_path):
+    import ray
+
+    path = tmp_path / "t.sqlite"
+    entries = sweep_entries({"total": TOTAL}, [{"N": 4096}], [POCL, OCLGRIND])
+    seen = []
+
+    def interrupt_at_oclgrinds_first(candidate):
+        seen.append(candidate)
+        if OCLGRIND in candidate.device:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep(entries, db=path, executor=cluster, workers=1, seed=0, budget_s=120, skeletons=[CHUNKS],
+              baseline="default", evaluator=QUICK, progress=interrupt_at_oclgrinds_first)
+    with TuningDB(path) as db:
+        stored = db.candidates()
+    assert sorted(c.derivation for c in stored) == sorted(c.derivation for c in seen)
+    assert {c.device.split(" | ")[0] for c in stored} <= {POCL, OCLGRIND} and any(OCLGRIND in c.device for c in stored)
+    deadline = time.monotonic() + 30  # both lanes' actors are killed: their CPUs come back
+    while ray.available_resources().get("CPU", 0) < ray.cluster_resources()["CPU"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ray.available_resources().get("CPU", 0) == ray.cluster_resources()["CPU"]
+
+
+def test_run_lanes_runs_each_lane_in_turn_the_lanes_at_once_and_hands_back_a_lanes_error():
+    from dpia.explore.sweep import run_lanes
+
+    log, barrier = [], threading.Barrier(2, timeout=10)
+
+    def run(index, check):
+        if index in (0, 1):  # the first of each lane: both must be under way at once to pass
+            barrier.wait()
+        log.append(index)
+        return index * 10
+
+    assert run_lanes([[0, 2], [1, 3]], run) == [0, 10, 20, 30]
+    assert log.index(2) > log.index(0) and log.index(3) > log.index(1)
+
+    def fails_in_the_second_lane(index, check):
+        if index == 1:
+            raise ValueError("lane two broke")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the first lane runs until told to stop
+            check()
+            time.sleep(0.01)
+        return index
+
+    began = time.monotonic()
+    with pytest.raises(ValueError, match="lane two broke"):
+        run_lanes([[0], [1]], fails_in_the_second_lane)
+    assert time.monotonic() - began < 5  # the first lane was stopped, not waited for
 
 
 def test_cli_explores_a_sweep_of_sizes_on_the_cluster(cluster, tmp_path, capsys):
