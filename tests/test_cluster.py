@@ -338,18 +338,22 @@ def test_run_lanes_runs_each_lane_in_turn_the_lanes_at_once_and_hands_back_a_lan
     assert time.monotonic() - began < 5  # the first lane was stopped, not waited for
 
 
-def test_cli_explores_a_sweep_of_sizes_on_the_cluster(cluster, tmp_path, capsys):
+def test_cli_explores_a_sweep_of_sizes_and_devices_on_the_cluster_the_devices_at_once(cluster, tmp_path, capsys):
     path = tmp_path / "t.sqlite"
-    code = main(["explore", f"{SEED}:total", "--size", "N=2^12,2^13", "--candidates", "2", "--workers", "1",
-                 "--cluster", "auto", "--db", str(path), "--json"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    reports = json.loads(out)
-    assert [r["sizes"] for r in reports] == [{"N": 4096}, {"N": 8192}]
+    code = main(["explore", f"{SEED}:total", "--size", "N=2^12,2^13", "--device", POCL, "--device", OCLGRIND,
+                 "--candidates", "1", "--workers", "1", "--cluster", "auto", "--db", str(path), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    reports = json.loads(captured.out)
+    assert [(r["sizes"]["N"], r["device"].split(" | ")[0]) for r in reports] == [
+        (4096, POCL), (4096, OCLGRIND), (8192, POCL), (8192, OCLGRIND)], [(r["sizes"], r["device"]) for r in reports]
+    progress = [line for line in captured.err.splitlines() if "candidates," in line]
+    assert progress and all(line.startswith("total at N=") and " on " in line.split(":")[0] for line in progress)
     with TuningDB(path) as db:
         for size in (4096, 8192):
-            rows = db.candidates(sizes={"N": size})
-            assert rows and all("measured on" in c.params.get("where", "") for c in rows if c.status == "ok")
+            for device in (POCL, OCLGRIND):
+                rows = [c for c in db.candidates(sizes={"N": size}) if device in c.device]
+                assert len(rows) == 1 and "measured on" in rows[0].params.get("where", ""), (size, device, rows)
 
 
 def test_an_unreachable_cluster_is_a_typed_error(monkeypatch):
