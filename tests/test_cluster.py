@@ -169,6 +169,45 @@ def test_candidates_are_prepared_on_workers_and_measured_by_every_device_actor(c
     assert {"derive", "translate", "emit", "build", "queue", "time"} <= set(stages), stages
 
 
+def test_a_program_built_by_a_worker_runs_from_its_binary_in_another_session_without_compiling():
+    import numpy as np
+    import pyopencl as cl
+
+    from codegen_opencl.runtime import Session, choose_device
+
+    source = "__kernel void twice(__global float* x) { size_t i = get_global_id(0); x[i] = 2.0f * x[i] + 1.0f; }"
+    device = choose_device(POCL)
+    worker, actor = Session(device), Session(device)  # two contexts, as in two processes
+    worker.build(source)
+    assert actor.adopt(source, worker.binary(source)) and actor.builds == 0
+    assert not actor.adopt(source + " ", b"not a binary")  # refused: then built from the source
+    outputs = []
+    for session in (worker, actor):
+        data = np.arange(64, dtype=np.float32)
+        buffer = cl.Buffer(session.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=data)
+        session.build(source).twice(session.queue, data.shape, None, buffer)
+        cl.enqueue_copy(session.queue, data, buffer)
+        outputs.append(data)
+    assert actor.builds == 0 and np.array_equal(outputs[0], outputs[1])
+
+
+def test_measuring_actors_load_the_workers_binaries_and_measure_the_same_as_from_source(cluster, tmp_path,
+                                                                                       monkeypatch):
+    from dpia.explore.cluster import BUILT_FROM_BINARY
+
+    runs = {}
+    for ship in (True, False):
+        monkeypatch.setattr(cluster, "ship_binaries", ship)
+        with TuningDB(tmp_path / f"{ship}.sqlite") as db:
+            result = explore(TOTAL, {"N": 4096}, db=db, executor=cluster, workers=1, seed=0,
+                             skeletons=[_global_chunks((256, 512))], baseline="default", evaluator=QUICK)
+            runs[ship] = sorted((c.derivation, c.status, c.params["where"].endswith(BUILT_FROM_BINARY))
+                                for c in db.candidates(run_id=result.run_id))
+    assert [d for d, _, _ in runs[True]] == [d for d, _, _ in runs[False]] and len(runs[True]) == 3
+    assert all(status in ("ok", "slow") for ship in runs for _, status, _ in runs[ship])  # checked: equal results
+    assert all(binary for _, _, binary in runs[True]) and not any(binary for _, _, binary in runs[False])
+
+
 def _explore_with_a_victim(cluster, tmp_path, victim: Skeleton):
     pid_file = tmp_path / "victim.pid"
     killer = _kill_when_written(pid_file)

@@ -9,10 +9,10 @@ The split is the local explorer's (dpia.explore.workers), across processes and h
 - a preparation worker (`_Preparer`, a Ray actor taking one CPU) derives a candidate, lets
   the driver decide whether to go on (a duplicate or a known derivation is not built), then
   translates and emits it, and builds it where its node has the device (that checks the
-  source compiles and fills PoCL's kernel cache, which the measuring actor's build on the same
-  host then hits);
+  source compiles; the program's binary goes to the measuring actor with the source);
 - a measuring actor (`_Measurer`, no CPU reserved) owns one OpenCL device, found on each node
-  by the device key the driver chose: it builds, runs at the check sizes, checks against
+  by the device key the driver chose: it builds (loading the worker's device binary where
+  the worker built for a device of the same key, else compiling the source), runs at the check sizes, checks against
   the interpreter, probes and times (dpia.explore.evaluate._measure), one candidate at a
   time, so timings stay clean; on a CPU device no preparation runs while one measures (as
   the local pool does);
@@ -48,6 +48,7 @@ from .workers import EXCLUSIVE_WAIT_S, STARTUP_TIMEOUT_S, _find_device
 # Environment variables the driver hands to its actors: the kernel recording the test suite
 # replays under Oclgrind (tests/oclgrind.py) and the default device.
 FORWARDED_ENV = ("DPIA_RECORD_KERNELS", "DPIA_RECORD_KERNELS_LIMIT", "DPIA_DEVICE")
+BUILT_FROM_BINARY = " (from the worker's binary)"  # in a candidate's `where`: its measuring actor did not compile it
 STAGE_QUERY_S = 2.0  # how long the driver asks a hung actor which stage it is in before killing it
 
 
@@ -94,11 +95,20 @@ class _Clock:
 @attrs.frozen
 class Prepared:
     """A candidate a preparation worker made ready to measure: its spec (check and probe
-    sizes from the derived program's facts), its OpenCL source, seconds per stage so far."""
+    sizes from the derived program's facts), its OpenCL source, seconds per stage so far,
+    and the program's device binary where the worker built it (`binary_key`: the device key
+    it was built for; a measuring actor of that key loads it instead of compiling)."""
 
     spec: Spec
     source: object  # dpia.pipeline.Emitted
     stage_s: Mapping[str, float]
+    binary: bytes | None = None
+    binary_key: str | None = None
+
+
+def _build_options(evaluator: Evaluator, spec: Spec):
+    """The OpenCL build options the build stage uses for `spec` (the key of a built program)."""
+    return evaluator.options(spec).launch.get("options")
 
 
 def _identity() -> dict:
@@ -115,9 +125,9 @@ def _identity() -> dict:
 class _Preparer:
     """A preparation worker: derive, then (told to go on) translate .. emit and build."""
 
-    def __init__(self, key: str, evaluator: Evaluator, env: Mapping[str, str]):
+    def __init__(self, key: str, evaluator: Evaluator, env: Mapping[str, str], ship_binaries: bool = True):
         os.environ.update(env)
-        self._evaluator = evaluator
+        self._evaluator, self._key, self._ship_binaries = evaluator, key, ship_binaries
         self._clock = _Clock()
         self._held = None  # (spec, low, derivation) between derive and build
         try:  # the device, where this node has it: the build is checked here
@@ -165,7 +175,11 @@ class _Preparer:
                                             "translate", last, call)
         except _StageFailure as f:
             return ("done", Outcome("failed", f.stage, _error_text(f.cause), stage_s=self._clock.seconds()))
-        return ("built", Prepared(spec, values["source"], self._clock.seconds()))
+        binary = None
+        if self._session is not None and self._ship_binaries:
+            binary = self._session.binary(values["source"].text, _build_options(evaluator, spec))
+        return ("built", Prepared(spec, values["source"], self._clock.seconds(), binary,
+                                  self._key if binary is not None else None))
 
 
 class _Measurer:
@@ -174,7 +188,7 @@ class _Measurer:
 
     def __init__(self, key: str, ordinal: int, evaluator: Evaluator, env: Mapping[str, str]):
         os.environ.update(env)
-        self._evaluator, self._clock = evaluator, _Clock()
+        self._evaluator, self._clock, self._key = evaluator, _Clock(), key
         self._problem = None
         try:
             from codegen_opencl.runtime import device_key, devices, session_for
@@ -191,19 +205,25 @@ class _Measurer:
     def stage(self) -> str | None:
         return self._clock.stage
 
-    def measure(self, prepared: Prepared, best_s: float | None) -> Outcome:
+    def measure(self, prepared: Prepared, best_s: float | None) -> tuple[Outcome, str]:
+        """The candidate's outcome, and what its program was built from: "binary" (the
+        preparation worker's, loaded without compiling) or "source"."""
         self._clock = clock = _Clock()
         spec, evaluator = prepared.spec, self._evaluator
         build = _method(evaluator, "build")
+        builds, built_from = self._session.builds, "source"
+        adopted = (prepared.binary is not None and prepared.binary_key == self._key
+                   and self._session.adopt(prepared.source.text, prepared.binary, _build_options(evaluator, spec)))
         try:
             kernel = _stage(clock, "build", build, prepared.source, self._session, spec)
+            built_from = "binary" if adopted and self._session.builds == builds else "source"
             self._cache.expected(spec.oracle, spec.check_sizes, spec.seed)
         except _StageFailure as f:
-            return Outcome("failed", f.stage, _error_text(f.cause), stage_s=clock.seconds())
+            return Outcome("failed", f.stage, _error_text(f.cause), stage_s=clock.seconds()), "source"
         except Exception as exc:  # noqa: BLE001 -- the interpreter's answer: reported as the check's failure
-            return Outcome("failed", "check", _error_text(exc), stage_s=clock.seconds())
+            return Outcome("failed", "check", _error_text(exc), stage_s=clock.seconds()), built_from
         outcome = _measure(clock, spec, evaluator, _Uploaded(kernel, self._cache.uploads), self._cache, best_s)
-        return attrs.evolve(outcome, stage_s=clock.seconds())
+        return attrs.evolve(outcome, stage_s=clock.seconds()), built_from
 
 
 def _devices_here() -> list[tuple[str, str]]:
@@ -234,20 +254,24 @@ class Cluster:
     already connected to Ray (ray.init earlier) keeps that connection.
 
     `actors_per_device`: measuring actors per device (1: one owns each device; more shares
-    one device among several actors, which disturbs timings: for tests on one machine)."""
+    one device among several actors, which disturbs timings: for tests on one machine).
+    `ship_binaries`: a preparation worker that built a candidate hands its device binary to
+    the measuring actor, which loads it instead of compiling the source again (False: every
+    actor compiles)."""
 
-    def __init__(self, ray, owned: bool, actors_per_device: int = 1, worker_cpus: float = 1.0):
+    def __init__(self, ray, owned: bool, actors_per_device: int = 1, worker_cpus: float = 1.0,
+                 ship_binaries: bool = True):
         self._ray, self._owned = ray, owned
-        self.actors_per_device, self.worker_cpus = actors_per_device, worker_cpus
+        self.actors_per_device, self.worker_cpus, self.ship_binaries = actors_per_device, worker_cpus, ship_binaries
 
     @classmethod
     def connect(cls, address: str = "auto", *, num_cpus: int | None = None, actors_per_device: int = 1,
-                worker_cpus: float = 1.0) -> Cluster:
+                worker_cpus: float = 1.0, ship_binaries: bool = True) -> Cluster:
         if actors_per_device < 1:
             raise ClusterError(f"actors_per_device must be at least 1, got {actors_per_device}")
         ray = _ray()
         if ray.is_initialized():
-            return cls(ray, False, actors_per_device, worker_cpus)
+            return cls(ray, False, actors_per_device, worker_cpus, ship_binaries)
         settings = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
         try:
             if address == "local":
@@ -256,7 +280,7 @@ class Cluster:
                 ray.init(address=address, **settings)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise ClusterError(f"cannot reach the Ray cluster at {address!r}: {exc}") from None
-        return cls(ray, True, actors_per_device, worker_cpus)
+        return cls(ray, True, actors_per_device, worker_cpus, ship_binaries)
 
     def __enter__(self) -> Cluster:
         return self
@@ -295,7 +319,7 @@ class Cluster:
             raise ClusterError(f"no node of the cluster has the device {key!r}", where=key)
         slots = [s for s in slots for _ in range(self.actors_per_device)]
         return RayPool(self._ray, size, slots, key, evaluator, timeout_s, exclusive, on_derived, on_done, on_lost,
-                       self.worker_cpus)
+                       self.worker_cpus, self.ship_binaries)
 
 
 # ------------------------------------------------------------------------------ the pool
@@ -333,11 +357,12 @@ class RayPool:
     `size` preparation workers and one measuring actor per device slot."""
 
     def __init__(self, ray, size: int, slots: list[DeviceSlot], key: str, evaluator: Evaluator, timeout_s: float,
-                 exclusive: bool, on_derived: Callable, on_done: Callable, on_lost: Callable, worker_cpus: float):
+                 exclusive: bool, on_derived: Callable, on_done: Callable, on_lost: Callable, worker_cpus: float,
+                 ship_binaries: bool = True):
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self._ray, self._key, self._evaluator, self._timeout = ray, key, evaluator, timeout_s
-        self._exclusive = exclusive
+        self._exclusive, self._ship_binaries = exclusive, ship_binaries
         self._on_derived, self._on_done, self._on_lost = on_derived, on_done, on_lost
         self._env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
         options = {"runtime_env": {"env_vars": self._env}} if self._env else {}
@@ -350,7 +375,8 @@ class RayPool:
         self._waiting: collections.deque[_Job] = collections.deque()  # prepared, waiting for a device
 
     def _start_preparer(self) -> _Actor:
-        return _Actor(self._preparer_class.remote(self._key, self._evaluator, self._env), "preparation worker")
+        return _Actor(self._preparer_class.remote(self._key, self._evaluator, self._env, self._ship_binaries),
+                      "preparation worker")
 
     def _start_measurer(self, slot: DeviceSlot) -> _Actor:
         strategy = self._affinity(slot.node, soft=False)
@@ -483,9 +509,10 @@ class RayPool:
         actor.state, actor.job, actor.step = "idle", None, None
         self._waiting.append(job)
 
-    def _measured(self, actor: _Actor, outcome: Outcome) -> None:
+    def _measured(self, actor: _Actor, result: tuple[Outcome, str]) -> None:
+        outcome, built_from = result
         job = actor.job
-        job.where.append(f"measured on {actor.where}")
+        job.where.append(f"measured on {actor.where}" + (BUILT_FROM_BINARY if built_from == "binary" else ""))
         self._finish(actor, outcome)
 
     def _finish(self, actor: _Actor, outcome: Outcome) -> None:
