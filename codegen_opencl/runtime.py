@@ -111,7 +111,11 @@ def device_identity(device) -> dict:
 
 def device_key(device) -> str:
     """A short stable string naming a device and its driver: "platform | device | driver"."""
-    ident = device_identity(device)
+    return identity_key(device_identity(device))
+
+
+def identity_key(ident) -> str:
+    """The device key of a device_identity (one reported by another host's process)."""
     return f"{ident['platform']} | {ident['device']} | {ident['driver_version']}"
 
 

@@ -395,6 +395,30 @@ def test_cli_explores_a_sweep_of_sizes_and_devices_on_the_cluster_the_devices_at
                 assert len(rows) == 1 and "measured on" in rows[0].params.get("where", ""), (size, device, rows)
 
 
+def test_a_driver_without_the_device_explores_with_the_key_and_limits_the_cluster_reports(cluster, tmp_path,
+                                                                                          monkeypatch):
+    import codegen_opencl.runtime as runtime
+    from dpia.explore.sweep import device_lanes
+
+    reported = {d: cluster.identity(d) for d in (POCL, OCLGRIND)}  # before this host loses its devices
+    with monkeypatch.context() as patched:  # undone before the Oclgrind replay of the recorded kernels
+        patched.setattr(runtime, "devices", lambda: [])  # this process sees no OpenCL device; Ray's workers do
+        with pytest.raises(runtime.RuntimeError_, match="no OpenCL device found"):
+            explore(TOTAL, {"N": 4096}, max_candidates=1)  # on this host alone: nothing to explore on
+        for device in (POCL, OCLGRIND):
+            assert cluster.identity(device) == reported[device]
+            with TuningDB(tmp_path / "t.sqlite") as db:
+                result = explore(TOTAL, {"N": 4096}, device=device, db=db, executor=cluster, workers=1, seed=0,
+                                 max_candidates=2, skeletons=[_global_chunks((256,))], baseline="default",
+                                 evaluator=QUICK)
+                stored = db.candidates(run_id=result.run_id)
+            assert result.device == runtime.identity_key(reported[device]) and result.device.startswith(device)
+            assert len(stored) == 2 and all(c.status in ("ok", "slow") for c in stored), result.report()
+        assert device_lanes([POCL, OCLGRIND, POCL], cluster) == [[0, 2], [1]]  # a sweep's lanes, by the cluster
+    with pytest.raises(ClusterError, match="no node of the cluster has the device no such device"):
+        cluster.identity("no such device")
+
+
 def test_an_unreachable_cluster_is_a_typed_error(monkeypatch):
     import ray
 

@@ -226,6 +226,17 @@ class _Measurer:
         return attrs.evolve(outcome, stage_s=clock.seconds()), built_from
 
 
+def _identity_here(wanted: str | None) -> dict | str:
+    """The device_identity of the device `wanted` chooses on this node
+    (codegen_opencl.runtime.choose_device), or why there is none."""
+    from codegen_opencl.runtime import choose_device, device_identity
+
+    try:
+        return device_identity(choose_device(wanted))
+    except Exception as exc:  # noqa: BLE001 -- no such device here: another node may have it
+        return _error_text(exc)
+
+
 def _devices_here() -> list[tuple[str, str]]:
     """(device key, description) of every OpenCL device of the node this runs on."""
     from codegen_opencl.runtime import describe, device_key, devices
@@ -310,6 +321,30 @@ class Cluster:
                 slots.append(DeviceSlot(node, key, seen[key], description))
                 seen[key] += 1
         return slots
+
+    def identity(self, device=None) -> dict:
+        """The device_identity of the device explored for `device` (a substring of
+        "platform: device", None for $DPIA_DEVICE or the default), as the first node that
+        has one reports it (the driver's own node first): the driver's host needs no
+        OpenCL device.  A pyopencl Device is this host's."""
+        if device is not None and not isinstance(device, str):
+            from codegen_opencl.runtime import device_identity
+
+            return device_identity(device)
+        ray = self._ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        wanted = device if device is not None else os.environ.get("DPIA_DEVICE")
+        here = ray.get_runtime_context().get_node_id()
+        nodes = sorted((n["NodeID"] for n in ray.nodes() if n.get("Alive")), key=lambda n: n != here)
+        probe = ray.remote(num_cpus=0)(_identity_here)
+        found = ray.get([probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(wanted)
+                         for n in nodes])
+        for answer in found:
+            if isinstance(answer, dict):
+                return answer
+        raise ClusterError(f"no node of the cluster has the device {wanted or 'default'}: "
+                           + "; ".join(sorted(set(found))), where=wanted or "")
 
     def open(self, size: int, key: str, evaluator: Evaluator, timeout_s: float, exclusive: bool,
              on_derived: Callable, on_done: Callable, on_lost: Callable) -> RayPool:

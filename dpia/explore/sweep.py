@@ -55,14 +55,17 @@ class LaneStopped(BaseException):
     sweep was interrupted or failed: the exploration stops as on Ctrl-C."""
 
 
-def device_lanes(devices: Sequence[object]) -> list[list[int]]:
-    """The indices of `devices` (what choose_device takes: None, a name, a device) grouped by
-    the device they choose, in first-appearance order: the lanes of a concurrent sweep."""
-    from codegen_opencl.runtime import choose_device, device_key
+def device_lanes(devices: Sequence[object], executor=None) -> list[list[int]]:
+    """The indices of `devices` (what explore's `device` takes: None, a name, a device)
+    grouped by the device they choose (asked of `executor`, as explore does: a cluster's
+    nodes, or this host), in first-appearance order: the lanes of a concurrent sweep."""
+    from codegen_opencl.runtime import identity_key
+
+    from .workers import LOCAL_PROCESSES
 
     lanes: dict[str, list[int]] = {}
     for index, device in enumerate(devices):
-        lanes.setdefault(device_key(choose_device(device)), []).append(index)
+        lanes.setdefault(identity_key((executor or LOCAL_PROCESSES).identity(device)), []).append(index)
     return list(lanes.values())
 
 
@@ -120,7 +123,7 @@ def sweep(entries: Iterable[SweepEntry], *, db=None, executor=None,
     entries = list(entries)
     if not entries:
         raise ExploreError("a sweep needs at least one program, sizes and device to explore")
-    lanes = device_lanes([e.device for e in entries]) if concurrent else [list(range(len(entries)))]
+    lanes = device_lanes([e.device for e in entries], executor) if concurrent else [list(range(len(entries)))]
     path = db.path if isinstance(db, TuningDB) else db
     shared = db if len(lanes) == 1 and isinstance(db, TuningDB) else None  # one thread: the caller's connection
     status = options.pop("status", None)

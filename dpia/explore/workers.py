@@ -251,6 +251,13 @@ class LocalProcesses:
     the other, on Ray).  A worker that dies here takes the blame: its candidate is "failed"
     (a crash in the compiler is the candidate's), so `on_lost` is never called."""
 
+    def identity(self, device) -> dict:
+        """The device_identity of the device explored for `device` (codegen_opencl.runtime.
+        choose_device's argument): this host's."""
+        from codegen_opencl.runtime import choose_device, device_identity
+
+        return device_identity(choose_device(device))
+
     def open(self, size: int, key: str, evaluator: Evaluator, timeout_s: float, exclusive: bool,
              on_derived: Callable, on_done: Callable, on_lost: Callable) -> _Pool:
         return _Pool(size, key, evaluator, timeout_s, exclusive, on_derived, on_done)
