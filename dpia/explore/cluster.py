@@ -43,7 +43,7 @@ import attrs
 from .errors import ExploreError
 from .evaluate import (Evaluator, Outcome, Spec, _error_text, _Inputs, _measure, _method, _stage, _StageFailure,
                        _Uploaded, checkable_sizes, failing_rule, probe_levels)
-from .workers import EXCLUSIVE_WAIT_S, STARTUP_TIMEOUT_S, _find_device
+from .workers import EXCLUSIVE_WAIT_S, STARTUP_TIMEOUT_S, PoolState, _find_device
 
 # Environment variables the driver hands to its actors: the kernel recording the test suite
 # replays under Oclgrind (tests/oclgrind.py) and the default device.
@@ -387,8 +387,8 @@ class _Actor:
         self.last_used = -1.0  # when it was last given a candidate (measuring actors take turns)
 
 
-class RayPool:
-    """The driver's pool on a Ray cluster (the interface of dpia.explore.workers._Pool):
+class RayPool(PoolState):
+    """The driver's pool on a Ray cluster (the protocol of dpia.explore.workers._Pool):
     `size` preparation workers and one measuring actor per device slot."""
 
     def __init__(self, ray, size: int, slots: list[DeviceSlot], key: str, evaluator: Evaluator, timeout_s: float,
@@ -404,7 +404,6 @@ class RayPool:
         self._preparer_class = ray.remote(num_cpus=worker_cpus, max_concurrency=2, **options)(_Preparer)
         self._measurer_class = ray.remote(num_cpus=0, max_concurrency=2, **options)(_Measurer)
         self._affinity = NodeAffinitySchedulingStrategy
-        self.best_s: float | None = None
         self._preparers = [self._start_preparer() for _ in range(size)]
         self._measurers = [self._start_measurer(slot) for slot in slots]
         self._waiting: collections.deque[_Job] = collections.deque()  # prepared, waiting for a device
@@ -419,36 +418,27 @@ class RayPool:
             self._key, slot.ordinal, self._evaluator, self._env)
         return _Actor(handle, "measuring actor", slot)
 
-    def __enter__(self) -> RayPool:
-        return self
+    # -- state (workers.PoolState) ------------------------------------------------------
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def _takers(self) -> list[_Actor]:
+        return self._preparers
 
-    # -- state --------------------------------------------------------------------------
+    def _in_flight(self) -> list[Spec]:
+        return [j.spec for j in self._jobs()]
 
-    @property
-    def size(self) -> int:
-        return len(self._preparers)
-
-    def busy(self) -> int:
-        return (sum(a.job is not None for a in self._preparers + self._measurers) + len(self._waiting))
-
-    def counts(self) -> dict[str, int]:
+    def _states(self) -> collections.Counter:
         counts = collections.Counter(a.state for a in self._preparers)
         counts["built"] = len(self._waiting)
         counts["measuring"] = sum(a.state == "measuring" for a in self._measurers)
-        return dict(counts)
+        return counts
 
     def _device_busy(self) -> bool:
         return bool(self._waiting) or any(a.state == "measuring" for a in self._measurers)
 
     def can_dispatch(self) -> bool:
-        if self._exclusive and self._device_busy():
-            return False
         if len(self._waiting) > len(self._measurers):  # enough prepared: preparing more only queues
             return False
-        return any(a.state == "idle" for a in self._preparers)
+        return super().can_dispatch()
 
     def dispatch(self, spec: Spec) -> None:
         actor = next(a for a in self._preparers if a.state == "idle")
@@ -459,9 +449,6 @@ class RayPool:
     def _call(self, actor: _Actor, job: _Job, step: str, ref, state: str) -> None:
         actor.job, actor.step, actor.ref, actor.state = job, step, ref, state
         actor.deadline = time.monotonic() + self._timeout if step != "prepare" else actor.deadline
-
-    def busy_with(self, which: Callable[[Spec], bool]) -> bool:
-        return any(j.spec is not None and which(j.spec) for j in self._jobs())
 
     def _jobs(self) -> list[_Job]:
         return [a.job for a in self._preparers + self._measurers if a.job is not None] + list(self._waiting)
