@@ -11,21 +11,25 @@ The split is the local explorer's (dpia.explore.workers), across processes and h
   translates and emits it, and builds it where its node has the device (that checks the
   source compiles; the program's binary goes to the measuring actor with the source);
 - a measuring actor (`_Measurer`, no CPU reserved) owns one OpenCL device, found on each node
-  by the device key the driver chose: it builds (loading the worker's device binary where
-  the worker built for a device of the same key, else compiling the source), runs at the check sizes, checks against
-  the interpreter, probes and times (dpia.explore.evaluate._measure), one candidate at a
-  time, so timings stay clean; on a CPU device no preparation runs while one measures (as
-  the local pool does);
-- `RayPool` is the pool the driver's loop talks to (the interface of workers._Pool): results
-  stream back to the driver, which writes each to the database at once.
+  by the device key the driver chose (`Cluster.identity`: the key and limits a node reports,
+  so the driver's host needs no device): it builds (loading the worker's device binary where
+  the worker built for a device of the same key, else compiling the source), runs at the
+  check sizes, checks against the interpreter, probes and times
+  (dpia.explore.evaluate._measure), one candidate at a time, so timings stay clean; on a CPU
+  device no preparation runs while one measures (as the local pool does);
+- `RayPool` is the pool the driver's loop talks to (workers.PoolState, as the local pool):
+  results stream back to the driver, which writes each to the database at once.
 
-Faults: a preparation worker or measuring actor that dies (killed, its host lost) loses its
-in-flight candidate only: it is reported to the driver as lost (`on_lost`: not stored, so a
-later run tries it again; the exploration says what it lost), the worker is replaced (a
-measuring actor on its node, while the node lives; else, or when its replacement cannot
-start, the device is dropped with a ClusterWarning) and the run goes on while a device is left.  One that hangs past
-`timeout_s` is killed and replaced, its candidate a "timeout" as in the local pool.  Ctrl-C
-stops the run: everything measured is already in the database, and the actors are killed.
+Faults: a preparation worker or measuring actor that dies (killed) loses its in-flight
+candidate only: it is reported to the driver as lost (`on_lost`: not stored, so a later run
+tries it again; the exploration says what it lost) and the worker is replaced (a measuring
+actor on its node; when its replacement cannot start, the device is dropped with a
+ClusterWarning).  When its node is gone, every actor of that node goes with it: each loses
+the candidate it held, the node's measuring actors are dropped, its preparation workers start
+again on other nodes (a ClusterWarning); the run goes on while a device is left.  One that
+hangs past `timeout_s` is killed and replaced, its candidate a "timeout" as in the local
+pool.  Ctrl-C stops the run: everything measured is already in the database, and the actors
+are killed.
 
 Ray is optional (`pip install dpia[ray]`); this module imports it when a cluster is opened.
 """
