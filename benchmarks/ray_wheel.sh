@@ -6,6 +6,10 @@
 # train, data, llm, air, workflow), no tests; the binaries' symbols stripped; RECORD written
 # again; members compressed with LZMA (read by pip's zipfile; deflate with COMPRESSION=deflate).
 #
+# Ray's needs that the GPU host's image lacks (jsonschema and its own: KINDS.md's package list
+# has click, filelock, msgpack, packaging, protobuf, pyyaml, requests, attrs) are downloaded
+# beside it, at the versions installed here.
+#
 # Usage: bash benchmarks/ray_wheel.sh [PYTHON_VERSION] [OUT_DIR]
 #   PYTHON_VERSION: 3.12 (the GPU host's python3, the default) or 3.11 (this machine's, for tests)
 #   OUT_DIR: .whl_ray (an ignored folder: carry it with the device tool)
@@ -27,13 +31,19 @@ if [ -z "$original" ]; then
     --platform manylinux2014_x86_64 -d "$cache" "ray==$version"
   original=$(ls "$cache"/ray-"$version"-"$tag"-"$tag"-*.whl | head -1)
 fi
+needs=$(python3 -c "import importlib.metadata as m; print(' '.join(f'{n}=={m.version(n)}' for n in
+  ('jsonschema', 'jsonschema-specifications', 'referencing', 'rpds-py')))")
+# shellcheck disable=SC2086
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+  --platform manylinux2014_x86_64 -d "$out" $needs
 python3 - "$original" "$out" "${COMPRESSION:-lzma}" <<'PY'
 import base64, hashlib, os, shutil, subprocess, sys, tempfile, zipfile
 from pathlib import Path
 
 original, out, compression = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 DROPPED = ("ray/jars/", "ray/dashboard/client/", "ray/rllib/", "ray/tune/", "ray/serve/", "ray/train/",
-           "ray/data/", "ray/llm/", "ray/air/", "ray/workflow/", "ray/widgets/", "ray/setup-dev.py")
+           "ray/data/", "ray/llm/", "ray/air/", "ray/workflow/", "ray/setup-dev.py")
 def dropped(name: str) -> bool:
     parts = name.split("/")
     return (name.startswith(DROPPED) or "tests" in parts[:-1] or name.endswith((".map", ".pyi", ".pxd"))
@@ -43,6 +53,7 @@ work = Path(tempfile.mkdtemp(prefix="raywhl."))
 try:
     with zipfile.ZipFile(original) as whl:
         names = [n for n in whl.namelist() if not n.endswith("/") and not dropped(n)]
+        modes = {n: whl.getinfo(n).external_attr for n in names}  # extract() drops them: the binaries' x bits
         for name in names:
             whl.extract(name, work)
     record = next(n for n in names if n.endswith(".dist-info/RECORD"))
@@ -67,7 +78,7 @@ try:
     with zipfile.ZipFile(partial, "w", method, compresslevel=None if method == zipfile.ZIP_LZMA else 9) as whl:
         for name in [n for n in names if ".dist-info/" not in n] + [n for n in names if ".dist-info/" in n]:
             info = zipfile.ZipInfo.from_file(work / name, name)
-            info.compress_type = method
+            info.compress_type, info.external_attr = method, modes[name]
             with open(work / name, "rb") as f:
                 whl.writestr(info, f.read())
     os.replace(partial, target)
