@@ -484,7 +484,9 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
     "run" (what `dpia run` would use) or "default" (the default schedule).  `progress` is
     called with each finished candidate, `status` with a Status from the start and about
     once a second.  `executor`: where candidates are prepared and measured, None for this
-    host's worker processes (dpia.explore.workers), a dpia.explore.cluster.Cluster for Ray.
+    host's worker processes (dpia.explore.workers), a dpia.explore.cluster.Cluster for Ray;
+    its `identity(device)` gives the device's key and limits (a cluster's: as a node that
+    has the device reports them, so this host needs none).
 
     Time: the search stops at `budget_s`; a baseline still unmeasured then goes on for at
     most half of `timeout_s` more (without it nothing could be quoted), so explore returns
