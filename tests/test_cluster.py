@@ -416,6 +416,21 @@ def test_a_driver_without_the_device_explores_with_the_key_and_limits_the_cluste
         cluster.identity("no such device")
 
 
+def test_a_measuring_actor_whose_device_has_other_limits_than_the_explored_one_is_not_used(cluster, monkeypatch):
+    """As a partitioned GPU would: the same key, other limits (here the explored identity is
+    altered; every actor reports its device's real limits)."""
+    real = cluster.identity
+
+    def partitioned(device=None):
+        return {**real(device), "compute_units": real(device)["compute_units"] + 1}
+
+    monkeypatch.setattr(cluster, "identity", partitioned)
+    with pytest.warns(ClusterWarning, match="other limits"), \
+            pytest.raises(ClusterError, match="a device of this key with other limits"):
+        explore(TOTAL, {"N": 4096}, device=POCL, executor=cluster, workers=1, max_candidates=1,
+                skeletons=[_global_chunks((256,))], baseline="default", evaluator=QUICK)
+
+
 def test_an_unreachable_cluster_is_a_typed_error(monkeypatch):
     import ray
 

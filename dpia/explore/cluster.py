@@ -47,6 +47,7 @@ import attrs
 from .errors import ExploreError
 from .evaluate import (Evaluator, Outcome, Spec, _error_text, _Inputs, _measure, _method, _stage, _StageFailure,
                        _Uploaded, checkable_sizes, failing_rule, probe_levels)
+from .space import DeviceLimits
 from .workers import EXCLUSIVE_WAIT_S, STARTUP_TIMEOUT_S, PoolState, _find_device
 
 # Environment variables the driver hands to its actors: the kernel recording the test suite
@@ -204,7 +205,14 @@ class _Measurer:
         self._cache = _Inputs()
 
     def ready(self) -> dict:
-        return {**_identity(), "problem": self._problem}
+        """Where it runs, and its device's limits (the driver checks them against the
+        explored device's) or why it could not open the device."""
+        limits = None
+        if self._problem is None:
+            from codegen_opencl.runtime import device_identity
+
+            limits = DeviceLimits.of_identity(device_identity(self._session.device))
+        return {**_identity(), "problem": self._problem, "limits": limits}
 
     def stage(self) -> str | None:
         return self._clock.stage
@@ -351,14 +359,17 @@ class Cluster:
                            + "; ".join(sorted(set(found))), where=wanted or "")
 
     def open(self, size: int, key: str, evaluator: Evaluator, timeout_s: float, exclusive: bool,
-             on_derived: Callable, on_done: Callable, on_lost: Callable) -> RayPool:
-        """The pool of one exploration (dpia.explore.driver calls this)."""
+             on_derived: Callable, on_done: Callable, on_lost: Callable,
+             limits: DeviceLimits | None = None) -> RayPool:
+        """The pool of one exploration (dpia.explore.driver calls this); `limits`: the
+        explored device's (from `identity`): a measuring actor whose device has other limits
+        under the same key (a partitioned GPU) is not used."""
         slots = [s for s in self.devices() if s.key == key]
         if not slots:
             raise ClusterError(f"no node of the cluster has the device {key!r}", where=key)
         slots = [s for s in slots for _ in range(self.actors_per_device)]
         return RayPool(self._ray, size, slots, key, evaluator, timeout_s, exclusive, on_derived, on_done, on_lost,
-                       self.worker_cpus, self.ship_binaries)
+                       self.worker_cpus, self.ship_binaries, limits)
 
 
 # ------------------------------------------------------------------------------ the pool
@@ -397,11 +408,11 @@ class RayPool(PoolState):
 
     def __init__(self, ray, size: int, slots: list[DeviceSlot], key: str, evaluator: Evaluator, timeout_s: float,
                  exclusive: bool, on_derived: Callable, on_done: Callable, on_lost: Callable, worker_cpus: float,
-                 ship_binaries: bool = True):
+                 ship_binaries: bool = True, limits: DeviceLimits | None = None):
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self._ray, self._key, self._evaluator, self._timeout = ray, key, evaluator, timeout_s
-        self._exclusive, self._ship_binaries = exclusive, ship_binaries
+        self._exclusive, self._ship_binaries, self._limits = exclusive, ship_binaries, limits
         self._on_derived, self._on_done, self._on_lost = on_derived, on_done, on_lost
         self._env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
         options = {"runtime_env": {"env_vars": self._env}} if self._env else {}
@@ -498,6 +509,10 @@ class RayPool(PoolState):
     def _started(self, actor: _Actor, info: dict) -> None:
         if info.get("problem"):
             self._not_started(actor, f"cannot open the device on {info['where']}: {info['problem']}")
+            return
+        if actor.kind == "measuring actor" and self._limits is not None and info["limits"] != self._limits:
+            self._not_started(actor, f"on {info['where']} has a device of this key with other limits "
+                                     f"({info['limits']}) than the explored one ({self._limits})")
             return
         actor.state, actor.step, actor.where, actor.pid = "idle", None, info["where"], info["pid"]
         actor.node = info["node"]

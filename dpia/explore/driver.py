@@ -526,7 +526,7 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
     try:
         tell(f"starting {workers} worker process(es)")
         with executor.open(workers, key, evaluator, timeout_s, "CPU" in limits.device_type,
-                           run.on_derived, run.on_done, run.on_lost) as pool:
+                           run.on_derived, run.on_done, run.on_lost, limits=limits) as pool:
             tell("choosing the baseline", run, pool)
             first = run.baseline_spec(baseline, limits)
             run.baseline_kind = first.variant or "default"

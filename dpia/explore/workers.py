@@ -297,7 +297,9 @@ class LocalProcesses:
         return device_identity(choose_device(device))
 
     def open(self, size: int, key: str, evaluator: Evaluator, timeout_s: float, exclusive: bool,
-             on_derived: Callable, on_done: Callable, on_lost: Callable) -> _Pool:
+             on_derived: Callable, on_done: Callable, on_lost: Callable, limits=None) -> _Pool:
+        """The pool of one exploration; `limits` (the device's, from `identity`) are this
+        host's device's own: nothing to check them against."""
         return _Pool(size, key, evaluator, timeout_s, exclusive, on_derived, on_done)
 
 
