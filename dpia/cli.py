@@ -10,7 +10,8 @@
         dpia-NAME-SIZES in the current directory)
         [--cluster local|auto|ADDRESS]                  ... on a Ray cluster (pip install 'dpia[ray]')
         FILE[:NAME] ... --size N=2^16,2^20 --device A --device B   a sweep: every program at every
-                                                        size on every device, each stored under its key
+                                                        size on every device, each stored under its key,
+                                                        the devices at once (each device's in turn)
     dpia db merge TARGET SOURCE...                      add to TARGET the rows of each SOURCE it lacks
     dpia show FILE[:NAME] [--size ...]                  the chosen variant's derivation, imperative
         [--stage STAGE]                                 program and OpenCL source; --stage: what one
