@@ -45,6 +45,45 @@ MEASURED = {
 }
 POINTS = [p for kind in PRESETS.values() for p in kind if p.skeleton is not None]
 
+# The GPU mm preset's strategy without its layout options (A's tile copied row-wise, no
+# vectors, no interleaving): a measured variant of it, the point dpia.explore.mapping's
+# tile_schemes generates for the stage-1 variant tile_2d -> tile_reduction -> register_blocking_2d.
+_BLOCKED_TILES = ('tile_2d(n=s0, m=s1)@root; tile_reduction(k=s2)@1.0.1.0.1.1.0.1.0; '
+                  'register_blocking_2d(l1=s3, l2=s4)@1.0.1.0.1.1.0.1.0.1.0.1.0; tile_views()@1.0.1.0.1.1.0.1.0; '
+                  'copied_sequential_reduction()@1.0.1.0.1.1.0.1.0.1.0.1.0.1.0.1.0.1.1.0.1.0; '
+                  'copied_sequential_reduction()@1.0.1.0.1.1.0.1.0; '
+                  'untile_views()@1.0.1.0.1.1.0.1.0.0.0.1.0.0.1.0.1.1; untile_views()@root; '
+                  'blocked_accumulator()@1.0.1.0.1.1.0.1.0.1; lower_map_workgroup(d=1)@1; '
+                  'lower_map_workgroup(d=0)@1.0.1.0.1.1; '
+                  'lower_map_local(d=1)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.0.1; '
+                  'lower_map_local(d=0)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.0.1.0.1.0; '
+                  'lower_map_local(d=1)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.1; '
+                  'lower_map_local(d=0)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.1.0.1.0; '
+                  'lower_map_local(d=1)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0; '
+                  'lower_map_local(d=0)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0; '
+                  'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.0.1.0.1; '
+                  'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.0.1.1; '
+                  'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.1.0; '
+                  'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.1.0.0.1.0; '
+                  'store_copies_local()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0; '
+                  'store_copies_private()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0; '
+                  'accumulator_registers()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0; '
+                  'accumulator_among_items()@1.0.1.0.1.1.0.1.0.1.1.1')
+BLOCKED_TILES = Preset("mm_register_blocked", {"n": 128, "m": 128, "k": 8, "l1": 8, "l2": 8},
+                       "the GPU preset's strategy without its layout options", _BLOCKED_TILES,
+                       {"s0": 128, "s1": 128, "s2": 8, "s3": 8, "s4": 8})
+BIG_GPU_MM = {"M": 4096, "N": 4096, "K": 4096}
+VARIANTS = {"mm_register_blocked(no layout)": (BLOCKED_TILES, MM, BIG_GPU_MM, GPU, "kernels")}
+_SPACES: dict = {}
+
+
+def _space(program, sizes, limits) -> Space:
+    """Space.build with the loop schemes, once per (program, sizes, device) in this module."""
+    key = (str(program), tuple(sorted(sizes.items())), limits)
+    if key not in _SPACES:
+        _SPACES[key] = Space.build(program, sizes, limits, heuristics=LOOPS)
+    return _SPACES[key]
+
 
 def _derive(space: Space, point: Point):
     try:
@@ -73,10 +112,23 @@ def test_every_preset_but_the_gpu_mm_is_a_point():
 
 @pytest.mark.parametrize("preset", POINTS, ids=lambda p: p.strategy_name)
 def test_each_preset_is_a_point_of_the_generated_space_and_derives_its_strategy(preset: Preset):
-    program, sizes, limits, compare = MEASURED[preset.strategy_name]
-    space = Space.build(program, sizes, limits, heuristics=LOOPS)
+    _check_point(preset, *MEASURED[preset.strategy_name])
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_each_measured_variant_is_a_point_of_the_generated_space_and_derives_its_strategy(variant: str):
+    _check_point(*VARIANTS[variant], sampled=False)
+
+
+def _check_point(preset: Preset, program, sizes, limits, compare, sampled: bool = True) -> None:
+    """The preset's skeleton is generated and admits its values (`sampled`: the point is
+    among the space's points too, sampled or added as a preset's); its point derives the
+    named strategy's program (printed, or its kernels) and is what dpia run uses."""
+    space = _space(program, sizes, limits)
     point = preset.point
-    assert point in space.feasible_points, f"{point} is not among the space's points"
+    assert point.family in space.by_family(), f"{point.family} is not a skeleton of the space"
+    if sampled:
+        assert point in space.feasible_points, f"{point} is not among the space's points"
     assert space.family(point.family).admits(point.as_dict())
     low, derivation = _derive(space, point)
     reference, _ = derive(derivation.program, preset.schedule())  # the named strategy, same declarations
@@ -114,14 +166,18 @@ SMALL = {  # preset -> small sizes and values of its skeleton (two chunks, group
     "chunked_sum": (SUM, {"N": 256}, {"s0": 64, "s1": 8}),
     "parallel_reduce_two_stage": (SUM, {"N": 512}, {"s0": 64, "s1": 16, "s2": 4, "s3": 2}),
     "mm_rows_vectorized": (MM, {"M": 8, "N": 32, "K": 8}, {"s0": 4, "s1": 16, "s2": 8}),
+    # 8 x 8 tiles of 2 x 2 blocks, 2 x 2 groups of 4 x 4 items, two k-tiles
+    _BLOCKED_TILES: (MM, {"M": 16, "N": 16, "K": 8}, {"s0": 8, "s1": 8, "s2": 4, "s3": 2, "s4": 2}),
 }
+SMALL_POINTS = POINTS + [BLOCKED_TILES]
 
 
-@pytest.mark.parametrize("preset", POINTS, ids=lambda p: p.strategy_name)
+@pytest.mark.parametrize("preset", SMALL_POINTS, ids=lambda p: p.strategy_name if p in POINTS else str(p))
 def test_the_preset_skeletons_compute_the_program_at_small_sizes(preset: Preset):
+    """On PoCL, and (tests/oclgrind.py) under Oclgrind: no race, no uninitialised value."""
     import dpia
 
-    program, sizes, values = SMALL[preset.strategy_name]
+    program, sizes, values = SMALL.get(preset.strategy_name if preset in POINTS else preset.skeleton)
     space = Space.build(program, sizes, CPU, skeletons=[Skeleton(parse_steps(preset.skeleton))])
     point = Point(preset.skeleton, values)
     low, _ = _derive(space, point)
@@ -184,3 +240,22 @@ def test_an_unrolled_loop_the_values_make_long_stays_a_loop():
     long = fl.infer(fl.fun([fl.array(64, fl.f32)], lambda xs: fl.map(lambda x: x * 2.0, xs))).body
     assert str(unroll(short).expr).startswith("map_seq_unroll")
     assert str(unroll(long).expr).startswith("map_seq ")
+
+
+def test_tiles_are_placed_in_the_hierarchy_only_where_a_tile_reduction_is_register_blocked():
+    from dpia.explore.mapping import apply_steps, tile_schemes
+    from dpia.explore.stages import normal_form
+
+    sizes = {"M": 64, "N": 64, "K": 64}
+    body = prepared_body(MM, sizes)
+    stage1 = parse_steps(_BLOCKED_TILES)[:3]
+    trials = {"s0": 16, "s1": 16, "s2": 8, "s3": 4, "s4": 4}
+
+    def normal(steps):
+        return normal_form()(apply_steps(body, steps, trials)).expr
+
+    assert tile_schemes(normal(()), sizes, {}) == []  # the naive product: no tiles
+    assert tile_schemes(normal(stage1[:2]), sizes, {}) == []  # tiles without register blocks
+    assert tile_schemes(prepared_body(SUM, {"N": 1 << 12}), {"N": 1 << 12}, {}) == []
+    [(steps, slots)] = tile_schemes(normal(stage1), sizes, {})
+    assert "; ".join(map(str, stage1 + steps)) == _BLOCKED_TILES and slots == {}

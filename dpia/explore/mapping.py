@@ -40,7 +40,7 @@ import itertools
 from collections.abc import Iterator, Mapping
 
 from functional.expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine
-from functional.primitives import LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, MAPS, REDUCTIONS, is_view_fn
+from functional.primitives import LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, MAPS, PARALLEL_MAPS, REDUCTIONS, is_view_fn
 from functional.schedules import _perfectly_nested
 from functional.storage import arg_path
 from functional.strategies import at_path, replace_at
@@ -372,3 +372,141 @@ def loop_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tupl
 
 __all__ = ["MAX_LOOP_SCHEMES", "MAX_MAPPINGS", "apply_steps", "group_maps", "host_maps", "host_reductions",
            "loop_schemes", "mappings", "schemes"]
+
+
+# ---------------------------------------------------------- tiles in the memory hierarchy
+
+# The levels of a register-blocked tiling, outermost first: the tiles' rows and columns over
+# work-groups, a tile's blocks over the group's items, a block's rows and columns unrolled
+# (its values in registers).  A level of None: the move takes no OpenCL dimension.
+HIERARCHY_LEVELS: tuple[tuple[str, int | None], ...] = (
+    ("lower_map_workgroup", 1), ("lower_map_workgroup", 0), ("lower_map_local", 1), ("lower_map_local", 0),
+    ("lower_map_seq_unroll", None), ("lower_map_seq_unroll", None))
+
+
+def _everywhere(e: Expr, move: str, steps: list[Step], where=None) -> tuple[Expr, int]:
+    """The move at every node where its site test holds and its rules apply (`where(path)`
+    too, when given), innermost and last first so that the other places' paths stay valid;
+    each application appended to `steps`.  The rewritten program and how many applied."""
+    from .algorithmic import positions
+
+    test = MOVES[move].site
+    places = [p for p, node in positions(e) if node.t is not None and test(node) and (where is None or where(p))]
+    applied_here = 0
+    for path in reversed(places):
+        step = Step(move, path)
+        done = apply_steps(e, (step,), {})
+        if done is not None:
+            e, applied_here = done, applied_here + 1
+            steps.append(step)
+    return e, applied_here
+
+
+def hierarchy_steps(e: Expr, levels=HIERARCHY_LEVELS, path: tuple = (), depth: int = 0) -> list[Step]:
+    """The computing maps as ELEVATE's `parallel(levels)` places them (schedules.parallel):
+    each outermost computing map at `levels[depth]`, the maps its function computes one
+    level deeper, the maps producing its data at the same level; beyond the levels map_seq."""
+    from functional.schedules import _compute_map
+
+    if _compute_map(e):
+        _, args = spine(e)
+        move, dim = levels[depth] if depth < len(levels) else ("lower_map_seq", None)
+        out = [Step(move, path, (("d", dim),) if dim is not None else ())]
+        f_path = path + arg_path(len(args), 0)
+        f = args[0]
+        out += hierarchy_steps(f.body, levels, f_path + (0,), depth + 1) if isinstance(f, Lambda) else \
+            hierarchy_steps(f, levels, f_path, depth + 1)
+        if len(args) == 2:
+            out += hierarchy_steps(args[1], levels, path + arg_path(2, 1), depth)
+        return out
+    return [s for k, c in enumerate(e.children()) for s in hierarchy_steps(c, levels, path + (k,), depth)]
+
+
+def contexts(e: Expr) -> dict[tuple, str]:
+    """Where each node runs (functional.storage's contexts), by path: HOST at the top, GROUP
+    inside a map_workgroup's function, ITEM inside a map_local's or map_global's."""
+    from functional.storage import HOST, function_context
+
+    out: dict[tuple, str] = {}
+    functions: dict[tuple, str] = {}  # a parallel map's function -> the context it runs in
+    stack: list[tuple[Expr, tuple, str]] = [(e, (), HOST)]
+    while stack:
+        node, path, ctx = stack.pop()
+        ctx = functions.get(path, ctx)
+        out[path] = ctx
+        head, args = spine(node)
+        if isinstance(head, Prim) and head.name in PARALLEL_MAPS and len(args) == 2:
+            functions[path + arg_path(2, 0)] = function_context(ctx, head.name)
+        stack += [(c, path + (k,), ctx) for k, c in enumerate(node.children())]
+    return out
+
+
+def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tuple[tuple[Step, ...], dict]]:
+    """(steps, new slots) placing register-blocked tiles in the memory hierarchy, where a
+    variant has them (the rules' own preconditions decide; nothing else is matched):
+
+        views       tile reductions' k-wide tiles and 2D tilings' layout maps as whole-array views
+                    (tile_views, untile_views)
+        loops       each reduction over tiles one loop, its elements copied once per step
+                    (copied_sequential_reduction)
+        blocks      an accumulator updated by register blocks blocked the same way
+                    (blocked_accumulator; without one, no scheme: the hierarchy gives each item a block)
+        mapping     the levels of HIERARCHY_LEVELS (work-groups 1 / 0, items 1 / 0, unrolled loops)
+        storage     copies a group makes in local memory, an item's in private memory
+                    (store_copies_local / _private); an item's constant accumulator in registers
+                    (accumulator_registers); a group's 2D accumulator spread over its items
+                    (accumulator_among_items)
+
+    Empty where a variant has no register-blocked tile reduction."""
+    from functional.storage import GROUP, ITEM
+
+    if not blocked_tile_reduction(e):
+        return []  # no rule application needed to know: blocked_accumulator could apply nowhere
+    steps: list[Step] = []
+    e, _ = _everywhere(e, "tile_views", steps)
+    e, copied = _everywhere(e, "copied_sequential_reduction", steps)
+    if not copied:
+        return []
+    e, _ = _everywhere(e, "untile_views", steps)
+    e, blocked = _everywhere(e, "blocked_accumulator", steps)
+    if not blocked:
+        return []
+    levels = tuple(hierarchy_steps(e))
+    e = apply_steps(e, levels, {})
+    if e is None:
+        return []
+    steps += levels
+    where = contexts(e)
+    e, _ = _everywhere(e, "store_copies_local", steps, lambda p: where.get(p) == GROUP)
+    e, _ = _everywhere(e, "store_copies_private", steps, lambda p: where.get(p) == ITEM)
+    where = contexts(e)
+    e, _ = _everywhere(e, "accumulator_registers", steps,
+                       lambda p: where.get(p) == ITEM and sequential_at(e, p))
+    where = contexts(e)
+    _everywhere(e, "accumulator_among_items", steps, lambda p: where.get(p) == GROUP)
+    return [(tuple(steps), {})]
+
+
+def blocked_tile_reduction(e: Expr) -> bool:
+    """Whether a reduction over tiles computes its elements with a 2D tiling (`join (map
+    ...)` in the function of the map producing them): blocked_accumulator's precondition,
+    the step adds untiled blocks, can hold only there.  A structural test (no rule runs), so
+    the variants without one cost nothing."""
+    from functional.expr import walk
+
+    from .moves import reduction_over_tiles, untiled
+
+    for node in walk(e):
+        if reduction_over_tiles(node):
+            g = spine(applied(node, "reduce", 3)[2])[1][0]
+            if any(untiled(inner) for inner in walk(g)):
+                return True
+    return False
+
+
+def sequential_at(e: Expr, path: tuple) -> bool:
+    node = at_path(e, path)
+    return applied(node, "reduce_seq", 3) is not None
+
+
+__all__ += ["HIERARCHY_LEVELS", "contexts", "hierarchy_steps", "tile_schemes"]

@@ -29,7 +29,7 @@ from functional.nat import Nat
 from functional.primitives import is_view_fn
 from functional.rules.core import RULES
 from functional.rules.vocabulary import LOCAL_SIZES, MACROS, Macro
-from functional.strategies import Strategy, argument, seq, try_
+from functional.strategies import Strategy, argument, seq, top_down, try_
 from functional.types import ArrayType
 
 ALGORITHMIC, MAPPING = "algorithmic", "mapping"
@@ -188,6 +188,98 @@ def accumulator_registers() -> Strategy:
         seq(guard("a vectorised accumulator", as_scalars), argument(at_reduction))
 
 
+
+# ------------------------------------------------------------ tiles in the memory hierarchy
+
+
+def _element_type(t):
+    return t.elem if isinstance(t, ArrayType) else None
+
+
+def _holds_array(t) -> bool:
+    from functional.types import TupleType
+
+    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(_holds_array(x) for x in t.elems))
+
+
+def reduction_over_tiles(e: Expr) -> bool:
+    """`reduce f z (map g xs)` whose elements hold arrays (tiles, a block's column and row):
+    each element is read many times by the step, so copying it once pays."""
+    args = applied(e, "reduce", 3)
+    return (args is not None and applied(args[2], "map", 2) is not None and isinstance(args[2].t, ArrayType)
+            and _holds_array(args[2].t.elem))
+
+
+def copied_sequential_reduction() -> Strategy:
+    """At a reduction over tiles: one loop (lower_reduce_seq) with the map producing its
+    elements fused into the step (reduce_seq_map_fusion) and each element copied once where
+    the step starts (copy_element): where the copies live is decided later (store_copies)."""
+    return seq(RULES["lower_reduce_seq"].strategy(), RULES["reduce_seq_map_fusion"].strategy(),
+               RULES["copy_element"].strategy())
+
+
+def _tile_views() -> Strategy:
+    from functional.rules.macros import tile_views
+
+    return tile_views()
+
+
+def _untile_views() -> Strategy:
+    from functional.rules.macros import untile_views
+
+    return untile_views()
+
+
+def untiled(e: Expr) -> bool:
+    """`join (map (fun(rows) => ...) R)`: what a 2D tiling (tile_2d) leaves at the top."""
+    args = applied(e, "join", 1)
+    return args is not None and applied(args[0], "map", 2) is not None
+
+
+def blocked_accumulator() -> Strategy:
+    """At a sequential reduction whose step adds the untiled blocks of a register blocking to
+    a 2D accumulator: the accumulator blocked the same way (block_accumulator), each block's
+    reduction starting from the accumulator's block (reduce_init_fusion, then neutral_init
+    drops the `+ 0` where it starts from zeros), the update fused into the products
+    (schedules.fuse_tile_update's rules): a work-item computing a block owns its block."""
+    from functional.schedules import fuse_tile_update
+
+    return seq(RULES["block_accumulator"].strategy(), top_down(RULES["reduce_init_fusion"].strategy()),
+               try_(top_down(RULES["neutral_init"].strategy())), fuse_tile_update())
+
+
+def sequential_reduction(e: Expr) -> bool:
+    return applied(e, "reduce_seq", 3) is not None or applied(e, "reduce_seq_unroll", 3) is not None
+
+
+def copied_pair(e: Expr) -> bool:
+    """`let (pair a b) f`: the copies copy_element binds for the step of a reduction over pairs."""
+    args = applied(e, "let", 2)
+    return args is not None and applied(args[0], "pair", 2) is not None
+
+
+def store_copies(space: str) -> Callable[[], Strategy]:
+    """At `let (pair copy_a copy_b) f`: both copies stored in `space` (store_{space})."""
+    from functional.rules.macros import let_value, pair_parts
+
+    return lambda: let_value(pair_parts(RULES[f"store_{space}"].strategy()))
+
+
+def accumulator_among_items() -> Strategy:
+    """At a sequential reduction a work-group runs into a 2D accumulator: its initial value
+    written by the group's items (materialise_reduce_init_local), its result leaving through
+    them (write_reduction_with_local_maps), and the accumulator itself private
+    (materialise_private): each item touches only its own part (block_accumulator), which
+    imperative.passes.privatise keeps in registers."""
+    return seq(try_(RULES["materialise_reduce_init_local"].strategy()),
+               RULES["write_reduction_with_local_maps"].strategy(),
+               argument(RULES["materialise_private"].strategy()))
+
+
+def two_dimensional_accumulator(e: Expr) -> bool:
+    args = applied(e, "reduce_seq", 3)
+    return (args is not None and isinstance(args[1].t, ArrayType) and isinstance(args[1].t.elem, ArrayType))
+
 # ------------------------------------------------------------------------- the moves
 
 
@@ -234,6 +326,26 @@ MAPPING_MOVES: tuple[Move, ...] = (
     Move("accumulator_registers", MAPPING, "reduce_seq f z xs -> map_seq_unroll copy (reduce_seq f (map_seq_unroll "
          "copy z) xs)   (an accumulator of constant shape copied in and out by unrolled loops: private registers)",
          accumulator_registers, site=lambda e: accumulator_shape(e) is not None),
+    Move("tile_views", MAPPING, "reduce F Z (map T (zip (transpose (map (split k) rows)) (transpose (map (split k) "
+         "cols)))) -> reduce F Z (map (fun(p) => T (transpose (fst p), transpose (snd p))) (zip (split k (transpose "
+         "rows)) (split k (transpose cols))))   (a tile reduction's k-wide tiles as whole-array views)",
+         _tile_views, site=reduction_over_tiles),
+    Move("copied_sequential_reduction", MAPPING, "reduce f z (map g xs) -> reduce_seq (fun(a, x) => let (copy x) "
+         "(fun(x) => f a (g x))) z xs   (a reduction over tiles: one loop, each element copied once)",
+         copied_sequential_reduction, site=reduction_over_tiles),
+    Move("untile_views", MAPPING, "join (map (fun(rows) => map join (transpose (map (fun(cols) => T) C))) R) -> "
+         "join (map (fun(rows) => transpose (join (map (fun(cols) => transpose T) C))) R)   (a 2D tiling's layout "
+         "maps as whole-array views)", _untile_views, site=untiled),
+    Move("blocked_accumulator", MAPPING, "reduce_seq (fun(a, x) => map2² f a (untile B)) z xs -> untile (reduce_seq "
+         "(fun(a, x) => per block: B's block reduced from a's block) (tile z) xs)   (block_accumulator, "
+         "reduce_init_fusion, neutral_init, the update fused)", blocked_accumulator, site=sequential_reduction),
+    Move("store_copies_local", MAPPING, "let (copy a, copy b) f -> let (to_local (copy a), to_local (copy b)) f   "
+         "(a work-group's copies of its tiles in local memory)", store_copies("local"), site=copied_pair),
+    Move("store_copies_private", MAPPING, "let (copy a, copy b) f -> let (to_private (copy a), to_private "
+         "(copy b)) f   (a work-item's copies in private memory)", store_copies("private"), site=copied_pair),
+    Move("accumulator_among_items", MAPPING, "reduce_seq f z xs -> map_local 1 (map_local 0 id) (to_private "
+         "(reduce_seq f (map_local 1 (map_local 0 id) z) xs))   (a work-group's 2D accumulator, each item's "
+         "part in its registers)", accumulator_among_items, site=two_dimensional_accumulator),
 )
 
 MOVES: Mapping[str, Move] = {m.name: m for m in ALGORITHMIC_MOVES + MAPPING_MOVES}
@@ -247,8 +359,15 @@ __all__ = [
     "MOVES",
     "VECTOR_WIDTHS",
     "Move",
+    "accumulator_among_items",
     "accumulator_registers",
     "accumulator_shape",
+    "blocked_accumulator",
+    "copied_pair",
+    "copied_sequential_reduction",
+    "reduction_over_tiles",
+    "store_copies",
+    "untiled",
     "computing_map",
     "lane_reduction",
     "loop_length",

@@ -21,7 +21,7 @@ from functional.infer import infer
 from functional.strategies import Strategy, seq
 
 from .algorithmic import Heuristics, algorithmic_variants
-from .mapping import loop_schemes, mappings, relabelled
+from .mapping import loop_schemes, mappings, relabelled, tile_schemes
 from .space import Skeleton, with_size_facts
 
 PREPARE = ("eta", "hoist", "fuse")
@@ -68,20 +68,26 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
     heuristics = heuristics or Heuristics()
     out: list[Skeleton] = []
     seen: set[str] = set()
+
+    def add(variant, steps, new_slots) -> None:
+        slots = {**variant.slots, **new_slots}
+        choices = {name: slot.values for name, slot in slots.items()}
+        divides = {name: slot.divides for name, slot in slots.items() if slot.divides}
+        slot_sizes = {name: slot.sizes for name, slot in slots.items()}
+        within = {name: slot.within for name, slot in slots.items() if getattr(slot, "within", None)}
+        skeleton = Skeleton(variant.steps + steps, choices, divides, slot_sizes, within)
+        if skeleton.name not in seen:
+            seen.add(skeleton.name)
+            out.append(skeleton)
+
     for variant in algorithmic_variants(body, sizes, heuristics):
         expr = _normal(variant.expr)
         for mapping in mappings(expr):
             loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots) if heuristics.loops else [((), {})]
             for steps, new_slots in loops:
-                slots = {**variant.slots, **new_slots}
-                choices = {name: slot.values for name, slot in slots.items()}
-                divides = {name: slot.divides for name, slot in slots.items() if slot.divides}
-                slot_sizes = {name: slot.sizes for name, slot in slots.items()}
-                within = {name: slot.within for name, slot in slots.items() if getattr(slot, "within", None)}
-                skeleton = Skeleton(variant.steps + mapping + steps, choices, divides, slot_sizes, within)
-                if skeleton.name not in seen:
-                    seen.add(skeleton.name)
-                    out.append(skeleton)
+                add(variant, mapping + steps, new_slots)
+        for steps, new_slots in tile_schemes(expr, sizes, variant.slots):  # register-blocked tiles, where it has them
+            add(variant, steps, new_slots)
     return tuple(out)
 
 
