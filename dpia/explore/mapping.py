@@ -39,6 +39,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping
 
+import attrs
+
 from functional.expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine
 from functional.primitives import LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, MAPS, PARALLEL_MAPS, REDUCTIONS, is_view_fn
 from functional.schedules import _perfectly_nested
@@ -482,9 +484,101 @@ def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tupl
     where = contexts(e)
     e, _ = _everywhere(e, "accumulator_registers", steps,
                        lambda p: where.get(p) == ITEM and sequential_at(e, p))
+    # the group's accumulator contains the copies: its place is the same whatever their layouts
     where = contexts(e)
-    _everywhere(e, "accumulator_among_items", steps, lambda p: where.get(p) == GROUP)
-    return [(tuple(steps), {})]
+    spread: list[Step] = []
+    _everywhere(e, "accumulator_among_items", spread, lambda p: where.get(p) == GROUP)
+    return [(tuple(steps) + layout + tuple(spread), new_slots) for layout, new_slots in layouts(e, sizes, slots)]
+
+
+# A local copy's layouts, as moves at the copy (`to_local C`, C the parallel copy at +1):
+# which local id walks its rows (swap_local_dims), vectors (vectorized_copy; along the other
+# dimension after interchange_parallel), padded rows, interleaved rows.  Each a list of
+# (move, where: "store" the to_local, "copy" C, "inner" C's map after interchange_parallel).
+COPY_LAYOUTS: tuple[tuple[tuple[str, str], ...], ...] = (
+    (),
+    (("swap_local_dims", "copy"),),
+    (("vectorized_copy", "copy"),),
+    (("swap_local_dims", "copy"), ("pad_local_rows", "store")),
+    (("swap_local_dims", "copy"), ("interchange_parallel", "copy"), ("vectorized_copy", "inner")),
+    (("interleave_local_rows", "store"),),
+    (("vectorized_copy", "copy"), ("interleave_local_rows", "store")),
+)
+MAX_LAYOUTS = 64  # layout combinations per register-blocked variant
+
+
+def local_copies(e: Expr) -> list[tuple]:
+    """Paths of the copies a work-group stores in local memory (`to_local` of a parallel copy)."""
+    from .algorithmic import positions
+    from .moves import parallel_copy, stored_locally
+
+    return [p for p, node in positions(e) if node.t is not None and stored_locally(node)
+            and parallel_copy(applied(node, "to_local", 1)[0])]
+
+
+def layouts(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tuple[tuple[Step, ...], dict]]:
+    """(steps, new slots) of the layouts of the local copies (COPY_LAYOUTS each, combined; the
+    default first, at most MAX_LAYOUTS): each layout's moves where their rules apply, their
+    parameters slots drawn like stage 1's (divisors of the lengths they split)."""
+
+    per_copy = []
+    for path in local_copies(e):
+        options: list[tuple[tuple[Step, ...], dict]] = []
+        for layout in COPY_LAYOUTS:
+            option = _copy_layout(e, path, layout, sizes, {**slots}, len(slots))
+            if option is not None:
+                options.append(option)
+        per_copy.append(options)
+    out: list[tuple[tuple[Step, ...], dict]] = []
+    for combo in itertools.product(*per_copy):  # the copies are disjoint: their layouts combine
+        steps: tuple[Step, ...] = ()
+        new: dict = {}
+        for option_steps, option_slots in combo:
+            renamed = _renamed_slots(option_steps, option_slots, len(slots) + len(new))
+            steps += renamed[0]
+            new.update(renamed[1])
+        out.append((steps, new))
+        if len(out) >= MAX_LAYOUTS:
+            break
+    return out or [((), {})]
+
+
+def _renamed_slots(steps: tuple[Step, ...], new: dict, first: int) -> tuple[tuple[Step, ...], dict]:
+    """The option's slots renumbered from s{first} (each copy's options drew theirs from the same start)."""
+    names = {old: f"s{first + k}" for k, old in enumerate(sorted(new, key=lambda n: int(n[1:])))}
+    return (tuple(attrs.evolve(s, slots=tuple((p, names.get(v, v)) for p, v in s.slots)) for s in steps),
+            {names[n]: (attrs.evolve(slot, divides=names.get(slot.divides, slot.divides)) if slot.divides else slot)
+             for n, slot in new.items()})
+
+
+def _copy_layout(e: Expr, path: tuple, layout, sizes, slots: dict, first: int):
+    """The layout's steps at the copy at `path` with their new slots, or None where a move
+    does not apply (at the trial values)."""
+    from .algorithmic import trial_slots
+
+    steps: list[Step] = []
+    new: dict = {}
+    places = {"store": path, "copy": path + (1,), "inner": path + (1, 1)}
+    for move, where in layout:
+        node_path = places[where]
+        try:
+            node = at_path(e, node_path)
+        except (IndexError, AttributeError):
+            return None
+        spec = MOVES[move]
+        if node.t is None or not spec.site(node):
+            return None
+        drawn = trial_slots(spec, node, sizes, {**slots, **new}, first + len(new)) if spec.tuned else {}
+        if drawn is None:
+            return None
+        step = Step(move, node_path, (), tuple((p, name) for p, (name, _) in drawn.items()))
+        new.update({name: slot for name, slot in drawn.values()})
+        done = apply_steps(e, (step,), {n: s.trial for n, s in {**slots, **new}.items()})
+        if done is None:
+            return None
+        e = done
+        steps.append(step)
+    return tuple(steps), new
 
 
 def blocked_tile_reduction(e: Expr) -> bool:
@@ -509,4 +603,4 @@ def sequential_at(e: Expr, path: tuple) -> bool:
     return applied(node, "reduce_seq", 3) is not None
 
 
-__all__ += ["HIERARCHY_LEVELS", "contexts", "hierarchy_steps", "tile_schemes"]
+__all__ += ["COPY_LAYOUTS", "HIERARCHY_LEVELS", "MAX_LAYOUTS", "contexts", "hierarchy_steps", "layouts", "local_copies", "tile_schemes"]

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from functional.expr import Expr, Prim, applied, spine
+from functional.expr import Expr, Lambda, Prim, applied, spine
 from functional.nat import Nat
 from functional.primitives import is_view_fn
 from functional.rules.core import RULES
@@ -280,6 +280,47 @@ def two_dimensional_accumulator(e: Expr) -> bool:
     args = applied(e, "reduce_seq", 3)
     return (args is not None and isinstance(args[1].t, ArrayType) and isinstance(args[1].t.elem, ArrayType))
 
+
+# ---------------------------------------------------------------- layouts of local copies
+
+
+def parallel_copy(e: Expr) -> bool:
+    """`map_p a (fun(r) => map_q b f r) xss`, both maps parallel (a tile copy over a work-group's items)."""
+    args = applied(e, "map_local", 2)
+    if args is None or not isinstance(args[0], Lambda):
+        return False
+    return applied(args[0].body, "map_local", 2) is not None
+
+
+def stored_locally(e: Expr) -> bool:
+    """`to_local e`, e a 2D array: a copy in local memory whose storage order may change."""
+    args = applied(e, "to_local", 1)
+    return args is not None and isinstance(e.t, ArrayType) and isinstance(e.t.elem, ArrayType)
+
+
+def vectorized_copy(n: int, w: int) -> Strategy:
+    """At a parallel 2D copy: its elements in rows of n (reshape_parallel: the copy spread over
+    more of the group's items), each item moving w of them per instruction
+    (vectorize_parallel on the inner map)."""
+    from functional.strategies import fmap
+
+    return seq(RULES["reshape_parallel"].strategy(n=n),
+               argument(argument(fmap(RULES["vectorize_parallel"].strategy(w=w)))))
+
+
+def _copy_elements(e: Expr) -> dict:
+    """The element count of the copied 2D array, for the row length n of vectorized_copy."""
+    t = applied(e, "map_local", 2)[1].t
+    return {"n": t.size * t.elem.size, "w": "n"}
+
+
+def _local_row(e: Expr) -> dict:
+    t = applied(e, "to_local", 1)[0].t
+    return {"b": t.elem.size, "g": "b"}
+
+
+PADDINGS = (1, 2, 4)  # unused values at the end of a local row (the slot: those dividing the row length)
+
 # ------------------------------------------------------------------------- the moves
 
 
@@ -346,6 +387,24 @@ MAPPING_MOVES: tuple[Move, ...] = (
     Move("accumulator_among_items", MAPPING, "reduce_seq f z xs -> map_local 1 (map_local 0 id) (to_private "
          "(reduce_seq f (map_local 1 (map_local 0 id) z) xs))   (a work-group's 2D accumulator, each item's "
          "part in its registers)", accumulator_among_items, site=two_dimensional_accumulator),
+    Move("swap_local_dims", MAPPING, "map_local 1 (fun(r) => map_local 0 f r) xss -> map_local 0 (fun(r) => "
+         "map_local 1 f r) xss   (local id 0 along the rows: a copy reading contiguous memory)",
+         lambda: RULES["swap_local_dims"].strategy(), site=parallel_copy),
+    Move("interchange_parallel", MAPPING, "map_p a (fun(r) => map_q b f r) xss -> transpose (map_q b (fun(c) => "
+         "map_p a f c) (transpose xss))   (a copy's inner map along the other dimension, e.g. to read it as "
+         "vectors)", lambda: RULES["interchange_parallel"].strategy(), site=parallel_copy),
+    Move("vectorized_copy", MAPPING, "map_p a (fun(r) => map_q b f r) xss -> split c (join (map_p a (fun(r) => "
+         "as_scalar (map_q b (map_vec f) (as_vector w r))) (split n (join xss))))   (a copy in rows of n, w values "
+         "per item and instruction)", vectorized_copy, ("n", "w"), _copy_elements, parallel_copy, ("n", "w"),
+         {"w": VECTOR_WIDTHS}),
+    Move("pad_local_rows", MAPPING, "to_local (map_local (fun(r) => map_local g r) xs) -> map (take n) (to_local "
+         "(map_local (fun(r) => map_local g (pad_const 0 p 0 r)) xs))   (p unused values per local row: no bank "
+         "conflicts along a column)", lambda p: RULES["pad_local_rows"].strategy(p=p), ("p",),
+         lambda e: {"p": applied(e, "to_local", 1)[0].t.elem.size}, stored_locally, (), {"p": PADDINGS}),
+    Move("interleave_local_rows", MAPPING, "to_local e -> map (deinterleave b g) (to_local (map (interleave b g) "
+         "e))   (runs of g values of consecutive b-blocks side by side in local memory)",
+         lambda b, g: RULES["interleave_local_rows"].strategy(b=b, g=g), ("b", "g"), _local_row, stored_locally,
+         ("b", "g"), {"g": VECTOR_WIDTHS}),
 )
 
 MOVES: Mapping[str, Move] = {m.name: m for m in ALGORITHMIC_MOVES + MAPPING_MOVES}
@@ -363,17 +422,20 @@ __all__ = [
     "accumulator_registers",
     "accumulator_shape",
     "blocked_accumulator",
+    "computing_map",
     "copied_pair",
     "copied_sequential_reduction",
-    "reduction_over_tiles",
-    "store_copies",
-    "untiled",
-    "computing_map",
     "lane_reduction",
     "loop_length",
+    "parallel_copy",
     "reads_parallel_stage",
     "reduce_tree_stage",
+    "reduction_over_tiles",
     "saturated_reduce",
     "short_constant_loop",
+    "store_copies",
+    "stored_locally",
+    "untiled",
     "vectorized_accumulator",
+    "vectorized_copy",
 ]
