@@ -30,6 +30,21 @@ Then, for each mapping, the loops (`loop_schemes`, at most MAX_LOOP_SCHEMES):
                 reductions of a vector's lanes or the maps unrolled; an accumulator in
                 registers always with the maps unrolled (registers need constant indices)
 
+Besides, for a variant with a register-blocked tile reduction (`tile_schemes`, its own
+skeletons, without loop schemes): the tiles in the memory hierarchy, as ELEVATE's mm
+schedules place them (functional.schedules.mm_register_blocked):
+
+    tiles       the views (tile_views, untile_views), each reduction over tiles one loop
+                copying its elements (copied_sequential_reduction), the accumulator blocked
+                like the register blocks (blocked_accumulator), the levels HIERARCHY_LEVELS
+                (work-groups 1 / 0, items 1 / 0, a block's loops unrolled), a group's copies
+                in local memory and an item's in private memory, the item's accumulator in
+                registers, the group's spread over its items (accumulator_among_items)
+    layouts     each local copy as it is or one of COPY_LAYOUTS (local id 0 along its rows,
+                vectors, padded or interleaved rows: slots for the vector width, the rows
+                of the reshaped copy, the padding, the interleaving), the copies' layouts
+                combined (at most MAX_LAYOUTS)
+
 Everything no step lowers the default lowering completes: reductions as loops, inner maps as
 loops, storage.
 """

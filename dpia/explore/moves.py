@@ -12,7 +12,10 @@ dimension): they are part of a skeleton, not tuned.
     MAPPING       stage 2: a map onto global ids, work-groups, local ids or a loop; a
                   program-level reduction as one work-item's loop, or a further stage of
                   work-group trees over the stored partial results; short constant loops
-                  unrolled
+                  unrolled; register-blocked tiles placed in the memory hierarchy (views,
+                  copied sequential tile reductions, blocked accumulators, where copies and
+                  accumulators live) and the layouts of the local copies (which local id
+                  walks their rows, vectors, padded and interleaved rows)
 
 Every strategy here is a composition of registered rules, so a move's derivation replays
 step by step and every step is a rule checked against the interpreter.

@@ -7,7 +7,7 @@ name (its moves and their places), and one value per slot, so the search starts 
 (`Space.build` adds it to the points where sampling left it out).  Each one reproduces a named
 strategy of `functional.schedules` with its parameters, measured under that name
 (benchmarks/RESULTS.md): tests/test_presets.py derives both and compares them.  A preset not
-yet reachable from the generated space keeps the strategy alone (`skeleton` None).
+reachable from the generated space would keep the strategy alone (`skeleton` None); none is.
 
 Nothing matches program shapes: a preset applies to a program when its moves derive on it
 (its rules' own preconditions decide), on the program re-declared with the divisibility
@@ -64,7 +64,7 @@ class Preset:
 
 
 # The points of the presets (skeleton names as dpia.explore.stages generates them for seed.total
-# and seed.mm, the programs they were measured on).
+# and seed.mm, the programs they were measured on, at the sizes tests/test_presets.py names).
 _TWO_STAGE_TREE = ("reduce_tree(block=s0, local=s1)@root; lower_map_workgroup(d=0)@1; "
                    "lower_map_local(d=0)@1.0.1.0.1.0.1.0.0; lower_map_local(d=0)@1.0.1.0.1.1; "
                    "reduce_tree_stage(block=s2, local=s3)@root")

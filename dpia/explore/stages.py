@@ -6,7 +6,8 @@
 SimplifyAndFuse); stage 1 (dpia.explore.algorithmic) and stage 2 (dpia.explore.mapping)
 generate the skeletons' moves (stage 2: the maps' schemes, then the loops' schemes: an
 accumulator in registers, unrolling, program-level reductions as one item's loop or a
-further tree stage); stage 3 (`parameters`) is each slot's candidate values, drawn in
+further tree stage; a register-blocked tile reduction's tiles in the memory hierarchy and
+the layouts of its local copies: mapping.tile_schemes); stage 3 (`parameters`) is each slot's candidate values, drawn in
 stages 1 and 2 (a further tree stage's and a vectorised accumulator's slots); `completion` is the rest of the default lowering (reductions' stages,
 remaining loops, storage, the check that nothing is left high level).
 """
@@ -95,7 +96,8 @@ STAGES = (
     ("prepare", "the default lowering's normal form: eta, hoisting, fusion"),
     ("algorithmic", "macro moves at every position, bounded sequences, heuristics (dpia.explore.algorithmic)"),
     ("mapping", ("maps onto global ids, work-groups and local ids, or loops; program-level reductions as one "
-                 "item's loop or further tree stages; accumulators in registers; short loops unrolled "
+                 "item's loop or further tree stages; accumulators in registers; short loops unrolled; "
+                 "register-blocked tiles in local and private memory, the local copies' layouts "
                  "(dpia.explore.mapping)")),
     ("parameters", "each slot's values: divisors of the length it splits (dpia.explore.algorithmic.trial_slots)"),
     ("completion", "the rest of the default lowering: reductions, loops, storage, check"),
