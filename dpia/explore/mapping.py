@@ -535,7 +535,6 @@ def layouts(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tuple[tup
     """(steps, new slots) of the layouts of the local copies (COPY_LAYOUTS each, combined; the
     default first, at most MAX_LAYOUTS): each layout's moves where their rules apply, their
     parameters slots drawn like stage 1's (divisors of the lengths they split)."""
-
     per_copy = []
     for path in local_copies(e):
         options: list[tuple[tuple[Step, ...], dict]] = []
