@@ -334,3 +334,22 @@ def test_the_local_copies_layouts_compute_the_program_at_small_sizes(layout):
     low, _ = _derive(small, Point(family.name, values))
     inputs = random_inputs(program, sizes, 0)
     assert relative_error(dpia.compile(low)(*inputs), fl.interpret(program, *inputs)) < 1e-4
+
+
+def test_items_of_the_inner_local_dimension_are_not_given_stages_that_pass_values():
+    """mm with a tree inside each dot product (reduce_tree then fission), mapped onto a 2D
+    work-group: map_local 1 over the tree's chunks may not put the tree's stages on local
+    dimension 0 (the storage analysis would keep their results in one item's private memory
+    while other items read them: wrong results found on the H200); map_local 1 alone stays."""
+    from dpia.explore.mapping import apply_steps, schemes
+
+    sizes = {"M": 8, "N": 8, "K": 128}
+    body = prepared_body(MM, sizes)
+    tree = parse_steps("reduce_tree(block=s0, local=s1)@0.1.0.0.1.0; fission()@0.1.0.0.1.0.1")
+    treed = apply_steps(body, tree, {"s0": 8, "s1": 2})
+    assert treed is not None
+
+    def local_dims(e):
+        return [{dict(s.fixed)["d"] for s in steps if s.move == "lower_map_local"} for steps in schemes(e, ())]
+
+    assert {0, 1} not in local_dims(treed) and {1} in local_dims(treed)

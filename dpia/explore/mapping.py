@@ -149,13 +149,20 @@ def group_maps(e: Expr, path: tuple = ()) -> Iterator[tuple]:
 
 
 def _locals(e: Expr, path: tuple, dims: tuple[int, ...]) -> list[Step]:
-    """map_local dims[0] over the first maps inside the node at `path`, dims[1] inside those."""
+    """map_local dims[0] over the first maps inside the node at `path`, dims[1] inside those
+    where an item of dims[0] runs one map over views only: the items of dims[1] then split
+    that map and pass nothing to each other.  Stages inside (a tree's levels, a map reading
+    another map's results) would pass values between the items of dims[1] within one item
+    of dims[0]: the storage analysis places such values as that item's own (private), so
+    they stay the item's loops."""
     out: list[Step] = []
     for p in group_maps(at_path(e, path), path):
         out.append(Step("lower_map_local", p, (("d", dims[0]),)))
         if len(dims) > 1:
             inner_path, _ = _function_body_path(at_path(e, p), p)
-            out += _locals(e, inner_path, dims[1:])
+            inner = list(group_maps(at_path(e, inner_path), inner_path))
+            if len(inner) == 1 and not has_computation(spine(at_path(e, inner[0]))[1][1]):
+                out += _locals(e, inner_path, dims[1:])
     return out
 
 
