@@ -79,32 +79,35 @@ def _function_body_path(e: Expr, path: tuple) -> tuple[tuple, Expr]:
     return (f_path + (0,), f.body) if isinstance(f, Lambda) else (f_path, f)
 
 
-def host_maps(e: Expr, path: tuple = ()) -> Iterator[tuple]:
-    """Paths of the computing maps that program-level code runs (not inside another loop's
-    function): through lets, applied lambdas, and the data of maps and other primitives."""
+def program_level(e: Expr, path: tuple = ()) -> Iterator[tuple[tuple, Expr]]:
+    """(path, node) of every primitive application program-level code runs (not inside a
+    loop's function), pre-order: through lets, applied lambdas and the data of primitives."""
     if isinstance(e, (Lambda, NatLambda)):
         return
     if isinstance(e, NatApp):
-        yield from host_maps(e.fun, path + (0,))
+        yield from program_level(e.fun, path + (0,))
         return
     head, args = spine(e)
     n = len(args)
     if isinstance(head, Lambda):  # an applied lambda: its body runs here
-        yield from host_maps(head.body, path + (0,) * n + (0,))
+        yield from program_level(head.body, path + (0,) * n + (0,))
         for k, a in enumerate(args):
-            yield from host_maps(a, path + arg_path(n, k))
+            yield from program_level(a, path + arg_path(n, k))
         return
     if not isinstance(head, Prim):
         return
-    if computing_map(e):
-        yield path
-        yield from host_maps(args[1], path + arg_path(2, 1))
-        return
+    yield path, e
     for k, a in enumerate(args):
         if head.name == "let" and k == 1 and isinstance(a, Lambda):
-            yield from host_maps(a.body, path + arg_path(n, k) + (0,))
-        elif not isinstance(a, Lambda):
-            yield from host_maps(a, path + arg_path(n, k))
+            yield from program_level(a.body, path + arg_path(n, k) + (0,))
+        elif not isinstance(a, Lambda) and not (k == 0 and head.name in _LOOPS):
+            yield from program_level(a, path + arg_path(n, k))
+
+
+def host_maps(e: Expr, path: tuple = ()) -> Iterator[tuple]:
+    """Paths of the computing maps that program-level code runs (not inside another loop's
+    function): through lets, applied lambdas, and the data of maps and other primitives."""
+    return (p for p, node in program_level(e, path) if computing_map(node))
 
 
 def _chain(e: Expr, path: tuple) -> list[tuple]:
@@ -231,27 +234,7 @@ def mappings(e: Expr) -> list[tuple[Step, ...]]:
 def host_reductions(e: Expr, path: tuple = ()) -> Iterator[tuple]:
     """Paths of the saturated `reduce` nodes program-level code runs (not inside a loop's
     function), pre-order: through lets, applied lambdas and the data of primitives."""
-    if isinstance(e, (Lambda, NatLambda)):
-        return
-    if isinstance(e, NatApp):
-        yield from host_reductions(e.fun, path + (0,))
-        return
-    head, args = spine(e)
-    n = len(args)
-    if isinstance(head, Lambda):
-        yield from host_reductions(head.body, path + (0,) * n + (0,))
-        for k, a in enumerate(args):
-            yield from host_reductions(a, path + arg_path(n, k))
-        return
-    if not isinstance(head, Prim):
-        return
-    if saturated_reduce(e):
-        yield path
-    for k, a in enumerate(args):
-        if head.name == "let" and k == 1 and isinstance(a, Lambda):
-            yield from host_reductions(a.body, path + arg_path(n, k) + (0,))
-        elif not isinstance(a, Lambda) and not (k == 0 and head.name in _LOOPS):
-            yield from host_reductions(a, path + arg_path(n, k))
+    return (p for p, node in program_level(e, path) if saturated_reduce(node))
 
 
 def apply_steps(e: Expr, steps: tuple[Step, ...], values: Mapping[str, int]) -> Expr | None:
@@ -398,7 +381,7 @@ def loop_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tupl
 
 
 __all__ = ["MAX_LOOP_SCHEMES", "MAX_MAPPINGS", "apply_steps", "group_maps", "host_maps", "host_reductions",
-           "loop_schemes", "mappings", "schemes"]
+           "loop_schemes", "mappings", "program_level", "schemes"]
 
 
 # ---------------------------------------------------------- tiles in the memory hierarchy
