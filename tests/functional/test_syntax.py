@@ -413,8 +413,11 @@ class Gen:
         left, right = self.num(0, 2), self.num(0, 2)
         if not is_positive(t.size - left - right):
             left = right = 0
-        src = self.gen(ArrayType(t.size - left - right, t.elem), env, ns, d)
+        src_size = t.size - left - right
+        src = self.gen(ArrayType(src_size, t.elem), env, ns, d)
         mode = self.pick(["pad_const", "pad_clamp", "pad_wrap", "pad_mirror"])
+        if mode in ("pad_wrap", "pad_mirror") and not is_positive(src_size - max(left, right) + 1):
+            mode = "pad_clamp"  # wrap and mirror repeat the array once: pads no longer than it
         p = prim(mode, Nat.const(left), Nat.const(right))
         return ap(p, self.gen(t.elem, env, ns, d), src) if mode == "pad_const" else ap(p, src)
 
