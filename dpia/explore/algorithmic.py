@@ -7,7 +7,11 @@ the prepared high-level program at every position where they apply, in sequences
 Each move is tried at every node with trial values for its parameters (`trial_slots`): a
 value from the divisors of the length the parameter splits, evaluated at the real sizes
 (stage 3 later draws the others).  A parameter whose length is another slot's trial value
-(a register block inside a tile) is recorded as dividing that slot.
+(a register block inside a tile) is recorded as dividing that slot; one whose constant length
+is a slot's value over others' (the blocks of a vector's lanes: w / block) as nested in it
+(`Slot.within_slot`), and one whose length is a size over slots' values (N / block) as
+nested in the size (`Slot.within`): a point is valid only where the products divide, so
+stage 3 draws no point whose split the rules refuse.
 
 Lift's heuristics bound the sequences (dpia.explore.algorithmic.Heuristics):
 

@@ -159,7 +159,8 @@ def parse_steps(name: str) -> tuple[Step, ...]:
 @attrs.frozen
 class Skeleton:
     """A generated parametric lowering: moves in order, each slot's candidate values, and
-    the slots that must divide another slot's value (`divides`: slot -> slot)."""
+    the slots that must divide another slot's value (`divides`: slot -> slot) or, with
+    others, a size's (`within`) or another slot's value (`within_slot`)."""
 
     steps: tuple[Step, ...]
     choices: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict, converter=lambda c: dict(c))
