@@ -168,10 +168,10 @@ class Slot:
     # slot's value divides the size
     within: tuple[int, tuple[str, ...]] | None = None
     # a constant length that is an earlier slot's value over other earlier slots' values (the
-    # blocks of a w-wide vector's lanes, a tree's per-item chunk block/local): (that slot,
-    # those slots), so a point is valid only where their product with this slot's value
-    # divides that slot's value
-    within_slot: tuple[str, tuple[str, ...]] | None = None
+    # blocks of a w-wide vector's lanes, a tree's per-item chunk block/local): ((that slot,
+    # those slots), ...), every reading of the trial values that explains it, so a point is
+    # valid only where each product with this slot's value divides that slot's value
+    within_slot: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @attrs.frozen
@@ -303,15 +303,15 @@ def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping
             # length of size variables that evaluates to one is not (K / 8 = 4 at K = 32 is
             # not a slot of trial 4: _quotient_of relates it to the 8)
             parent = None if names else next((n for n, s in slots.items() if s.trial == length), None)
-            quotient = None if names else _slot_quotient(length, slots)
-            if parent is not None or quotient is not None:
+            quotient = () if names else _slot_quotient(length, slots)
+            if parent is not None or quotient:
                 # a length that is an earlier slot's value (that slot's divisors), or one slot's
                 # value over others' (nested in it); where both explain it (a tile's 8 and a
                 # tree's 32 / 4), both constraints hold, so neither reading derives a failure
-                base = parent if parent is not None else quotient[0]
+                base = parent if parent is not None else quotient[0][0]
                 values = _only(divisor_values(max(slots[base].values), pow2), allowed)
                 inherited = tuple(sorted(set(names) | set(slots[base].sizes) |
-                                         (set(slots[quotient[0]].sizes) if quotient else set())))
+                                         {v for whole, _ in quotient for v in slots[whole].sizes}))
                 slot = Slot(values, _trial(values, used, length), parent, inherited,
                             within_slot=quotient) if values else None
             else:
@@ -328,29 +328,31 @@ def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping
 def _nested_in(name: str, whole: str, slots: Mapping[str, Slot], seen: frozenset = frozenset()) -> bool:
     """Whether slot `name` splits `whole`'s value: through the slots it divides or is nested in."""
     slot = slots[name]
-    above = {n for n in (slot.divides, slot.within_slot[0] if slot.within_slot else None) if n in slots} - seen
+    above = {n for n in (slot.divides, *(whole for whole, _ in slot.within_slot)) if n in slots} - seen
     return whole in above or any(_nested_in(n, whole, slots, seen | {name}) for n in above)
 
 
-def _slot_quotient(length: int, slots: Mapping[str, Slot]) -> tuple[str, tuple[str, ...]] | None:
-    """(an earlier slot, slots nested in it) when the constant `length` is that slot's trial
-    value over the product of theirs (the lanes of a w-wide vector in blocks of `block`:
-    w / block), so the length changes with their values; None otherwise (a constant of the
-    program).  Only slots that split the whole slot's value count, so an unrelated trial
-    value that happens to divide it does not."""
+def _slot_quotient(length: int, slots: Mapping[str, Slot]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every (earlier slot, slots nested in it) whose trial values give the constant `length`
+    as that slot's value over the product of theirs (the lanes of a w-wide vector in blocks
+    of `block`: w / block), so the length changes with their values; () where none does (a
+    constant of the program).  Only slots that split the whole slot's value count, so an
+    unrelated trial value that happens to divide it does not; where the trial values admit
+    several readings (16 / 8 and 4 / 2), all are kept: each constrains the point."""
+    out = []
     if length < 1:
-        return None
+        return ()
     for whole, slot in slots.items():
         if slot.trial <= length or slot.trial % length:
             continue
         factor = slot.trial // length
         inner = [n for n in slots if n != whole and slots[n].trial > 1 and factor % slots[n].trial == 0
                  and _nested_in(n, whole, slots)]
-        for r in range(1, len(inner) + 1):
-            for subset in itertools.combinations(inner, r):
-                if math.prod(slots[n].trial for n in subset) == factor:
-                    return whole, subset
-    return None
+        found = next((subset for r in range(1, len(inner) + 1) for subset in itertools.combinations(inner, r)
+                      if math.prod(slots[n].trial for n in subset) == factor), None)
+        if found is not None:
+            out.append((whole, found))
+    return tuple(out)
 
 
 def _quotient_of(target: Nat, sizes: Mapping[str, int], length: int,

@@ -169,10 +169,11 @@ class Skeleton:
     # slot -> (a size's value, earlier slots): the slot splits that size over those slots'
     # values, so their product with its value must divide the size
     within: Mapping[str, tuple[int, tuple[str, ...]]] = attrs.field(factory=dict, converter=lambda c: dict(c))
-    # slot -> (another slot, earlier slots): the slot splits a length that is that slot's value
-    # over those slots' values (a block of a vector's lanes), so their product with its value
-    # must divide that slot's value
-    within_slot: Mapping[str, tuple[str, tuple[str, ...]]] = attrs.field(factory=dict, converter=lambda c: dict(c))
+    # slot -> ((another slot, earlier slots), ...): the slot splits a length that is that slot's
+    # value over those slots' values (a block of a vector's lanes), so each product with its
+    # value must divide that slot's value
+    within_slot: Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]] = attrs.field(
+        factory=dict, converter=lambda c: dict(c))
 
     @property
     def name(self) -> str:
@@ -183,7 +184,7 @@ class Skeleton:
                 and all(whole % (params[slot] * math.prod(params[o] for o in outer)) == 0
                         for slot, (whole, outer) in self.within.items() if slot in params)
                 and all(params[whole] % (params[slot] * math.prod(params[o] for o in outer)) == 0
-                        for slot, (whole, outer) in self.within_slot.items() if slot in params))
+                        for slot, nests in self.within_slot.items() if slot in params for whole, outer in nests))
 
     def admits(self, params: Mapping[str, int]) -> bool:
         """Whether `params` gives every slot one of its candidate values, validly (a point of
