@@ -9,10 +9,12 @@ correct for any launch configuration and the host plan only tunes speed:
 
 Local arrays are hoisted to the kernel's scope (OpenCL requires it).
 
-Vectors live in memory as their scalars.  A vector element i of a leaf is read and written
-through a vector pointer, `((global const float4*)a)[i]`, not `vload4(i, a)`: both address
-`a + 4 i`, but only the pointer tells the OpenCL compiler the address is 16-byte aligned, so
-it issues one wide load (NVIDIA's compiler splits `vload4` into four).  Buffers are aligned
+Vectors live in memory as their scalars.  A vector element i of a global or local leaf is
+read and written through a vector pointer, `((global const float4*)a)[i]`, not `vload4(i, a)`:
+both address `a + 4 i`, but only the pointer tells the OpenCL compiler the address is 16-byte
+aligned, so it issues one wide load (NVIDIA's compiler splits `vload4` into four).  Private
+arrays, which live in registers, use vloadN/vstoreN (float3 everywhere: its pointer steps by
+16 bytes).  Buffers are aligned
 by the OpenCL runtime (CL_DEVICE_MEM_BASE_ADDR_ALIGN); local and private arrays are declared
 aligned to their vector size, local ones to at least 16 bytes so that neighbouring scalar
 reads may be merged into vector reads too.
@@ -108,8 +110,8 @@ class _Printer:
         if isinstance(e, Mem):
             return e.name
         if isinstance(e, Load):
-            if isinstance(e.type, VectorType) and _three(e.type):
-                return f"vload3({e.index.to_c()}, {e.leaf})"
+            if isinstance(e.type, VectorType) and (_three(e.type) or self._private(e)):
+                return f"vload{e.type.width.as_int()}({e.index.to_c()}, {e.leaf})"
             if isinstance(e.type, VectorType):
                 return f"{self.vector_pointer(e, const=True)}[{e.index.to_c()}]"
             return f"{e.leaf}[{e.index.to_c()}]"
@@ -169,6 +171,13 @@ class _Printer:
             return f"{uf.name}({', '.join(a)})"
         raise EmitError(f"no C form for the operation {name}")
 
+    def _private(self, access) -> bool:
+        """A private array read or written as vectors: through vloadN/vstoreN, whose alignment
+        a register array does not need (the compiler keeps it in registers either way), and
+        which Oclgrind's uninitialised-value check follows (a vector pointer cast of a private
+        array crashes it)."""
+        return self.opencl and access.space == AddressSpace.PRIVATE
+
     def vector_pointer(self, access, const: bool) -> str:
         """`((global const float4*)leaf)`: the leaf seen as an array of vectors."""
         space = f"{access.space.value} " if self.opencl else ""
@@ -178,8 +187,8 @@ class _Printer:
         if isinstance(s, MemAcc):
             return f"{s.mem.name} = {value};"
         if isinstance(s, Store):
-            if isinstance(s.type, VectorType) and _three(s.type):
-                return f"vstore3({value}, {s.index.to_c()}, {s.leaf});"
+            if isinstance(s.type, VectorType) and (_three(s.type) or self._private(s)):
+                return f"vstore{s.type.width.as_int()}({value}, {s.index.to_c()}, {s.leaf});"
             if isinstance(s.type, VectorType):
                 return f"{self.vector_pointer(s, const=False)}[{s.index.to_c()}] = {value};"
             return f"{s.leaf}[{s.index.to_c()}] = {value};"

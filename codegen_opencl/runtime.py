@@ -111,7 +111,11 @@ def device_identity(device) -> dict:
 
 def device_key(device) -> str:
     """A short stable string naming a device and its driver: "platform | device | driver"."""
-    ident = device_identity(device)
+    return identity_key(device_identity(device))
+
+
+def identity_key(ident) -> str:
+    """The device key of a device_identity (one reported by another host's process)."""
     return f"{ident['platform']} | {ident['device']} | {ident['driver_version']}"
 
 
@@ -153,6 +157,32 @@ class Session:
                                 f"{source}") from None
         self.builds += 1
         return built
+
+    def binary(self, source: str, options=None) -> bytes | None:
+        """The device binary of the program built here for (`source`, `options`), None when
+        none was built (for another process on a device of the same key: `adopt`)."""
+        cl = _import_cl()
+        with self._lock:
+            program = self._programs.get((source, _options_key(options)))
+        if program is None:
+            return None
+        binaries = program.get_info(cl.program_info.BINARIES)
+        return bytes(binaries[0]) if binaries and binaries[0] else None
+
+    def adopt(self, source: str, binary: bytes, options=None) -> bool:
+        """Hold, for (`source`, `options`), the program loaded from `binary` (built for a
+        device of this one's key elsewhere), so that `build` does not compile it again.
+        False when the binary does not load here (then `build` compiles the source)."""
+        cl = _import_cl()
+        key = (source, _options_key(options))
+        with self._lock:
+            if key in self._programs:
+                return True
+            try:
+                self._programs[key] = cl.Program(self.context, [self.device], [binary]).build(options=list(key[1]))
+            except (cl.Error, ValueError):  # another driver's or a damaged binary: compiled from source instead
+                return False
+            return True
 
     def cached(self) -> int:
         """How many distinct (source, options) programs are held."""

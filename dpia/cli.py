@@ -10,7 +10,8 @@
         dpia-NAME-SIZES in the current directory)
         [--cluster local|auto|ADDRESS]                  ... on a Ray cluster (pip install 'dpia[ray]')
         FILE[:NAME] ... --size N=2^16,2^20 --device A --device B   a sweep: every program at every
-                                                        size on every device, each stored under its key
+                                                        size on every device, each stored under its key,
+                                                        the devices at once (each device's in turn)
     dpia db merge TARGET SOURCE...                      add to TARGET the rows of each SOURCE it lacks
     dpia show FILE[:NAME] [--size ...]                  the chosen variant's derivation, imperative
         [--stage STAGE]                                 program and OpenCL source; --stage: what one
@@ -32,6 +33,7 @@ import contextlib
 import json
 import re
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -476,25 +478,69 @@ def _explore(args: argparse.Namespace) -> int:
         db = TuningDB(args.db)
     except (TuningError, OSError) as exc:  # exploring needs somewhere to store its candidates
         raise UsageError(f"cannot use the tuning database: {exc}") from None
-    reports, failed = [], False
+    from .explore.sweep import device_lanes
+
+    lanes = device_lanes([device for _, device in entries])
     try:
-        with db, _warnings_to_stderr("explore"), _open_cluster(args) as cluster:
-            for loaded, device in entries:
-                if len(entries) > 1:
-                    print(f"dpia explore: {loaded.name} at {_sizes_text(loaded.sizes)} on {device.name.strip()}",
-                          file=sys.stderr)
-                result, report = _explore_one(args, loaded, device, db, budget, cluster)
-                failed |= _print_explored(args, loaded, result, report, len(entries) > 1)
-                reports.append(report)
+        with db, _warnings_to_stderr("explore"), _open_cluster(args, len(lanes)) as cluster:
+            explored = _explore_entries(args, entries, lanes, db, budget, cluster)
     except FunctionalError as exc:
         raise CommandFailure(str(exc)) from None
     except KeyboardInterrupt:  # every candidate measured so far is already committed
         print(f"dpia explore: interrupted; the candidates measured so far are in {db.path} "
               f"(`dpia show` uses the best of them)", file=sys.stderr)
         return 130
+    failed = False
+    for (loaded, _), (result, report) in zip(entries, explored):
+        failed |= _print_explored(args, loaded, result, report, len(entries) > 1)
     if args.json:
+        reports = [report for _, report in explored]
         print(json.dumps(reports[0] if len(reports) == 1 else reports, indent=1))
     return 1 if failed else 0
+
+
+def _explore_entries(args: argparse.Namespace, entries: list, lanes: list, db, budget, cluster) -> list[tuple]:
+    """(Exploration, report) of each entry: the entries of different devices at once (a lane
+    each, dpia.explore.sweep.run_lanes; their progress lines labelled), of one device in turn."""
+    from .explore.sweep import run_lanes
+    from .explore.tuning import TuningDB
+
+    lock = threading.Lock()
+
+    def run(index: int, check) -> tuple:
+        loaded, device = entries[index]
+        label = f"{loaded.name} at {_sizes_text(loaded.sizes)} on {device.name.strip()}"
+        if len(entries) > 1:
+            print(f"dpia explore: {label}", file=sys.stderr)
+        stream = sys.stderr if len(lanes) == 1 else _LabelledLines(sys.stderr, label, lock)
+        tuning_db = db if len(lanes) == 1 else TuningDB(db.path)  # a connection per thread
+        try:
+            return _explore_one(args, loaded, device, tuning_db, budget, cluster, stream, check)
+        finally:
+            if tuning_db is not db:
+                tuning_db.close()
+
+    return run_lanes(lanes, run)
+
+
+class _LabelledLines:
+    """A stream for one lane's progress when several run at once: whole lines, each led by
+    the lane's label, never redrawn in place (the lanes' lines interleave)."""
+
+    def __init__(self, stream, label: str, lock: threading.Lock):
+        self._stream, self._label, self._lock = stream, label, lock
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            for line in text.splitlines():
+                self._stream.write(f"{self._label}: {line}\n")
+
+    def flush(self) -> None:
+        with self._lock:
+            self._stream.flush()
 
 
 def _sweep_entries(args: argparse.Namespace) -> list[tuple[_Loaded, object]]:
@@ -516,25 +562,33 @@ def _sweep_entries(args: argparse.Namespace) -> list[tuple[_Loaded, object]]:
 
 
 @contextlib.contextmanager
-def _open_cluster(args: argparse.Namespace):
-    """The Ray cluster --cluster names (None without it), closed at the end."""
+def _open_cluster(args: argparse.Namespace, lanes: int = 1):
+    """The Ray cluster --cluster names (None without it), closed at the end; a local one
+    with the CPUs of `lanes` explorations at once."""
     if args.cluster is None:
         yield None
         return
     from .explore.cluster import Cluster
 
-    with Cluster.connect(args.cluster, num_cpus=max(2, args.workers or 2)) as cluster:
+    with Cluster.connect(args.cluster, num_cpus=max(2, (args.workers or 2) * lanes)) as cluster:
         yield cluster
 
 
-def _explore_one(args: argparse.Namespace, loaded: _Loaded, device, db, budget, cluster) -> tuple:
+def _explore_one(args: argparse.Namespace, loaded: _Loaded, device, db, budget, cluster, stream, check) -> tuple:
+    """One entry's exploration, its progress on `stream`; `check` is called with each status
+    (it stops the exploration when another lane of the sweep stopped)."""
     from .explore import explore
 
-    progress = _ProgressBar(sys.stderr, budget, args.candidates)
+    progress = _ProgressBar(stream, budget, args.candidates)
+
+    def status(state) -> None:
+        check()
+        progress.status(state)
+
     try:
         result = explore(loaded.program, loaded.sizes, device=device, db=db, budget_s=budget,
                          max_candidates=args.candidates, search=args.strategy, seed=args.seed,
-                         workers=args.workers, progress=progress, status=progress.status, executor=cluster)
+                         workers=args.workers, progress=progress, status=status, executor=cluster)
         progress.status(_last_status(result, "checking and timing the best variant"))
         return result, _explored_report(loaded, device, result, args.seed, db)
     finally:

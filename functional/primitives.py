@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from .errors import InterpretError
-from .expr import Expr, Identifier, IndexFun, Lambda, Literal, Prim, spine
+from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, Prim, spine, walk
 from .nat import Nat, Var, evaluate, floordiv, mod
 from .types import (
     ArrayType,
@@ -1011,6 +1011,15 @@ def _is_view_expr(e: Expr, bound: str) -> bool:
     if head.name == "map" and len(args) == 2:
         return is_view_fn(args[0]) and _is_view_expr(args[1], bound)
     return False
+
+
+def has_computation(e: Expr) -> bool:
+    """`e` computes somewhere (a map of any level, a reduction, iterate), rather than only
+    rearranging data: what code between two parallel levels must not do (each item of the
+    inner level would compute it again, into the same memory)."""
+    computing = MAPS | REDUCTIONS | {"iterate"}
+    return any(isinstance(x, App) and isinstance(x.fun, Prim) and x.fun.name in computing
+               and not (x.fun.name == "map" and is_view_fn(x.arg)) for x in walk(e))
 
 
 def is_view_fn(f: Expr) -> bool:

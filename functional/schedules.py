@@ -32,7 +32,7 @@ maps.
 from __future__ import annotations
 
 from .expr import App, Expr, Lambda, NatLambda, Prim, applied, spine, walk
-from .primitives import LAYOUT, is_view_fn  # noqa: F401 -- part of this module's vocabulary
+from .primitives import LAYOUT, has_computation, is_view_fn  # noqa: F401 -- part of this module's vocabulary
 from .rules import macros  # noqa: F401 -- registers the macro rules
 from .rules.macros import (guard, let_value, named, outermost, pair_parts, parallel_reduction, push_views, r,
                            reduce_fn, register_blocking_1d, register_blocking_2d, tile_2d, tile_reduction,
@@ -538,12 +538,6 @@ def _function_body(f: Expr) -> Expr:
     return f.body if isinstance(f, Lambda) else f
 
 
-def _has_computation(e: Expr) -> bool:
-    """`e` computes (a map, reduce or low-level loop), rather than only rearranging data."""
-    return any(isinstance(x, App) and isinstance(x.fun, Prim) and x.fun.name in ("map", "reduce", "iterate")
-               and (x.fun.name != "map" or not is_view_fn(x.arg)) for x in walk(e))
-
-
 def _perfectly_nested(e: Expr) -> bool:
     """`map (fun(a) => map g E) xs` (or `map (map g) xs`) with E only a view: both maps run
     over independent elements (mm's rows and columns), so one 2D launch covers them."""
@@ -553,7 +547,7 @@ def _perfectly_nested(e: Expr) -> bool:
     head, args = spine(inner)
     if not (isinstance(head, Prim) and head.name == "map" and args and not is_view_fn(args[0])):
         return False
-    return len(args) == 1 or not _has_computation(args[1])
+    return len(args) == 1 or not has_computation(args[1])
 
 
 def fuse_maps() -> Strategy:

@@ -1,9 +1,11 @@
-"""Exploration on Ray (dpia.explore.cluster), on one machine: one local cluster shared by the
-module (three logical CPUs, no dashboard), two measuring actors sharing the PoCL device, an
-Oclgrind device, a preparation worker killed mid-candidate, Ctrl-C, a sweep, the CLI."""
+"""Exploration on Ray (dpia.explore.cluster), on one machine: one cluster shared by the module
+(a head node of three logical CPUs, no dashboard, joined by its address), two measuring
+actors sharing the PoCL device, an Oclgrind device, a preparation worker killed
+mid-candidate, a second node removed mid-exploration, Ctrl-C, a sweep, the CLI."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -17,7 +19,7 @@ import pytest
 import functional as fl
 from dpia.cli import main
 from dpia.explore import Evaluator, explore
-from dpia.explore.cluster import Cluster, ClusterError, RayPool
+from dpia.explore.cluster import Cluster, ClusterError, ClusterWarning
 from dpia.explore.space import Skeleton, Step
 from dpia.explore.sweep import sweep, sweep_entries
 from dpia.explore.tuning import TuningDB
@@ -80,9 +82,75 @@ def _kill_when_written(pid_file: Path) -> threading.Thread:
     return killer
 
 
+def _processes_with(marker: str) -> list[int]:
+    """The live processes whose environment holds `marker` (a process and all it started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                environ = (entry / "environ").read_bytes()
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:  # gone meanwhile, or not ours to read
+                continue
+            if marker.encode() in environ and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def test_cli_ctrl_c_on_a_local_cluster_keeps_the_measured_rows_and_leaves_no_ray_process(tmp_path):
+    """`dpia explore --cluster local` in a process of its own (before this module's cluster
+    starts: two would share the CPUs), interrupted after its first measured rows."""
+    import sqlite3
+    import subprocess
+    import sys
+    import uuid
+
+    path, marker = tmp_path / "t.sqlite", f"DPIA_TEST_RUN={uuid.uuid4().hex}"
+    env = {**os.environ, "DPIA_TEST_RUN": marker.split("=")[1]}
+    process = subprocess.Popen([sys.executable, "-m", "dpia.cli", "explore", f"{SEED}:total", "--size", "N=2^12",
+                                "--budget", "300", "--workers", "1", "--cluster", "local", "--db", str(path)],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        rows, deadline = 0, time.monotonic() + 240
+        while rows < 1 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            if path.exists():
+                with contextlib.closing(sqlite3.connect(path, timeout=10)) as db:
+                    try:
+                        rows = db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0]
+                    except sqlite3.OperationalError:  # the table is not there yet
+                        rows = 0
+        assert rows >= 1 and process.poll() is None, process.communicate(timeout=30)
+        assert len(_processes_with(marker)) > 3  # the marker finds Ray's processes: the driver's GCS, raylet, actors
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err[-3000:]
+    assert "interrupted; the candidates measured so far are in" in err
+    with TuningDB(path) as db:
+        kept = db.candidates()
+    assert len(kept) >= rows and all(c.status in ("ok", "slow") for c in kept), [c.status for c in kept]
+    deadline = time.monotonic() + 20  # Ray's processes exit as the driver shuts the cluster down
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_with(marker) == []
+
+
 @pytest.fixture(scope="module")
-def cluster():
-    with Cluster.connect("local", num_cpus=3, actors_per_device=2) as c:
+def head():
+    """A Ray cluster on this machine whose nodes tests add and remove (ray.cluster_utils)."""
+    from ray.cluster_utils import Cluster as RayNodes
+
+    nodes = RayNodes(initialize_head=True, head_node_args={"num_cpus": 3, "include_dashboard": False})
+    yield nodes
+    nodes.shutdown()
+
+
+@pytest.fixture(scope="module")
+def cluster(head):
+    with Cluster.connect(head.address, actors_per_device=2) as c:
         yield c
 
 
@@ -99,6 +167,45 @@ def test_candidates_are_prepared_on_workers_and_measured_by_every_device_actor(c
     assert len(measured_by) == 2, where  # both actors of the PoCL device took candidates
     stages = result.stage_seconds()
     assert {"derive", "translate", "emit", "build", "queue", "time"} <= set(stages), stages
+
+
+def test_a_program_built_by_a_worker_runs_from_its_binary_in_another_session_without_compiling():
+    import numpy as np
+    import pyopencl as cl
+
+    from codegen_opencl.runtime import Session, choose_device
+
+    source = "__kernel void twice(__global float* x) { size_t i = get_global_id(0); x[i] = 2.0f * x[i] + 1.0f; }"
+    device = choose_device(POCL)
+    worker, actor = Session(device), Session(device)  # two contexts, as in two processes
+    worker.build(source)
+    assert actor.adopt(source, worker.binary(source)) and actor.builds == 0
+    assert not actor.adopt(source + " ", b"not a binary")  # refused: then built from the source
+    outputs = []
+    for session in (worker, actor):
+        data = np.arange(64, dtype=np.float32)
+        buffer = cl.Buffer(session.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=data)
+        session.build(source).twice(session.queue, data.shape, None, buffer)
+        cl.enqueue_copy(session.queue, data, buffer)
+        outputs.append(data)
+    assert actor.builds == 0 and np.array_equal(outputs[0], outputs[1])
+
+
+def test_measuring_actors_load_the_workers_binaries_and_measure_the_same_as_from_source(cluster, tmp_path,
+                                                                                       monkeypatch):
+    from dpia.explore.cluster import BUILT_FROM_BINARY
+
+    runs = {}
+    for ship in (True, False):
+        monkeypatch.setattr(cluster, "ship_binaries", ship)
+        with TuningDB(tmp_path / f"{ship}.sqlite") as db:
+            result = explore(TOTAL, {"N": 4096}, db=db, executor=cluster, workers=1, seed=0,
+                             skeletons=[_global_chunks((256,))], baseline="default", evaluator=QUICK)
+            runs[ship] = sorted((c.derivation, c.status, c.params["where"].endswith(BUILT_FROM_BINARY))
+                                for c in db.candidates(run_id=result.run_id))
+    assert [d for d, _, _ in runs[True]] == [d for d, _, _ in runs[False]] and len(runs[True]) == 2
+    assert all(status in ("ok", "slow") for ship in runs for _, status, _ in runs[ship])  # checked: equal results
+    assert all(binary for _, _, binary in runs[True]) and not any(binary for _, _, binary in runs[False])
 
 
 def _explore_with_a_victim(cluster, tmp_path, victim: Skeleton):
@@ -124,14 +231,51 @@ def test_a_killed_preparation_worker_loses_only_its_candidate(cluster, tmp_path)
     assert "lost 1 in-flight candidate(s)" in result.report()
 
 
-def test_a_measuring_actor_whose_host_is_lost_is_dropped_and_the_run_goes_on(cluster, tmp_path, monkeypatch):
-    monkeypatch.setattr(RayPool, "_node_alive", lambda self, node: False)  # as if its host had gone with it
-    result, stored = _explore_with_a_victim(cluster, tmp_path, TIMED_VICTIM)
-    assert len(result.lost) == 1 and TIMED_VICTIM.name in result.lost[0], result.report()
-    assert "measuring actor" in result.lost[0] and "its node is gone" in result.lost[0]
-    killed_at = (tmp_path / "victim.pid").stat().st_mtime  # written just before the kill
-    after = {c.params["where"].split("measured on ")[1] for c in stored if c.created > killed_at}
-    assert len(after) <= 1, after  # the dropped actor measured nothing more: one of the two is left
+@attrs.frozen
+class HangsOnTheDoomedNode(Evaluator):
+    """Timing a candidate on the node `doomed` writes `marker` and waits (for the node to go)."""
+
+    doomed: str = ""
+    marker: str = ""
+
+    def time(self, kernel, inputs, best_s, spec):
+        import ray
+
+        if ray.get_runtime_context().get_node_id() == self.doomed:
+            Path(self.marker).write_text(spec.family_name)
+            time.sleep(120)
+        return super().time(kernel, inputs, best_s, spec)
+
+
+def test_a_host_lost_mid_exploration_loses_only_its_in_flight_candidate(head, cluster, tmp_path):
+    """A second node (no CPUs: only the measuring actors of its devices land there) is
+    removed while one of its actors measures: that candidate is lost, the node's actors are
+    dropped, the run goes on on the head node's (a candidate measured on the doomed node
+    would hang: every stored one was measured on the head)."""
+    node = head.add_node(num_cpus=0)
+    marker = tmp_path / "measuring-on-the-doomed-node"
+
+    def remove_when_measuring():
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        head.remove_node(node)
+
+    remover = threading.Thread(target=remove_when_measuring, daemon=True)
+    remover.start()
+    evaluator = HangsOnTheDoomedNode(repeat=3, min_timed_s=0.0, max_timed_s=0.3, doomed=node.node_id,
+                                     marker=str(marker))
+    skeleton = _global_chunks((128, 256, 512, 1024, 2048))
+    with TuningDB(tmp_path / "t.sqlite") as db, pytest.warns(ClusterWarning, match="a node of the cluster is gone"):
+        result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0, skeletons=[skeleton],
+                         baseline="default", evaluator=evaluator, timeout_s=60)
+        stored = db.candidates(run_id=result.run_id)
+    remover.join(10)
+    assert marker.exists() and not remover.is_alive()  # the node went while its actor measured
+    assert len(result.lost) == 1 and "measuring actor" in result.lost[0], result.report()
+    assert "its node is gone" in result.lost[0] and "lost 1 in-flight candidate(s)" in result.report()
+    assert result.tried == len(stored) == 6 - 1 and all(c.status in ("ok", "slow") for c in stored), result.report()
+    assert not any(n["NodeID"] == node.node_id and n["Alive"] for n in __import__("ray").nodes())
 
 
 def test_ctrl_c_keeps_every_measured_candidate(cluster, tmp_path):
@@ -156,30 +300,135 @@ def test_ctrl_c_keeps_every_measured_candidate(cluster, tmp_path):
     assert ray.available_resources().get("CPU", 0) == ray.cluster_resources()["CPU"]
 
 
-def test_a_sweep_over_devices_keys_each_separately(cluster, tmp_path):
+POCL, OCLGRIND = "Portable Computing Language", "Oclgrind"
+
+
+def test_a_sweep_runs_the_devices_at_once_each_keyed_separately(cluster, tmp_path):
+    """(Each device's entries one after another: test_run_lanes_runs_each_lane_in_turn_...)"""
     path = tmp_path / "t.sqlite"
-    entries = sweep_entries({"total": TOTAL}, [{"N": 4096}], ["Portable Computing Language", "Oclgrind"])
+    entries = sweep_entries({"total": TOTAL}, [{"N": 4096}], [POCL, OCLGRIND])
+    began: dict[str, float] = {}
     results = sweep(entries, db=path, executor=cluster, workers=1, max_candidates=2, seed=0,
-                    skeletons=[_global_chunks((256,))], baseline="default", evaluator=QUICK)
-    assert [r.device.split(" | ")[0] for r in results] == ["Portable Computing Language", "Oclgrind"]
+                    skeletons=[_global_chunks((256,))], baseline="default", evaluator=QUICK,
+                    started=lambda e: began.setdefault(e.device, time.time()))
+    assert [r.device.split(" | ")[0] for r in results] == [POCL, OCLGRIND]
     with TuningDB(path) as db:
-        for r in results:
-            rows = db.candidates(device=r.device)
-            assert len(rows) == r.tried == 2 and all(c.status in ("ok", "slow") for c in rows), r.report()
+        rows = {device: db.candidates(device=r.device) for r, device in zip(results, (POCL, OCLGRIND))}
+    for device, stored in rows.items():
+        assert len(stored) == 2 and all(c.status in ("ok", "slow") for c in stored), (device, stored)
+    first_finished = min(max(c.created for c in stored) for stored in rows.values())
+    assert max(began.values()) < first_finished  # the second device began before the first was done
 
 
-def test_cli_explores_a_sweep_of_sizes_on_the_cluster(cluster, tmp_path, capsys):
+def test_ctrl_c_in_one_lane_of_a_sweep_stops_every_lane_and_keeps_their_rows(cluster, tmp_path):
+    import ray
+
     path = tmp_path / "t.sqlite"
-    code = main(["explore", f"{SEED}:total", "--size", "N=2^12,2^13", "--candidates", "2", "--workers", "1",
-                 "--cluster", "auto", "--db", str(path), "--json"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    reports = json.loads(out)
-    assert [r["sizes"] for r in reports] == [{"N": 4096}, {"N": 8192}]
+    entries = sweep_entries({"total": TOTAL}, [{"N": 4096}], [POCL, OCLGRIND])
+    seen = []
+
+    def interrupt_at_oclgrinds_first(candidate):
+        seen.append(candidate)
+        if OCLGRIND in candidate.device:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep(entries, db=path, executor=cluster, workers=1, seed=0, budget_s=120, skeletons=[CHUNKS],
+              baseline="default", evaluator=QUICK, progress=interrupt_at_oclgrinds_first)
+    with TuningDB(path) as db:
+        stored = db.candidates()
+    assert sorted(c.derivation for c in stored) == sorted(c.derivation for c in seen)
+    assert {c.device.split(" | ")[0] for c in stored} <= {POCL, OCLGRIND} and any(OCLGRIND in c.device for c in stored)
+    deadline = time.monotonic() + 30  # both lanes' actors are killed: their CPUs come back
+    while ray.available_resources().get("CPU", 0) < ray.cluster_resources()["CPU"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ray.available_resources().get("CPU", 0) == ray.cluster_resources()["CPU"]
+
+
+def test_run_lanes_runs_each_lane_in_turn_the_lanes_at_once_and_hands_back_a_lanes_error():
+    from dpia.explore.sweep import run_lanes
+
+    log, barrier = [], threading.Barrier(2, timeout=10)
+
+    def run(index, check):
+        if index in (0, 1):  # the first of each lane: both must be under way at once to pass
+            barrier.wait()
+        log.append(index)
+        return index * 10
+
+    assert run_lanes([[0, 2], [1, 3]], run) == [0, 10, 20, 30]
+    assert log.index(2) > log.index(0) and log.index(3) > log.index(1)
+
+    def fails_in_the_second_lane(index, check):
+        if index == 1:
+            raise ValueError("lane two broke")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the first lane runs until told to stop
+            check()
+            time.sleep(0.01)
+        return index
+
+    began = time.monotonic()
+    with pytest.raises(ValueError, match="lane two broke"):
+        run_lanes([[0], [1]], fails_in_the_second_lane)
+    assert time.monotonic() - began < 5  # the first lane was stopped, not waited for
+
+
+def test_cli_explores_a_sweep_of_sizes_and_devices_on_the_cluster_the_devices_at_once(cluster, tmp_path, capsys):
+    path = tmp_path / "t.sqlite"
+    code = main(["explore", f"{SEED}:total", "--size", "N=2^12,2^13", "--device", POCL, "--device", OCLGRIND,
+                 "--candidates", "1", "--workers", "1", "--cluster", "auto", "--db", str(path), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    reports = json.loads(captured.out)
+    assert [(r["sizes"]["N"], r["device"].split(" | ")[0]) for r in reports] == [
+        (4096, POCL), (4096, OCLGRIND), (8192, POCL), (8192, OCLGRIND)], [(r["sizes"], r["device"]) for r in reports]
+    progress = [line for line in captured.err.splitlines() if "candidates," in line]
+    assert progress and all(line.startswith("total at N=") and " on " in line.split(":")[0] for line in progress)
     with TuningDB(path) as db:
         for size in (4096, 8192):
-            rows = db.candidates(sizes={"N": size})
-            assert rows and all("measured on" in c.params.get("where", "") for c in rows if c.status == "ok")
+            for device in (POCL, OCLGRIND):
+                rows = [c for c in db.candidates(sizes={"N": size}) if device in c.device]
+                assert len(rows) == 1 and "measured on" in rows[0].params.get("where", ""), (size, device, rows)
+
+
+def test_a_driver_without_the_device_explores_with_the_key_and_limits_the_cluster_reports(cluster, tmp_path,
+                                                                                          monkeypatch):
+    import codegen_opencl.runtime as runtime
+    from dpia.explore.sweep import device_lanes
+
+    reported = {d: cluster.identity(d) for d in (POCL, OCLGRIND)}  # before this host loses its devices
+    with monkeypatch.context() as patched:  # undone before the Oclgrind replay of the recorded kernels
+        patched.setattr(runtime, "devices", lambda: [])  # this process sees no OpenCL device; Ray's workers do
+        with pytest.raises(runtime.RuntimeError_, match="no OpenCL device found"):
+            explore(TOTAL, {"N": 4096}, max_candidates=1)  # on this host alone: nothing to explore on
+        for device in (POCL, OCLGRIND):
+            assert cluster.identity(device) == reported[device]
+            with TuningDB(tmp_path / "t.sqlite") as db:
+                result = explore(TOTAL, {"N": 4096}, device=device, db=db, executor=cluster, workers=1, seed=0,
+                                 max_candidates=1, skeletons=[_global_chunks((256,))], baseline="default",
+                                 evaluator=QUICK)
+                stored = db.candidates(run_id=result.run_id)
+            assert result.device == runtime.identity_key(reported[device]) and result.device.startswith(device)
+            assert len(stored) == 1 and all(c.status in ("ok", "slow") for c in stored), result.report()
+        assert device_lanes([POCL, OCLGRIND, POCL], cluster) == [[0, 2], [1]]  # a sweep's lanes, by the cluster
+    with pytest.raises(ClusterError, match="no node of the cluster has the device no such device"):
+        cluster.identity("no such device")
+
+
+def test_a_measuring_actor_whose_device_has_other_limits_than_the_explored_one_is_not_used(cluster, monkeypatch):
+    """As a partitioned GPU would: the same key, other limits (here the explored identity is
+    altered; every actor reports its device's real limits)."""
+    real = cluster.identity
+
+    def partitioned(device=None):
+        return {**real(device), "compute_units": real(device)["compute_units"] + 1}
+
+    monkeypatch.setattr(cluster, "identity", partitioned)
+    with pytest.warns(ClusterWarning, match="other limits"), \
+            pytest.raises(ClusterError, match="a device of this key with other limits"):
+        explore(TOTAL, {"N": 4096}, device=POCL, executor=cluster, workers=1, max_candidates=1,
+                skeletons=[_global_chunks((256,))], baseline="default", evaluator=QUICK)
 
 
 def test_an_unreachable_cluster_is_a_typed_error(monkeypatch):

@@ -42,8 +42,49 @@ MEASURED = {
     # the space's normal form between the stages writes the tree's `map (reduce f z)` as
     # `map (fun(x) => reduce f z x)`: the same kernels, other fresh names
     "parallel_reduce_two_stage": (SUM, {"N": 1 << 28}, GPU, "kernels"),
+    # the same kernels as the strategy; the steps' order (stage 1 blocks registers before
+    # stage 2 makes the tile reduction a loop) leaves other fresh names
+    "mm_register_blocked": (MM, {"M": 4096, "N": 4096, "K": 4096}, GPU, "kernels"),
 }
 POINTS = [p for kind in PRESETS.values() for p in kind if p.skeleton is not None]
+
+# The GPU mm preset's strategy without its layout options (A's tile copied row-wise, no
+# vectors, no interleaving): a measured variant of it, the point dpia.explore.mapping's
+# tile_schemes generates for the stage-1 variant tile_2d -> tile_reduction -> register_blocking_2d.
+_BLOCKED_TILES = (
+    'tile_2d(n=s0, m=s1)@root; tile_reduction(k=s2)@1.0.1.0.1.1.0.1.0; '
+    'register_blocking_2d(l1=s3, l2=s4)@1.0.1.0.1.1.0.1.0.1.0.1.0; tile_views()@1.0.1.0.1.1.0.1.0; '
+    'copied_sequential_reduction()@1.0.1.0.1.1.0.1.0.1.0.1.0.1.0.1.0.1.1.0.1.0; '
+    'copied_sequential_reduction()@1.0.1.0.1.1.0.1.0; untile_views()@1.0.1.0.1.1.0.1.0.0.0.1.0.0.1.0.1.1; '
+    'untile_views()@root; blocked_accumulator()@1.0.1.0.1.1.0.1.0.1; lower_map_workgroup(d=1)@1; '
+    'lower_map_workgroup(d=0)@1.0.1.0.1.1; lower_map_local(d=1)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.0.1; '
+    'lower_map_local(d=0)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.0.1.0.1.0; '
+    'lower_map_local(d=1)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.1; '
+    'lower_map_local(d=0)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.1.0.1.0; '
+    'lower_map_local(d=1)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0; '
+    'lower_map_local(d=0)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0; '
+    'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.0.1.0.1; '
+    'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.0.1.1; '
+    'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.1.0; '
+    'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.1.0.0.1.0; '
+    'store_copies_local()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0; '
+    'store_copies_private()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0; '
+    'accumulator_registers()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0; '
+    'accumulator_among_items()@1.0.1.0.1.1.0.1.0.1.1.1')
+BLOCKED_TILES = Preset("mm_register_blocked", {"n": 128, "m": 128, "k": 8, "l1": 8, "l2": 8},
+                       "the GPU preset's strategy without its layout options", _BLOCKED_TILES,
+                       {"s0": 128, "s1": 128, "s2": 8, "s3": 8, "s4": 8})
+BIG_GPU_MM = MEASURED["mm_register_blocked"][1]
+VARIANTS = {"mm_register_blocked(no layout)": (BLOCKED_TILES, MM, BIG_GPU_MM, GPU, "kernels")}
+_SPACES: dict = {}
+
+
+def _space(program, sizes, limits) -> Space:
+    """Space.build with the loop schemes, once per (program, sizes, device) in this module."""
+    key = (str(program), tuple(sorted(sizes.items())), limits)
+    if key not in _SPACES:
+        _SPACES[key] = Space.build(program, sizes, limits, heuristics=LOOPS)
+    return _SPACES[key]
 
 
 def _derive(space: Space, point: Point):
@@ -65,18 +106,30 @@ def _kernels(low) -> str:
     return _FRESH.sub(lambda m: names.setdefault(m.group(0), f"{m.group(1)}_{len(names)}"), text)
 
 
-def test_every_preset_but_the_gpu_mm_is_a_point():
+def test_every_preset_is_a_point():
     assert {p.strategy_name for p in POINTS} == set(MEASURED)
-    missing = [p.strategy_name for kind in PRESETS.values() for p in kind if p.skeleton is None]
-    assert missing == ["mm_register_blocked"]
+    assert [p.strategy_name for kind in PRESETS.values() for p in kind if p.skeleton is None] == []
 
 
 @pytest.mark.parametrize("preset", POINTS, ids=lambda p: p.strategy_name)
 def test_each_preset_is_a_point_of_the_generated_space_and_derives_its_strategy(preset: Preset):
-    program, sizes, limits, compare = MEASURED[preset.strategy_name]
-    space = Space.build(program, sizes, limits, heuristics=LOOPS)
+    _check_point(preset, *MEASURED[preset.strategy_name])
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_each_measured_variant_is_a_point_of_the_generated_space_and_derives_its_strategy(variant: str):
+    _check_point(*VARIANTS[variant], sampled=False)
+
+
+def _check_point(preset: Preset, program, sizes, limits, compare, sampled: bool = True) -> None:
+    """The preset's skeleton is generated and admits its values (`sampled`: the point is
+    among the space's points too, sampled or added as a preset's); its point derives the
+    named strategy's program (printed, or its kernels) and is what dpia run uses."""
+    space = _space(program, sizes, limits)
     point = preset.point
-    assert point in space.feasible_points, f"{point} is not among the space's points"
+    assert point.family in space.by_family(), f"{point.family} is not a skeleton of the space"
+    if sampled:
+        assert point in space.feasible_points, f"{point} is not among the space's points"
     assert space.family(point.family).admits(point.as_dict())
     low, derivation = _derive(space, point)
     reference, _ = derive(derivation.program, preset.schedule())  # the named strategy, same declarations
@@ -114,14 +167,22 @@ SMALL = {  # preset -> small sizes and values of its skeleton (two chunks, group
     "chunked_sum": (SUM, {"N": 256}, {"s0": 64, "s1": 8}),
     "parallel_reduce_two_stage": (SUM, {"N": 512}, {"s0": 64, "s1": 16, "s2": 4, "s3": 2}),
     "mm_rows_vectorized": (MM, {"M": 8, "N": 32, "K": 8}, {"s0": 4, "s1": 16, "s2": 8}),
+    # 8 x 8 tiles of 2 x 2 blocks, 2 x 2 groups of 4 x 4 items, two k-tiles; the copies in rows
+    # of 16 (4 items along dimension 0, float4), B's rows interleaved in runs of 2 of each block
+    "mm_register_blocked": (MM, {"M": 16, "N": 16, "K": 8}, {"s0": 8, "s1": 8, "s2": 4, "s3": 2, "s4": 2, "s5": 16,
+                                                            "s6": 4, "s7": 16, "s8": 4, "s9": 2, "s10": 2}),
+    # 8 x 8 tiles of 2 x 2 blocks, 2 x 2 groups of 4 x 4 items, two k-tiles
+    _BLOCKED_TILES: (MM, {"M": 16, "N": 16, "K": 8}, {"s0": 8, "s1": 8, "s2": 4, "s3": 2, "s4": 2}),
 }
+SMALL_POINTS = POINTS + [BLOCKED_TILES]
 
 
-@pytest.mark.parametrize("preset", POINTS, ids=lambda p: p.strategy_name)
+@pytest.mark.parametrize("preset", SMALL_POINTS, ids=lambda p: p.strategy_name if p in POINTS else str(p))
 def test_the_preset_skeletons_compute_the_program_at_small_sizes(preset: Preset):
+    """On PoCL, and (tests/oclgrind.py) under Oclgrind: no race, no uninitialised value."""
     import dpia
 
-    program, sizes, values = SMALL[preset.strategy_name]
+    program, sizes, values = SMALL.get(preset.strategy_name if preset in POINTS else preset.skeleton)
     space = Space.build(program, sizes, CPU, skeletons=[Skeleton(parse_steps(preset.skeleton))])
     point = Point(preset.skeleton, values)
     low, _ = _derive(space, point)
@@ -184,3 +245,111 @@ def test_an_unrolled_loop_the_values_make_long_stays_a_loop():
     long = fl.infer(fl.fun([fl.array(64, fl.f32)], lambda xs: fl.map(lambda x: x * 2.0, xs))).body
     assert str(unroll(short).expr).startswith("map_seq_unroll")
     assert str(unroll(long).expr).startswith("map_seq ")
+
+
+def test_no_2d_launch_through_views_when_the_inner_maps_data_computes():
+    """`map (fun(r) => map join (transpose (map f (map g r)))) xs`: launched in 2D, every item
+    of dimension 0 would compute `map g r` into one temporary per row (the race Oclgrind found
+    in mm after register_blocking_2d and fission: a move may leave two maps unfused); with
+    `map g` only a view, the 2D launch stays."""
+    from dpia.explore.mapping import schemes
+
+    rows = fl.array(8, fl.array(16, fl.f32))
+
+    def body(inner):
+        program = fl.fun([rows], lambda xs: fl.map(lambda r: fl.join(fl.transpose(fl.map(
+            lambda v: fl.map(lambda x: x * 2.0, v), inner(r)))), xs))
+        return fl.infer(program).body  # as written: the normal form would fuse the two maps
+
+    def launches_2d(e) -> bool:
+        return any({("d", 1)} <= {f for s in steps for f in s.fixed} and len(steps) == 2
+                   and all(s.move == "lower_map_global" for s in steps) for steps in schemes(e, ()))
+
+    viewed = body(lambda r: fl.split(4, r))
+    computed = body(lambda r: fl.map(lambda v: fl.map(lambda x: x + 1.0, v), fl.split(4, r)))
+    assert launches_2d(viewed)
+    assert not launches_2d(computed)
+
+
+def test_tiles_are_placed_in_the_hierarchy_only_where_a_tile_reduction_is_register_blocked():
+    from dpia.explore.mapping import apply_steps, tile_schemes
+    from dpia.explore.stages import normal_form
+
+    sizes = {"M": 64, "N": 64, "K": 64}
+    body = prepared_body(MM, sizes)
+    stage1 = parse_steps(_BLOCKED_TILES)[:3]
+    trials = {"s0": 16, "s1": 16, "s2": 8, "s3": 4, "s4": 4}
+
+    def normal(steps):
+        return normal_form()(apply_steps(body, steps, trials)).expr
+
+    assert tile_schemes(normal(()), sizes, {}) == []  # the naive product: no tiles
+    assert tile_schemes(normal(stage1[:2]), sizes, {}) == []  # tiles without register blocks
+    assert tile_schemes(prepared_body(SUM, {"N": 1 << 12}), {"N": 1 << 12}, {}) == []
+    schemes = tile_schemes(normal(stage1), sizes, {})
+    steps, slots = schemes[0]  # the copies as they are first
+    assert "; ".join(map(str, stage1 + steps)) == _BLOCKED_TILES and slots == {}
+    # then their layouts, combined over the two copies
+    layouts = {Skeleton(steps).name.split("accumulator_registers")[1] for steps, _ in schemes}
+    assert len(layouts) == len(schemes) > 1
+    assert all(any(s.move in LAYOUT_MOVES for s in steps) for steps, _ in schemes[1:])
+
+
+# ------------------------------------------------------- the local copies' layouts on PoCL
+
+LAYOUT_MOVES = ("swap_local_dims", "interchange_parallel", "vectorized_copy", "pad_local_rows", "interleave_local_rows")
+SMALL_LAYOUT_VALUES = {"n": 16, "w": 4, "b": 2, "g": 2, "p": 2}  # per parameter, at SMALL's mm sizes and tiles
+
+
+def _copies(skeleton: Skeleton) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The layout moves of the first and the second local copy (the pair the step binds at
+    store_copies_local's place)."""
+    pair = next(s.path for s in skeleton.steps if s.move == "store_copies_local") + (0, 1)
+    moves: tuple[list[str], list[str]] = ([], [])
+    for step in skeleton.steps:
+        if step.move in LAYOUT_MOVES:
+            moves[step.path[len(pair)]].append(step.move)
+    return tuple(moves[0]), tuple(moves[1])
+
+
+@pytest.mark.parametrize("layout", [
+    (("swap_local_dims", "pad_local_rows"), ()),  # A along k, its rows padded; B as it is
+    (("vectorized_copy",), ("interleave_local_rows",)),  # A in vectors along its rows; B interleaved
+    (("swap_local_dims",), ("swap_local_dims",)),
+], ids=str)
+def test_the_local_copies_layouts_compute_the_program_at_small_sizes(layout):
+    """Generated skeletons with the layout moves (beside the preset's, in SMALL) on PoCL and
+    under Oclgrind, their slots at small values."""
+    import dpia
+
+    space = _space(MM, BIG_GPU_MM, GPU)
+    prefix = _BLOCKED_TILES.rsplit("; ", 1)[0]
+    family = next(f for f in space.families if f.name.startswith(prefix) and _copies(f) == layout)
+    values = dict(SMALL[_BLOCKED_TILES][2])
+    for step in family.steps:
+        if step.move in LAYOUT_MOVES:
+            values |= {slot: SMALL_LAYOUT_VALUES[param] for param, slot in step.slots}
+    program, sizes, _ = SMALL[_BLOCKED_TILES]
+    small = Space.build(program, sizes, CPU, skeletons=[Skeleton(family.steps)])
+    low, _ = _derive(small, Point(family.name, values))
+    inputs = random_inputs(program, sizes, 0)
+    assert relative_error(dpia.compile(low)(*inputs), fl.interpret(program, *inputs)) < 1e-4
+
+
+def test_items_of_the_inner_local_dimension_are_not_given_stages_that_pass_values():
+    """mm with a tree inside each dot product (reduce_tree then fission), mapped onto a 2D
+    work-group: map_local 1 over the tree's chunks may not put the tree's stages on local
+    dimension 0 (the storage analysis would keep their results in one item's private memory
+    while other items read them: wrong results found on the H200); map_local 1 alone stays."""
+    from dpia.explore.mapping import apply_steps, schemes
+
+    sizes = {"M": 8, "N": 8, "K": 128}
+    body = prepared_body(MM, sizes)
+    tree = parse_steps("reduce_tree(block=s0, local=s1)@0.1.0.0.1.0; fission()@0.1.0.0.1.0.1")
+    treed = apply_steps(body, tree, {"s0": 8, "s1": 2})
+    assert treed is not None
+
+    def local_dims(e):
+        return [{dict(s.fixed)["d"] for s in steps if s.move == "lower_map_local"} for steps in schemes(e, ())]
+
+    assert {0, 1} not in local_dims(treed) and {1} in local_dims(treed)

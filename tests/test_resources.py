@@ -188,6 +188,12 @@ def test_each_problem_kind_is_reported():
     assert resource_problem(blocked, DeviceLimits(1024, 64 * 1024, 4, private_values=14)) is None
     assert resource_problem(blocked, DeviceLimits(1024, 64 * 1024, 4, private_values=13)) == \
         "private memory: kernel program holds 14 32-bit values per work-item > 13"
+    # a GPU runs 32 items of a work-group at once: narrower groups leave lanes idle (a CPU: any width)
+    narrow = resources(MM, "mm_tiled", {"M": 16, "N": 16, "K": 8}, {"M": 64, "N": 64, "K": 64}, n=4, m=4, k=8)
+    assert resource_problem(narrow, DeviceLimits(1024, 64 * 1024, 4)) is None
+    assert resource_problem(narrow, DeviceLimits(1024, 64 * 1024, 4, "GPU")) == \
+        "work-group size: kernel program has 16 items per work-group < the 32 lanes a SIMD unit runs at once"
+    assert resource_problem(mm, DeviceLimits(1024, 64 * 1024, 4, "GPU")) is None  # 256 items
     chunked = resources(TOTAL, "chunked_sum", {"N": 512}, {"N": 1 << 12}, chunk=64, width=8)
     assert resource_problem(chunked, DeviceLimits(1024, 64 * 1024, 8)) is None
     assert resource_problem(chunked, DeviceLimits(1024, 64 * 1024, 9)) == \

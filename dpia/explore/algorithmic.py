@@ -144,10 +144,8 @@ class Heuristics:
     max_variants: int = 320  # all lengths together
     exclusions: tuple[Exclusion, ...] = EXCLUSIONS
     commuting_once: bool = True  # moves at disjoint places tried in one order only (`out_of_order`)
-    # stage 2's loop schemes (dpia.explore.mapping.loop_schemes); off by default: a vectorised
-    # accumulator under the 2D launch through views left its products in a global temporary
-    # every item of dimension 0 wrote (a race Oclgrind found in an mm candidate)
-    loops: bool = False
+    # stage 2's loop schemes (dpia.explore.mapping.loop_schemes); off: the mappings only
+    loops: bool = True
 
     def budget(self, depth: int) -> int:
         """New variants kept with `depth` moves (depth counted from 1)."""

@@ -9,23 +9,27 @@ The split is the local explorer's (dpia.explore.workers), across processes and h
 - a preparation worker (`_Preparer`, a Ray actor taking one CPU) derives a candidate, lets
   the driver decide whether to go on (a duplicate or a known derivation is not built), then
   translates and emits it, and builds it where its node has the device (that checks the
-  source compiles and fills PoCL's kernel cache, which the measuring actor's build on the same
-  host then hits);
+  source compiles; the program's binary goes to the measuring actor with the source);
 - a measuring actor (`_Measurer`, no CPU reserved) owns one OpenCL device, found on each node
-  by the device key the driver chose: it builds, runs at the check sizes, checks against
-  the interpreter, probes and times (dpia.explore.evaluate._measure), one candidate at a
-  time, so timings stay clean; on a CPU device no preparation runs while one measures (as
-  the local pool does);
-- `RayPool` is the pool the driver's loop talks to (the interface of workers._Pool): results
-  stream back to the driver, which writes each to the database at once.
+  by the device key the driver chose (`Cluster.identity`: the key and limits a node reports,
+  so the driver's host needs no device): it builds (loading the worker's device binary where
+  the worker built for a device of the same key, else compiling the source), runs at the
+  check sizes, checks against the interpreter, probes and times
+  (dpia.explore.evaluate._measure), one candidate at a time, so timings stay clean; on a CPU
+  device no preparation runs while one measures (as the local pool does);
+- `RayPool` is the pool the driver's loop talks to (workers.PoolState, as the local pool):
+  results stream back to the driver, which writes each to the database at once.
 
-Faults: a preparation worker or measuring actor that dies (killed, its host lost) loses its
-in-flight candidate only: it is reported to the driver as lost (`on_lost`: not stored, so a
-later run tries it again; the exploration says what it lost), the worker is replaced (a
-measuring actor on its node, while the node lives; else, or when its replacement cannot
-start, the device is dropped with a ClusterWarning) and the run goes on while a device is left.  One that hangs past
-`timeout_s` is killed and replaced, its candidate a "timeout" as in the local pool.  Ctrl-C
-stops the run: everything measured is already in the database, and the actors are killed.
+Faults: a preparation worker or measuring actor that dies (killed) loses its in-flight
+candidate only: it is reported to the driver as lost (`on_lost`: not stored, so a later run
+tries it again; the exploration says what it lost) and the worker is replaced (a measuring
+actor on its node; when its replacement cannot start, the device is dropped with a
+ClusterWarning).  When its node is gone, every actor of that node goes with it: each loses
+the candidate it held, the node's measuring actors are dropped, its preparation workers start
+again on other nodes (a ClusterWarning); the run goes on while a device is left.  One that
+hangs past `timeout_s` is killed and replaced, its candidate a "timeout" as in the local
+pool.  Ctrl-C stops the run: everything measured is already in the database, and the actors
+are killed.
 
 Ray is optional (`pip install dpia[ray]`); this module imports it when a cluster is opened.
 """
@@ -43,11 +47,13 @@ import attrs
 from .errors import ExploreError
 from .evaluate import (Evaluator, Outcome, Spec, _error_text, _Inputs, _measure, _method, _stage, _StageFailure,
                        _Uploaded, checkable_sizes, failing_rule, probe_levels)
-from .workers import EXCLUSIVE_WAIT_S, STARTUP_TIMEOUT_S, _find_device
+from .space import DeviceLimits
+from .workers import EXCLUSIVE_WAIT_S, STARTUP_TIMEOUT_S, PoolState, _find_device
 
 # Environment variables the driver hands to its actors: the kernel recording the test suite
 # replays under Oclgrind (tests/oclgrind.py) and the default device.
 FORWARDED_ENV = ("DPIA_RECORD_KERNELS", "DPIA_RECORD_KERNELS_LIMIT", "DPIA_DEVICE")
+BUILT_FROM_BINARY = " (from the worker's binary)"  # in a candidate's `where`: its measuring actor did not compile it
 STAGE_QUERY_S = 2.0  # how long the driver asks a hung actor which stage it is in before killing it
 
 
@@ -94,25 +100,39 @@ class _Clock:
 @attrs.frozen
 class Prepared:
     """A candidate a preparation worker made ready to measure: its spec (check and probe
-    sizes from the derived program's facts), its OpenCL source, seconds per stage so far."""
+    sizes from the derived program's facts), its OpenCL source, seconds per stage so far,
+    and the program's device binary where the worker built it (`binary_key`: the device key
+    it was built for; a measuring actor of that key loads it instead of compiling)."""
 
     spec: Spec
     source: object  # dpia.pipeline.Emitted
     stage_s: Mapping[str, float]
+    binary: bytes | None = None
+    binary_key: str | None = None
 
 
-def _identity() -> str:
+def _build_options(evaluator: Evaluator, spec: Spec):
+    """The OpenCL build options the build stage uses for `spec` (the key of a built program)."""
+    return evaluator.options(spec).launch.get("options")
+
+
+def _identity() -> dict:
+    """Where an actor runs: its process, its host, its Ray node (the driver drops every
+    actor of a node that is gone)."""
     import socket
 
-    return f"{socket.gethostname()} pid {os.getpid()}"
+    import ray
+
+    return {"pid": os.getpid(), "where": f"{socket.gethostname()} pid {os.getpid()}",
+            "node": ray.get_runtime_context().get_node_id()}
 
 
 class _Preparer:
     """A preparation worker: derive, then (told to go on) translate .. emit and build."""
 
-    def __init__(self, key: str, evaluator: Evaluator, env: Mapping[str, str]):
+    def __init__(self, key: str, evaluator: Evaluator, env: Mapping[str, str], ship_binaries: bool = True):
         os.environ.update(env)
-        self._evaluator = evaluator
+        self._evaluator, self._key, self._ship_binaries = evaluator, key, ship_binaries
         self._clock = _Clock()
         self._held = None  # (spec, low, derivation) between derive and build
         try:  # the device, where this node has it: the build is checked here
@@ -123,7 +143,7 @@ class _Preparer:
             self._session = None
 
     def ready(self) -> dict:
-        return {"pid": os.getpid(), "where": _identity(), "builds": self._session is not None}
+        return {**_identity(), "builds": self._session is not None}
 
     def stage(self) -> str | None:
         return self._clock.stage
@@ -160,7 +180,11 @@ class _Preparer:
                                             "translate", last, call)
         except _StageFailure as f:
             return ("done", Outcome("failed", f.stage, _error_text(f.cause), stage_s=self._clock.seconds()))
-        return ("built", Prepared(spec, values["source"], self._clock.seconds()))
+        binary = None
+        if self._session is not None and self._ship_binaries:
+            binary = self._session.binary(values["source"].text, _build_options(evaluator, spec))
+        return ("built", Prepared(spec, values["source"], self._clock.seconds(), binary,
+                                  self._key if binary is not None else None))
 
 
 class _Measurer:
@@ -169,7 +193,7 @@ class _Measurer:
 
     def __init__(self, key: str, ordinal: int, evaluator: Evaluator, env: Mapping[str, str]):
         os.environ.update(env)
-        self._evaluator, self._clock = evaluator, _Clock()
+        self._evaluator, self._clock, self._key = evaluator, _Clock(), key
         self._problem = None
         try:
             from codegen_opencl.runtime import device_key, devices, session_for
@@ -181,24 +205,48 @@ class _Measurer:
         self._cache = _Inputs()
 
     def ready(self) -> dict:
-        return {"pid": os.getpid(), "where": _identity(), "problem": self._problem}
+        """Where it runs, and its device's limits (the driver checks them against the
+        explored device's) or why it could not open the device."""
+        limits = None
+        if self._problem is None:
+            from codegen_opencl.runtime import device_identity
+
+            limits = DeviceLimits.of_identity(device_identity(self._session.device))
+        return {**_identity(), "problem": self._problem, "limits": limits}
 
     def stage(self) -> str | None:
         return self._clock.stage
 
-    def measure(self, prepared: Prepared, best_s: float | None) -> Outcome:
+    def measure(self, prepared: Prepared, best_s: float | None) -> tuple[Outcome, str]:
+        """The candidate's outcome, and what its program was built from: "binary" (the
+        preparation worker's, loaded without compiling) or "source"."""
         self._clock = clock = _Clock()
         spec, evaluator = prepared.spec, self._evaluator
         build = _method(evaluator, "build")
+        builds, built_from = self._session.builds, "source"
+        adopted = (prepared.binary is not None and prepared.binary_key == self._key
+                   and self._session.adopt(prepared.source.text, prepared.binary, _build_options(evaluator, spec)))
         try:
             kernel = _stage(clock, "build", build, prepared.source, self._session, spec)
+            built_from = "binary" if adopted and self._session.builds == builds else "source"
             self._cache.expected(spec.oracle, spec.check_sizes, spec.seed)
         except _StageFailure as f:
-            return Outcome("failed", f.stage, _error_text(f.cause), stage_s=clock.seconds())
+            return Outcome("failed", f.stage, _error_text(f.cause), stage_s=clock.seconds()), "source"
         except Exception as exc:  # noqa: BLE001 -- the interpreter's answer: reported as the check's failure
-            return Outcome("failed", "check", _error_text(exc), stage_s=clock.seconds())
+            return Outcome("failed", "check", _error_text(exc), stage_s=clock.seconds()), built_from
         outcome = _measure(clock, spec, evaluator, _Uploaded(kernel, self._cache.uploads), self._cache, best_s)
-        return attrs.evolve(outcome, stage_s=clock.seconds())
+        return attrs.evolve(outcome, stage_s=clock.seconds()), built_from
+
+
+def _identity_here(wanted: str | None) -> dict | str:
+    """The device_identity of the device `wanted` chooses on this node
+    (codegen_opencl.runtime.choose_device), or why there is none."""
+    from codegen_opencl.runtime import choose_device, device_identity
+
+    try:
+        return device_identity(choose_device(wanted))
+    except Exception as exc:  # noqa: BLE001 -- no such device here: another node may have it
+        return _error_text(exc)
 
 
 def _devices_here() -> list[tuple[str, str]]:
@@ -229,20 +277,24 @@ class Cluster:
     already connected to Ray (ray.init earlier) keeps that connection.
 
     `actors_per_device`: measuring actors per device (1: one owns each device; more shares
-    one device among several actors, which disturbs timings: for tests on one machine)."""
+    one device among several actors, which disturbs timings: for tests on one machine).
+    `ship_binaries`: a preparation worker that built a candidate hands its device binary to
+    the measuring actor, which loads it instead of compiling the source again (False: every
+    actor compiles)."""
 
-    def __init__(self, ray, owned: bool, actors_per_device: int = 1, worker_cpus: float = 1.0):
+    def __init__(self, ray, owned: bool, actors_per_device: int = 1, worker_cpus: float = 1.0,
+                 ship_binaries: bool = True):
         self._ray, self._owned = ray, owned
-        self.actors_per_device, self.worker_cpus = actors_per_device, worker_cpus
+        self.actors_per_device, self.worker_cpus, self.ship_binaries = actors_per_device, worker_cpus, ship_binaries
 
     @classmethod
     def connect(cls, address: str = "auto", *, num_cpus: int | None = None, actors_per_device: int = 1,
-                worker_cpus: float = 1.0) -> Cluster:
+                worker_cpus: float = 1.0, ship_binaries: bool = True) -> Cluster:
         if actors_per_device < 1:
             raise ClusterError(f"actors_per_device must be at least 1, got {actors_per_device}")
         ray = _ray()
         if ray.is_initialized():
-            return cls(ray, False, actors_per_device, worker_cpus)
+            return cls(ray, False, actors_per_device, worker_cpus, ship_binaries)
         settings = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
         try:
             if address == "local":
@@ -251,7 +303,7 @@ class Cluster:
                 ray.init(address=address, **settings)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise ClusterError(f"cannot reach the Ray cluster at {address!r}: {exc}") from None
-        return cls(ray, True, actors_per_device, worker_cpus)
+        return cls(ray, True, actors_per_device, worker_cpus, ship_binaries)
 
     def __enter__(self) -> Cluster:
         return self
@@ -282,15 +334,42 @@ class Cluster:
                 seen[key] += 1
         return slots
 
+    def identity(self, device=None) -> dict:
+        """The device_identity of the device explored for `device` (a substring of
+        "platform: device", None for $DPIA_DEVICE or the default), as the first node that
+        has one reports it (the driver's own node first): the driver's host needs no
+        OpenCL device.  A pyopencl Device is this host's."""
+        if device is not None and not isinstance(device, str):
+            from codegen_opencl.runtime import device_identity
+
+            return device_identity(device)
+        ray = self._ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        wanted = device if device is not None else os.environ.get("DPIA_DEVICE")
+        here = ray.get_runtime_context().get_node_id()
+        nodes = sorted((n["NodeID"] for n in ray.nodes() if n.get("Alive")), key=lambda n: n != here)
+        probe = ray.remote(num_cpus=0)(_identity_here)
+        found = ray.get([probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(wanted)
+                         for n in nodes])
+        for answer in found:
+            if isinstance(answer, dict):
+                return answer
+        raise ClusterError(f"no node of the cluster has the device {wanted or 'default'}: "
+                           + "; ".join(sorted(set(found))), where=wanted or "")
+
     def open(self, size: int, key: str, evaluator: Evaluator, timeout_s: float, exclusive: bool,
-             on_derived: Callable, on_done: Callable, on_lost: Callable) -> RayPool:
-        """The pool of one exploration (dpia.explore.driver calls this)."""
+             on_derived: Callable, on_done: Callable, on_lost: Callable,
+             limits: DeviceLimits | None = None) -> RayPool:
+        """The pool of one exploration (dpia.explore.driver calls this); `limits`: the
+        explored device's (from `identity`): a measuring actor whose device has other limits
+        under the same key (a partitioned GPU) is not used."""
         slots = [s for s in self.devices() if s.key == key]
         if not slots:
             raise ClusterError(f"no node of the cluster has the device {key!r}", where=key)
         slots = [s for s in slots for _ in range(self.actors_per_device)]
         return RayPool(self._ray, size, slots, key, evaluator, timeout_s, exclusive, on_derived, on_done, on_lost,
-                       self.worker_cpus)
+                       self.worker_cpus, self.ship_binaries, limits)
 
 
 # ------------------------------------------------------------------------------ the pool
@@ -319,32 +398,34 @@ class _Actor:
         self.deadline = time.monotonic() + STARTUP_TIMEOUT_S
         self.where = ""
         self.pid: int | None = None
+        self.node: str | None = slot.node if slot is not None else None  # a preparer's once it has started
         self.last_used = -1.0  # when it was last given a candidate (measuring actors take turns)
 
 
-class RayPool:
-    """The driver's pool on a Ray cluster (the interface of dpia.explore.workers._Pool):
+class RayPool(PoolState):
+    """The driver's pool on a Ray cluster (the protocol of dpia.explore.workers._Pool):
     `size` preparation workers and one measuring actor per device slot."""
 
     def __init__(self, ray, size: int, slots: list[DeviceSlot], key: str, evaluator: Evaluator, timeout_s: float,
-                 exclusive: bool, on_derived: Callable, on_done: Callable, on_lost: Callable, worker_cpus: float):
+                 exclusive: bool, on_derived: Callable, on_done: Callable, on_lost: Callable, worker_cpus: float,
+                 ship_binaries: bool = True, limits: DeviceLimits | None = None):
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self._ray, self._key, self._evaluator, self._timeout = ray, key, evaluator, timeout_s
-        self._exclusive = exclusive
+        self._exclusive, self._ship_binaries, self._limits = exclusive, ship_binaries, limits
         self._on_derived, self._on_done, self._on_lost = on_derived, on_done, on_lost
         self._env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
         options = {"runtime_env": {"env_vars": self._env}} if self._env else {}
         self._preparer_class = ray.remote(num_cpus=worker_cpus, max_concurrency=2, **options)(_Preparer)
         self._measurer_class = ray.remote(num_cpus=0, max_concurrency=2, **options)(_Measurer)
         self._affinity = NodeAffinitySchedulingStrategy
-        self.best_s: float | None = None
         self._preparers = [self._start_preparer() for _ in range(size)]
         self._measurers = [self._start_measurer(slot) for slot in slots]
         self._waiting: collections.deque[_Job] = collections.deque()  # prepared, waiting for a device
 
     def _start_preparer(self) -> _Actor:
-        return _Actor(self._preparer_class.remote(self._key, self._evaluator, self._env), "preparation worker")
+        return _Actor(self._preparer_class.remote(self._key, self._evaluator, self._env, self._ship_binaries),
+                      "preparation worker")
 
     def _start_measurer(self, slot: DeviceSlot) -> _Actor:
         strategy = self._affinity(slot.node, soft=False)
@@ -352,36 +433,27 @@ class RayPool:
             self._key, slot.ordinal, self._evaluator, self._env)
         return _Actor(handle, "measuring actor", slot)
 
-    def __enter__(self) -> RayPool:
-        return self
+    # -- state (workers.PoolState) ------------------------------------------------------
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def _takers(self) -> list[_Actor]:
+        return self._preparers
 
-    # -- state --------------------------------------------------------------------------
+    def _in_flight(self) -> list[Spec]:
+        return [j.spec for j in self._jobs()]
 
-    @property
-    def size(self) -> int:
-        return len(self._preparers)
-
-    def busy(self) -> int:
-        return (sum(a.job is not None for a in self._preparers + self._measurers) + len(self._waiting))
-
-    def counts(self) -> dict[str, int]:
+    def _states(self) -> collections.Counter:
         counts = collections.Counter(a.state for a in self._preparers)
         counts["built"] = len(self._waiting)
         counts["measuring"] = sum(a.state == "measuring" for a in self._measurers)
-        return dict(counts)
+        return counts
 
     def _device_busy(self) -> bool:
         return bool(self._waiting) or any(a.state == "measuring" for a in self._measurers)
 
     def can_dispatch(self) -> bool:
-        if self._exclusive and self._device_busy():
-            return False
         if len(self._waiting) > len(self._measurers):  # enough prepared: preparing more only queues
             return False
-        return any(a.state == "idle" for a in self._preparers)
+        return super().can_dispatch()
 
     def dispatch(self, spec: Spec) -> None:
         actor = next(a for a in self._preparers if a.state == "idle")
@@ -392,9 +464,6 @@ class RayPool:
     def _call(self, actor: _Actor, job: _Job, step: str, ref, state: str) -> None:
         actor.job, actor.step, actor.ref, actor.state = job, step, ref, state
         actor.deadline = time.monotonic() + self._timeout if step != "prepare" else actor.deadline
-
-    def busy_with(self, which: Callable[[Spec], bool]) -> bool:
-        return any(j.spec is not None and which(j.spec) for j in self._jobs())
 
     def _jobs(self) -> list[_Job]:
         return [a.job for a in self._preparers + self._measurers if a.job is not None] + list(self._waiting)
@@ -441,7 +510,12 @@ class RayPool:
         if info.get("problem"):
             self._not_started(actor, f"cannot open the device on {info['where']}: {info['problem']}")
             return
+        if actor.kind == "measuring actor" and self._limits is not None and info["limits"] != self._limits:
+            self._not_started(actor, f"on {info['where']} has a device of this key with other limits "
+                                     f"({info['limits']}) than the explored one ({self._limits})")
+            return
         actor.state, actor.step, actor.where, actor.pid = "idle", None, info["where"], info["pid"]
+        actor.node = info["node"]
 
     def _not_started(self, actor: _Actor, why: str) -> None:
         """A preparation worker that cannot start is a broken installation: the exploration
@@ -476,9 +550,10 @@ class RayPool:
         actor.state, actor.job, actor.step = "idle", None, None
         self._waiting.append(job)
 
-    def _measured(self, actor: _Actor, outcome: Outcome) -> None:
+    def _measured(self, actor: _Actor, result: tuple[Outcome, str]) -> None:
+        outcome, built_from = result
         job = actor.job
-        job.where.append(f"measured on {actor.where}")
+        job.where.append(f"measured on {actor.where}" + (BUILT_FROM_BINARY if built_from == "binary" else ""))
         self._finish(actor, outcome)
 
     def _finish(self, actor: _Actor, outcome: Outcome) -> None:
@@ -540,24 +615,38 @@ class RayPool:
 
     def _died(self, actor: _Actor, exc: BaseException) -> None:
         """An actor that died loses its candidate only: the driver is told (not stored), the
-        actor replaced (a measuring actor only while its node lives)."""
-        if actor.state == "starting":
+        actor replaced.  When its node is gone, so is every actor there: each loses the
+        candidate it held, measuring actors are dropped, preparation workers started again
+        elsewhere."""
+        if actor.node is not None and not self._node_alive(actor.node):
+            self._node_lost(actor.node, actor)
+        elif actor.state == "starting":
             self._not_started(actor, f"died while starting: {_first_line(exc)}")
             return
-        job = actor.job
-        where = actor.where or actor.kind
-        replaced = self._replace(actor)
-        if job is not None:
-            reason = f"the {actor.kind} ({where}) died during {actor.step}" + ("" if replaced else
-                                                                                 "; its node is gone")
-            self._on_lost(job.spec, reason)
+        else:
+            job, where, step = actor.job, actor.where or actor.kind, actor.step
+            self._replace(actor)
+            if job is not None:
+                self._on_lost(job.spec, f"the {actor.kind} ({where}) died during {step}")
         if not self._measurers:
             raise ClusterError("every measuring actor is gone: nothing left to measure on", where=self._key)
+
+    def _node_lost(self, node: str, first: _Actor) -> None:
+        """Every actor on the gone `node`: its candidate lost, itself dropped or replaced."""
+        gone = [first] + [a for a in self._preparers + self._measurers if a is not first and a.node == node]
+        for actor in gone:
+            job, where, step = actor.job, actor.where or actor.kind, actor.step
+            self._replace(actor)
+            if job is not None:
+                self._on_lost(job.spec, f"the {actor.kind} ({where}) died during {step}; its node is gone")
+        warnings.warn(f"a node of the cluster is gone ({len(gone)} actor(s) with it); going on with "
+                      f"{len(self._measurers)} measuring actor(s)", ClusterWarning, stacklevel=2)
 
     def _replace(self, actor: _Actor) -> bool:
         """Kill `actor` and start another in its place; False when its node is gone (a
         measuring actor is then dropped)."""
         self._ray.kill(actor.handle, no_restart=True)
+        actor.job, actor.ref = None, None
         if actor.kind == "preparation worker":
             self._preparers[self._preparers.index(actor)] = self._start_preparer()
             return True

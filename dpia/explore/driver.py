@@ -484,7 +484,9 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
     "run" (what `dpia run` would use) or "default" (the default schedule).  `progress` is
     called with each finished candidate, `status` with a Status from the start and about
     once a second.  `executor`: where candidates are prepared and measured, None for this
-    host's worker processes (dpia.explore.workers), a dpia.explore.cluster.Cluster for Ray.
+    host's worker processes (dpia.explore.workers), a dpia.explore.cluster.Cluster for Ray;
+    its `identity(device)` gives the device's key and limits (a cluster's: as a node that
+    has the device reports them, so this host needs none).
 
     Time: the search stops at `budget_s`; a baseline still unmeasured then goes on for at
     most half of `timeout_s` more (without it nothing could be quoted), so explore returns
@@ -501,13 +503,14 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
     started = time.monotonic()
     tell = _Teller(status, started)
     tell("building the search space")
-    from codegen_opencl.runtime import choose_device, device_identity, device_key
+    from codegen_opencl.runtime import identity_key
 
-    chosen = choose_device(device)
-    key, limits = device_key(chosen), DeviceLimits.of(chosen)
+    executor = executor or LOCAL_PROCESSES
+    identity = executor.identity(device)  # reported where the device is: this host, or a node of the cluster
+    key, limits = identity_key(identity), DeviceLimits.of_identity(identity)
     typed = program if program.t is not None else infer(program)
     host = host_memory_bytes()
-    problem = memory_problem(typed, sizes, device_identity(chosen).get("global_mem_bytes"), host)
+    problem = memory_problem(typed, sizes, identity.get("global_mem_bytes"), host)
     if problem is not None:
         raise InputsTooLargeError(problem)
     workers = default_workers("CPU" in limits.device_type) if workers is None else workers
@@ -522,8 +525,8 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
                max_candidates, progress, evaluator)
     try:
         tell(f"starting {workers} worker process(es)")
-        with (executor or LOCAL_PROCESSES).open(workers, key, evaluator, timeout_s, "CPU" in limits.device_type,
-                                                run.on_derived, run.on_done, run.on_lost) as pool:
+        with executor.open(workers, key, evaluator, timeout_s, "CPU" in limits.device_type,
+                           run.on_derived, run.on_done, run.on_lost, limits=limits) as pool:
             tell("choosing the baseline", run, pool)
             first = run.baseline_spec(baseline, limits)
             run.baseline_kind = first.variant or "default"

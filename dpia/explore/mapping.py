@@ -30,6 +30,21 @@ Then, for each mapping, the loops (`loop_schemes`, at most MAX_LOOP_SCHEMES):
                 reductions of a vector's lanes or the maps unrolled; an accumulator in
                 registers always with the maps unrolled (registers need constant indices)
 
+Besides, for a variant with a register-blocked tile reduction (`tile_schemes`, its own
+skeletons, without loop schemes): the tiles in the memory hierarchy, as ELEVATE's mm
+schedules place them (functional.schedules.mm_register_blocked):
+
+    tiles       the views (tile_views, untile_views), each reduction over tiles one loop
+                copying its elements (copied_sequential_reduction), the accumulator blocked
+                like the register blocks (blocked_accumulator), the levels HIERARCHY_LEVELS
+                (work-groups 1 / 0, items 1 / 0, a block's loops unrolled), a group's copies
+                in local memory and an item's in private memory, the item's accumulator in
+                registers, the group's spread over its items (accumulator_among_items)
+    layouts     each local copy as it is or one of COPY_LAYOUTS (local id 0 along its rows,
+                vectors, padded or interleaved rows: slots for the vector width, the rows
+                of the reshaped copy, the padding, the interleaving), the copies' layouts
+                combined (at most MAX_LAYOUTS)
+
 Everything no step lowers the default lowering completes: reductions as loops, inner maps as
 loops, storage.
 """
@@ -39,8 +54,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping
 
+import attrs
+
 from functional.expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine
-from functional.primitives import LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, MAPS, REDUCTIONS, is_view_fn
+from functional.primitives import (
+    LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, MAPS, PARALLEL_MAPS, REDUCTIONS, has_computation, is_view_fn)
 from functional.schedules import _perfectly_nested
 from functional.storage import arg_path
 from functional.strategies import at_path, replace_at
@@ -61,32 +79,35 @@ def _function_body_path(e: Expr, path: tuple) -> tuple[tuple, Expr]:
     return (f_path + (0,), f.body) if isinstance(f, Lambda) else (f_path, f)
 
 
-def host_maps(e: Expr, path: tuple = ()) -> Iterator[tuple]:
-    """Paths of the computing maps that program-level code runs (not inside another loop's
-    function): through lets, applied lambdas, and the data of maps and other primitives."""
+def program_level(e: Expr, path: tuple = ()) -> Iterator[tuple[tuple, Expr]]:
+    """(path, node) of every primitive application program-level code runs (not inside a
+    loop's function), pre-order: through lets, applied lambdas and the data of primitives."""
     if isinstance(e, (Lambda, NatLambda)):
         return
     if isinstance(e, NatApp):
-        yield from host_maps(e.fun, path + (0,))
+        yield from program_level(e.fun, path + (0,))
         return
     head, args = spine(e)
     n = len(args)
     if isinstance(head, Lambda):  # an applied lambda: its body runs here
-        yield from host_maps(head.body, path + (0,) * n + (0,))
+        yield from program_level(head.body, path + (0,) * n + (0,))
         for k, a in enumerate(args):
-            yield from host_maps(a, path + arg_path(n, k))
+            yield from program_level(a, path + arg_path(n, k))
         return
     if not isinstance(head, Prim):
         return
-    if computing_map(e):
-        yield path
-        yield from host_maps(args[1], path + arg_path(2, 1))
-        return
+    yield path, e
     for k, a in enumerate(args):
         if head.name == "let" and k == 1 and isinstance(a, Lambda):
-            yield from host_maps(a.body, path + arg_path(n, k) + (0,))
-        elif not isinstance(a, Lambda):
-            yield from host_maps(a, path + arg_path(n, k))
+            yield from program_level(a.body, path + arg_path(n, k) + (0,))
+        elif not isinstance(a, Lambda) and not (k == 0 and head.name in _LOOPS):
+            yield from program_level(a, path + arg_path(n, k))
+
+
+def host_maps(e: Expr, path: tuple = ()) -> Iterator[tuple]:
+    """Paths of the computing maps that program-level code runs (not inside another loop's
+    function): through lets, applied lambdas, and the data of maps and other primitives."""
+    return (p for p, node in program_level(e, path) if computing_map(node))
 
 
 def _chain(e: Expr, path: tuple) -> list[tuple]:
@@ -131,13 +152,20 @@ def group_maps(e: Expr, path: tuple = ()) -> Iterator[tuple]:
 
 
 def _locals(e: Expr, path: tuple, dims: tuple[int, ...]) -> list[Step]:
-    """map_local dims[0] over the first maps inside the node at `path`, dims[1] inside those."""
+    """map_local dims[0] over the first maps inside the node at `path`, dims[1] inside those
+    where an item of dims[0] runs one map over views only: the items of dims[1] then split
+    that map and pass nothing to each other.  Stages inside (a tree's levels, a map reading
+    another map's results) would pass values between the items of dims[1] within one item
+    of dims[0]: the storage analysis places such values as that item's own (private), so
+    they stay the item's loops."""
     out: list[Step] = []
     for p in group_maps(at_path(e, path), path):
         out.append(Step("lower_map_local", p, (("d", dims[0]),)))
         if len(dims) > 1:
             inner_path, _ = _function_body_path(at_path(e, p), p)
-            out += _locals(e, inner_path, dims[1:])
+            inner = list(group_maps(at_path(e, inner_path), inner_path))
+            if len(inner) == 1 and not has_computation(spine(at_path(e, inner[0]))[1][1]):
+                out += _locals(e, inner_path, dims[1:])
     return out
 
 
@@ -148,11 +176,13 @@ def _global(paths: list[tuple], dims: tuple[int, ...]) -> tuple[Step, ...]:
 def _through_views(e: Expr, path: tuple) -> tuple | None:
     """The path of the computing map the node at `path` is, under layout views only
     (`map join (transpose (map g ys))`: every element of its result is one of the map's),
-    else None: an item computing more than the map would read other items' results."""
+    with data that only views (ys computes nothing), else None: an item computing more than
+    the map would read other items' results, and what the data computes would be computed
+    by every item of the inner dimension into one temporary per outer item (a race)."""
     node = at_path(e, path)
     while True:
         if computing_map(node):
-            return path
+            return None if has_computation(spine(node)[1][1]) else path
         head, args = spine(node)
         if not (isinstance(head, Prim) and args) or not (
                 head.name in LAYOUT or (head.name == "map" and len(args) == 2 and is_view_fn(args[0]))):
@@ -204,27 +234,7 @@ def mappings(e: Expr) -> list[tuple[Step, ...]]:
 def host_reductions(e: Expr, path: tuple = ()) -> Iterator[tuple]:
     """Paths of the saturated `reduce` nodes program-level code runs (not inside a loop's
     function), pre-order: through lets, applied lambdas and the data of primitives."""
-    if isinstance(e, (Lambda, NatLambda)):
-        return
-    if isinstance(e, NatApp):
-        yield from host_reductions(e.fun, path + (0,))
-        return
-    head, args = spine(e)
-    n = len(args)
-    if isinstance(head, Lambda):
-        yield from host_reductions(head.body, path + (0,) * n + (0,))
-        for k, a in enumerate(args):
-            yield from host_reductions(a, path + arg_path(n, k))
-        return
-    if not isinstance(head, Prim):
-        return
-    if saturated_reduce(e):
-        yield path
-    for k, a in enumerate(args):
-        if head.name == "let" and k == 1 and isinstance(a, Lambda):
-            yield from host_reductions(a.body, path + arg_path(n, k) + (0,))
-        elif not isinstance(a, Lambda) and not (k == 0 and head.name in _LOOPS):
-            yield from host_reductions(a, path + arg_path(n, k))
+    return (p for p, node in program_level(e, path) if saturated_reduce(node))
 
 
 def apply_steps(e: Expr, steps: tuple[Step, ...], values: Mapping[str, int]) -> Expr | None:
@@ -372,4 +382,233 @@ def loop_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tupl
 
 
 __all__ = ["MAX_LOOP_SCHEMES", "MAX_MAPPINGS", "apply_steps", "group_maps", "host_maps", "host_reductions",
-           "loop_schemes", "mappings", "schemes"]
+           "loop_schemes", "mappings", "program_level", "schemes"]
+
+
+# ---------------------------------------------------------- tiles in the memory hierarchy
+
+# The levels of a register-blocked tiling, outermost first: the tiles' rows and columns over
+# work-groups, a tile's blocks over the group's items, a block's rows and columns unrolled
+# (its values in registers).  A level of None: the move takes no OpenCL dimension.
+HIERARCHY_LEVELS: tuple[tuple[str, int | None], ...] = (
+    ("lower_map_workgroup", 1), ("lower_map_workgroup", 0), ("lower_map_local", 1), ("lower_map_local", 0),
+    ("lower_map_seq_unroll", None), ("lower_map_seq_unroll", None))
+
+
+def _everywhere(e: Expr, move: str, steps: list[Step], where=None) -> tuple[Expr, int]:
+    """The move at every node where its site test holds and its rules apply (`where(path)`
+    too, when given), innermost and last first so that the other places' paths stay valid;
+    each application appended to `steps`.  The rewritten program and how many applied."""
+    from .algorithmic import positions
+
+    test = MOVES[move].site
+    places = [p for p, node in positions(e) if node.t is not None and test(node) and (where is None or where(p))]
+    applied_here = 0
+    for path in reversed(places):
+        step = Step(move, path)
+        done = apply_steps(e, (step,), {})
+        if done is not None:
+            e, applied_here = done, applied_here + 1
+            steps.append(step)
+    return e, applied_here
+
+
+def hierarchy_steps(e: Expr, levels=HIERARCHY_LEVELS, path: tuple = (), depth: int = 0) -> list[Step]:
+    """The computing maps as ELEVATE's `parallel(levels)` places them (schedules.parallel):
+    each outermost computing map at `levels[depth]`, the maps its function computes one
+    level deeper, the maps producing its data at the same level; beyond the levels map_seq."""
+    from functional.schedules import _compute_map
+
+    if _compute_map(e):
+        _, args = spine(e)
+        move, dim = levels[depth] if depth < len(levels) else ("lower_map_seq", None)
+        out = [Step(move, path, (("d", dim),) if dim is not None else ())]
+        f_path = path + arg_path(len(args), 0)
+        f = args[0]
+        out += hierarchy_steps(f.body, levels, f_path + (0,), depth + 1) if isinstance(f, Lambda) else \
+            hierarchy_steps(f, levels, f_path, depth + 1)
+        if len(args) == 2:
+            out += hierarchy_steps(args[1], levels, path + arg_path(2, 1), depth)
+        return out
+    return [s for k, c in enumerate(e.children()) for s in hierarchy_steps(c, levels, path + (k,), depth)]
+
+
+def contexts(e: Expr) -> dict[tuple, str]:
+    """Where each node runs (functional.storage's contexts), by path: HOST at the top, GROUP
+    inside a map_workgroup's function, ITEM inside a map_local's or map_global's."""
+    from functional.storage import HOST, function_context
+
+    out: dict[tuple, str] = {}
+    functions: dict[tuple, str] = {}  # a parallel map's function -> the context it runs in
+    stack: list[tuple[Expr, tuple, str]] = [(e, (), HOST)]
+    while stack:
+        node, path, ctx = stack.pop()
+        ctx = functions.get(path, ctx)
+        out[path] = ctx
+        head, args = spine(node)
+        if isinstance(head, Prim) and head.name in PARALLEL_MAPS and len(args) == 2:
+            functions[path + arg_path(2, 0)] = function_context(ctx, head.name)
+        stack += [(c, path + (k,), ctx) for k, c in enumerate(node.children())]
+    return out
+
+
+def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tuple[tuple[Step, ...], dict]]:
+    """(steps, new slots) placing register-blocked tiles in the memory hierarchy, where a
+    variant has them (the rules' own preconditions decide; nothing else is matched):
+
+        views       tile reductions' k-wide tiles and 2D tilings' layout maps as whole-array views
+                    (tile_views, untile_views)
+        loops       each reduction over tiles one loop, its elements copied once per step
+                    (copied_sequential_reduction)
+        blocks      an accumulator updated by register blocks blocked the same way
+                    (blocked_accumulator; without one, no scheme: the hierarchy gives each item a block)
+        mapping     the levels of HIERARCHY_LEVELS (work-groups 1 / 0, items 1 / 0, unrolled loops)
+        storage     copies a group makes in local memory, an item's in private memory
+                    (store_copies_local / _private); an item's constant accumulator in registers
+                    (accumulator_registers); a group's 2D accumulator spread over its items
+                    (accumulator_among_items)
+
+    Empty where a variant has no register-blocked tile reduction."""
+    from functional.storage import GROUP, ITEM
+
+    if not blocked_tile_reduction(e):
+        return []  # no rule application needed to know: blocked_accumulator could apply nowhere
+    steps: list[Step] = []
+    e, _ = _everywhere(e, "tile_views", steps)
+    e, copied = _everywhere(e, "copied_sequential_reduction", steps)
+    if not copied:
+        return []
+    e, _ = _everywhere(e, "untile_views", steps)
+    e, blocked = _everywhere(e, "blocked_accumulator", steps)
+    if not blocked:
+        return []
+    levels = tuple(hierarchy_steps(e))
+    e = apply_steps(e, levels, {})
+    if e is None:
+        return []
+    steps += levels
+    where = contexts(e)
+    e, _ = _everywhere(e, "store_copies_local", steps, lambda p: where.get(p) == GROUP)
+    e, _ = _everywhere(e, "store_copies_private", steps, lambda p: where.get(p) == ITEM)
+    where = contexts(e)
+    e, _ = _everywhere(e, "accumulator_registers", steps,
+                       lambda p: where.get(p) == ITEM and sequential_at(e, p))
+    # the group's accumulator contains the copies: its place is the same whatever their layouts
+    where = contexts(e)
+    spread: list[Step] = []
+    _everywhere(e, "accumulator_among_items", spread, lambda p: where.get(p) == GROUP)
+    return [(tuple(steps) + layout + tuple(spread), new_slots) for layout, new_slots in layouts(e, sizes, slots)]
+
+
+# A local copy's layouts, as moves at the copy (`to_local C`, C the parallel copy at +1):
+# which local id walks its rows (swap_local_dims), vectors (vectorized_copy; along the other
+# dimension after interchange_parallel), padded rows, interleaved rows.  Each a list of
+# (move, where: "store" the to_local, "copy" C, "inner" C's map after interchange_parallel).
+COPY_LAYOUTS: tuple[tuple[tuple[str, str], ...], ...] = (
+    (),
+    (("swap_local_dims", "copy"),),
+    (("vectorized_copy", "copy"),),
+    (("swap_local_dims", "copy"), ("pad_local_rows", "store")),
+    (("swap_local_dims", "copy"), ("interchange_parallel", "copy"), ("vectorized_copy", "inner")),
+    (("interleave_local_rows", "store"),),
+    (("vectorized_copy", "copy"), ("interleave_local_rows", "store")),
+)
+MAX_LAYOUTS = 64  # layout combinations per register-blocked variant
+
+
+def local_copies(e: Expr) -> list[tuple]:
+    """Paths of the copies a work-group stores in local memory (`to_local` of a parallel copy)."""
+    from .algorithmic import positions
+    from .moves import parallel_copy, stored_locally
+
+    return [p for p, node in positions(e) if node.t is not None and stored_locally(node)
+            and parallel_copy(applied(node, "to_local", 1)[0])]
+
+
+def layouts(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tuple[tuple[Step, ...], dict]]:
+    """(steps, new slots) of the layouts of the local copies (COPY_LAYOUTS each, combined; the
+    default first, at most MAX_LAYOUTS): each layout's moves where their rules apply, their
+    parameters slots drawn like stage 1's (divisors of the lengths they split)."""
+    per_copy = []
+    for path in local_copies(e):
+        options: list[tuple[tuple[Step, ...], dict]] = []
+        for layout in COPY_LAYOUTS:
+            option = _copy_layout(e, path, layout, sizes, {**slots}, len(slots))
+            if option is not None:
+                options.append(option)
+        per_copy.append(options)
+    out: list[tuple[tuple[Step, ...], dict]] = []
+    for combo in itertools.product(*per_copy):  # the copies are disjoint: their layouts combine
+        steps: tuple[Step, ...] = ()
+        new: dict = {}
+        for option_steps, option_slots in combo:
+            renamed = _renamed_slots(option_steps, option_slots, len(slots) + len(new))
+            steps += renamed[0]
+            new.update(renamed[1])
+        out.append((steps, new))
+        if len(out) >= MAX_LAYOUTS:
+            break
+    return out or [((), {})]
+
+
+def _renamed_slots(steps: tuple[Step, ...], new: dict, first: int) -> tuple[tuple[Step, ...], dict]:
+    """The option's slots renumbered from s{first} (each copy's options drew theirs from the same start)."""
+    names = {old: f"s{first + k}" for k, old in enumerate(sorted(new, key=lambda n: int(n[1:])))}
+    return (tuple(attrs.evolve(s, slots=tuple((p, names.get(v, v)) for p, v in s.slots)) for s in steps),
+            {names[n]: (attrs.evolve(slot, divides=names.get(slot.divides, slot.divides)) if slot.divides else slot)
+             for n, slot in new.items()})
+
+
+def _copy_layout(e: Expr, path: tuple, layout, sizes, slots: dict, first: int):
+    """The layout's steps at the copy at `path` with their new slots, or None where a move
+    does not apply (at the trial values)."""
+    from .algorithmic import trial_slots
+
+    steps: list[Step] = []
+    new: dict = {}
+    places = {"store": path, "copy": path + (1,), "inner": path + (1, 1)}
+    for move, where in layout:
+        node_path = places[where]
+        try:
+            node = at_path(e, node_path)
+        except (IndexError, AttributeError):
+            return None
+        spec = MOVES[move]
+        if node.t is None or not spec.site(node):
+            return None
+        drawn = trial_slots(spec, node, sizes, {**slots, **new}, first + len(new)) if spec.tuned else {}
+        if drawn is None:
+            return None
+        step = Step(move, node_path, (), tuple((p, name) for p, (name, _) in drawn.items()))
+        new.update({name: slot for name, slot in drawn.values()})
+        done = apply_steps(e, (step,), {n: s.trial for n, s in {**slots, **new}.items()})
+        if done is None:
+            return None
+        e = done
+        steps.append(step)
+    return tuple(steps), new
+
+
+def blocked_tile_reduction(e: Expr) -> bool:
+    """Whether a reduction over tiles computes its elements with a 2D tiling (`join (map
+    ...)` in the function of the map producing them): blocked_accumulator's precondition,
+    the step adds untiled blocks, can hold only there.  A structural test (no rule runs), so
+    the variants without one cost nothing."""
+    from functional.expr import walk
+
+    from .moves import reduction_over_tiles, untiled
+
+    for node in walk(e):
+        if reduction_over_tiles(node):
+            g = spine(applied(node, "reduce", 3)[2])[1][0]
+            if any(untiled(inner) for inner in walk(g)):
+                return True
+    return False
+
+
+def sequential_at(e: Expr, path: tuple) -> bool:
+    node = at_path(e, path)
+    return applied(node, "reduce_seq", 3) is not None
+
+
+__all__ += ["COPY_LAYOUTS", "HIERARCHY_LEVELS", "MAX_LAYOUTS", "contexts", "hierarchy_steps", "layouts", "local_copies", "tile_schemes"]

@@ -12,7 +12,10 @@ dimension): they are part of a skeleton, not tuned.
     MAPPING       stage 2: a map onto global ids, work-groups, local ids or a loop; a
                   program-level reduction as one work-item's loop, or a further stage of
                   work-group trees over the stored partial results; short constant loops
-                  unrolled
+                  unrolled; register-blocked tiles placed in the memory hierarchy (views,
+                  copied sequential tile reductions, blocked accumulators, where copies and
+                  accumulators live) and the layouts of the local copies (which local id
+                  walks their rows, vectors, padded and interleaved rows)
 
 Every strategy here is a composition of registered rules, so a move's derivation replays
 step by step and every step is a rule checked against the interpreter.
@@ -24,12 +27,12 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from functional.expr import Expr, Prim, applied, spine
+from functional.expr import Expr, Lambda, Prim, applied, spine
 from functional.nat import Nat
 from functional.primitives import is_view_fn
 from functional.rules.core import RULES
 from functional.rules.vocabulary import LOCAL_SIZES, MACROS, Macro
-from functional.strategies import Strategy, argument, seq, try_
+from functional.strategies import Strategy, argument, seq, top_down, try_
 from functional.types import ArrayType
 
 ALGORITHMIC, MAPPING = "algorithmic", "mapping"
@@ -188,6 +191,139 @@ def accumulator_registers() -> Strategy:
         seq(guard("a vectorised accumulator", as_scalars), argument(at_reduction))
 
 
+
+# ------------------------------------------------------------ tiles in the memory hierarchy
+
+
+def _element_type(t):
+    return t.elem if isinstance(t, ArrayType) else None
+
+
+def _holds_array(t) -> bool:
+    from functional.types import TupleType
+
+    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(_holds_array(x) for x in t.elems))
+
+
+def reduction_over_tiles(e: Expr) -> bool:
+    """`reduce f z (map g xs)` whose elements hold arrays (tiles, a block's column and row):
+    each element is read many times by the step, so copying it once pays."""
+    args = applied(e, "reduce", 3)
+    return (args is not None and applied(args[2], "map", 2) is not None and isinstance(args[2].t, ArrayType)
+            and _holds_array(args[2].t.elem))
+
+
+def copied_sequential_reduction() -> Strategy:
+    """At a reduction over tiles: one loop (lower_reduce_seq) with the map producing its
+    elements fused into the step (reduce_seq_map_fusion) and each element copied once where
+    the step starts (copy_element): where the copies live is decided later (store_copies)."""
+    return seq(RULES["lower_reduce_seq"].strategy(), RULES["reduce_seq_map_fusion"].strategy(),
+               RULES["copy_element"].strategy())
+
+
+def _tile_views() -> Strategy:
+    from functional.rules.macros import tile_views
+
+    return tile_views()
+
+
+def _untile_views() -> Strategy:
+    from functional.rules.macros import untile_views
+
+    return untile_views()
+
+
+def untiled(e: Expr) -> bool:
+    """`join (map (fun(rows) => ...) R)`: what a 2D tiling (tile_2d) leaves at the top."""
+    args = applied(e, "join", 1)
+    return args is not None and applied(args[0], "map", 2) is not None
+
+
+def blocked_accumulator() -> Strategy:
+    """At a sequential reduction whose step adds the untiled blocks of a register blocking to
+    a 2D accumulator: the accumulator blocked the same way (block_accumulator), each block's
+    reduction starting from the accumulator's block (reduce_init_fusion, then neutral_init
+    drops the `+ 0` where it starts from zeros), the update fused into the products
+    (schedules.fuse_tile_update's rules): a work-item computing a block owns its block."""
+    from functional.schedules import fuse_tile_update
+
+    return seq(RULES["block_accumulator"].strategy(), top_down(RULES["reduce_init_fusion"].strategy()),
+               try_(top_down(RULES["neutral_init"].strategy())), fuse_tile_update())
+
+
+def sequential_reduction(e: Expr) -> bool:
+    return applied(e, "reduce_seq", 3) is not None or applied(e, "reduce_seq_unroll", 3) is not None
+
+
+def copied_pair(e: Expr) -> bool:
+    """`let (pair a b) f`: the copies copy_element binds for the step of a reduction over pairs."""
+    args = applied(e, "let", 2)
+    return args is not None and applied(args[0], "pair", 2) is not None
+
+
+def store_copies(space: str) -> Callable[[], Strategy]:
+    """At `let (pair copy_a copy_b) f`: both copies stored in `space` (store_{space})."""
+    from functional.rules.macros import let_value, pair_parts
+
+    return lambda: let_value(pair_parts(RULES[f"store_{space}"].strategy()))
+
+
+def accumulator_among_items() -> Strategy:
+    """At a sequential reduction a work-group runs into a 2D accumulator: its initial value
+    written by the group's items (materialise_reduce_init_local), its result leaving through
+    them (write_reduction_with_local_maps), and the accumulator itself private
+    (materialise_private): each item touches only its own part (block_accumulator), which
+    imperative.passes.privatise keeps in registers."""
+    return seq(try_(RULES["materialise_reduce_init_local"].strategy()),
+               RULES["write_reduction_with_local_maps"].strategy(),
+               argument(RULES["materialise_private"].strategy()))
+
+
+def two_dimensional_accumulator(e: Expr) -> bool:
+    args = applied(e, "reduce_seq", 3)
+    return (args is not None and isinstance(args[1].t, ArrayType) and isinstance(args[1].t.elem, ArrayType))
+
+
+# ---------------------------------------------------------------- layouts of local copies
+
+
+def parallel_copy(e: Expr) -> bool:
+    """`map_p a (fun(r) => map_q b f r) xss`, both maps parallel (a tile copy over a work-group's items)."""
+    args = applied(e, "map_local", 2)
+    if args is None or not isinstance(args[0], Lambda):
+        return False
+    return applied(args[0].body, "map_local", 2) is not None
+
+
+def stored_locally(e: Expr) -> bool:
+    """`to_local e`, e a 2D array: a copy in local memory whose storage order may change."""
+    args = applied(e, "to_local", 1)
+    return args is not None and isinstance(e.t, ArrayType) and isinstance(e.t.elem, ArrayType)
+
+
+def vectorized_copy(n: int, w: int) -> Strategy:
+    """At a parallel 2D copy: its elements in rows of n (reshape_parallel: the copy spread over
+    more of the group's items), each item moving w of them per instruction
+    (vectorize_parallel on the inner map)."""
+    from functional.strategies import fmap
+
+    return seq(RULES["reshape_parallel"].strategy(n=n),
+               argument(argument(fmap(RULES["vectorize_parallel"].strategy(w=w)))))
+
+
+def _copy_elements(e: Expr) -> dict:
+    """The element count of the copied 2D array, for the row length n of vectorized_copy."""
+    t = applied(e, "map_local", 2)[1].t
+    return {"n": t.size * t.elem.size, "w": "n"}
+
+
+def _local_row(e: Expr) -> dict:
+    t = applied(e, "to_local", 1)[0].t
+    return {"b": t.elem.size, "g": "b"}
+
+
+PADDINGS = (1, 2, 4)  # unused values at the end of a local row (the slot: those dividing the row length)
+
 # ------------------------------------------------------------------------- the moves
 
 
@@ -234,6 +370,44 @@ MAPPING_MOVES: tuple[Move, ...] = (
     Move("accumulator_registers", MAPPING, "reduce_seq f z xs -> map_seq_unroll copy (reduce_seq f (map_seq_unroll "
          "copy z) xs)   (an accumulator of constant shape copied in and out by unrolled loops: private registers)",
          accumulator_registers, site=lambda e: accumulator_shape(e) is not None),
+    Move("tile_views", MAPPING, "reduce F Z (map T (zip (transpose (map (split k) rows)) (transpose (map (split k) "
+         "cols)))) -> reduce F Z (map (fun(p) => T (transpose (fst p), transpose (snd p))) (zip (split k (transpose "
+         "rows)) (split k (transpose cols))))   (a tile reduction's k-wide tiles as whole-array views)",
+         _tile_views, site=reduction_over_tiles),
+    Move("copied_sequential_reduction", MAPPING, "reduce f z (map g xs) -> reduce_seq (fun(a, x) => let (copy x) "
+         "(fun(x) => f a (g x))) z xs   (a reduction over tiles: one loop, each element copied once)",
+         copied_sequential_reduction, site=reduction_over_tiles),
+    Move("untile_views", MAPPING, "join (map (fun(rows) => map join (transpose (map (fun(cols) => T) C))) R) -> "
+         "join (map (fun(rows) => transpose (join (map (fun(cols) => transpose T) C))) R)   (a 2D tiling's layout "
+         "maps as whole-array views)", _untile_views, site=untiled),
+    Move("blocked_accumulator", MAPPING, "reduce_seq (fun(a, x) => map2² f a (untile B)) z xs -> untile (reduce_seq "
+         "(fun(a, x) => per block: B's block reduced from a's block) (tile z) xs)   (block_accumulator, "
+         "reduce_init_fusion, neutral_init, the update fused)", blocked_accumulator, site=sequential_reduction),
+    Move("store_copies_local", MAPPING, "let (copy a, copy b) f -> let (to_local (copy a), to_local (copy b)) f   "
+         "(a work-group's copies of its tiles in local memory)", store_copies("local"), site=copied_pair),
+    Move("store_copies_private", MAPPING, "let (copy a, copy b) f -> let (to_private (copy a), to_private "
+         "(copy b)) f   (a work-item's copies in private memory)", store_copies("private"), site=copied_pair),
+    Move("accumulator_among_items", MAPPING, "reduce_seq f z xs -> map_local 1 (map_local 0 id) (to_private "
+         "(reduce_seq f (map_local 1 (map_local 0 id) z) xs))   (a work-group's 2D accumulator, each item's "
+         "part in its registers)", accumulator_among_items, site=two_dimensional_accumulator),
+    Move("swap_local_dims", MAPPING, "map_local 1 (fun(r) => map_local 0 f r) xss -> map_local 0 (fun(r) => "
+         "map_local 1 f r) xss   (local id 0 along the rows: a copy reading contiguous memory)",
+         lambda: RULES["swap_local_dims"].strategy(), site=parallel_copy),
+    Move("interchange_parallel", MAPPING, "map_p a (fun(r) => map_q b f r) xss -> transpose (map_q b (fun(c) => "
+         "map_p a f c) (transpose xss))   (a copy's inner map along the other dimension, e.g. to read it as "
+         "vectors)", lambda: RULES["interchange_parallel"].strategy(), site=parallel_copy),
+    Move("vectorized_copy", MAPPING, "map_p a (fun(r) => map_q b f r) xss -> split c (join (map_p a (fun(r) => "
+         "as_scalar (map_q b (map_vec f) (as_vector w r))) (split n (join xss))))   (a copy in rows of n, w values "
+         "per item and instruction)", vectorized_copy, ("n", "w"), _copy_elements, parallel_copy, ("n", "w"),
+         {"w": VECTOR_WIDTHS}),
+    Move("pad_local_rows", MAPPING, "to_local (map_local (fun(r) => map_local g r) xs) -> map (take n) (to_local "
+         "(map_local (fun(r) => map_local g (pad_const 0 p 0 r)) xs))   (p unused values per local row: no bank "
+         "conflicts along a column)", lambda p: RULES["pad_local_rows"].strategy(p=p), ("p",),
+         lambda e: {"p": applied(e, "to_local", 1)[0].t.elem.size}, stored_locally, (), {"p": PADDINGS}),
+    Move("interleave_local_rows", MAPPING, "to_local e -> map (deinterleave b g) (to_local (map (interleave b g) "
+         "e))   (runs of g values of consecutive b-blocks side by side in local memory)",
+         lambda b, g: RULES["interleave_local_rows"].strategy(b=b, g=g), ("b", "g"), _local_row, stored_locally,
+         ("b", "g"), {"g": VECTOR_WIDTHS}),
 )
 
 MOVES: Mapping[str, Move] = {m.name: m for m in ALGORITHMIC_MOVES + MAPPING_MOVES}
@@ -247,14 +421,24 @@ __all__ = [
     "MOVES",
     "VECTOR_WIDTHS",
     "Move",
+    "accumulator_among_items",
     "accumulator_registers",
     "accumulator_shape",
+    "blocked_accumulator",
     "computing_map",
+    "copied_pair",
+    "copied_sequential_reduction",
     "lane_reduction",
     "loop_length",
+    "parallel_copy",
     "reads_parallel_stage",
     "reduce_tree_stage",
+    "reduction_over_tiles",
     "saturated_reduce",
     "short_constant_loop",
+    "store_copies",
+    "stored_locally",
+    "untiled",
     "vectorized_accumulator",
+    "vectorized_copy",
 ]

@@ -7,7 +7,7 @@ name (its moves and their places), and one value per slot, so the search starts 
 (`Space.build` adds it to the points where sampling left it out).  Each one reproduces a named
 strategy of `functional.schedules` with its parameters, measured under that name
 (benchmarks/RESULTS.md): tests/test_presets.py derives both and compares them.  A preset not
-yet reachable from the generated space keeps the strategy alone (`skeleton` None).
+reachable from the generated space would keep the strategy alone (`skeleton` None); none is.
 
 Nothing matches program shapes: a preset applies to a program when its moves derive on it
 (its rules' own preconditions decide), on the program re-declared with the divisibility
@@ -64,7 +64,7 @@ class Preset:
 
 
 # The points of the presets (skeleton names as dpia.explore.stages generates them for seed.total
-# and seed.mm, the programs they were measured on).
+# and seed.mm, the programs they were measured on, at the sizes tests/test_presets.py names).
 _TWO_STAGE_TREE = ("reduce_tree(block=s0, local=s1)@root; lower_map_workgroup(d=0)@1; "
                    "lower_map_local(d=0)@1.0.1.0.1.0.1.0.0; lower_map_local(d=0)@1.0.1.0.1.1; "
                    "reduce_tree_stage(block=s2, local=s3)@root")
@@ -76,6 +76,35 @@ _ROWS_VECTORIZED = ("register_blocking_2d(l1=s0, l2=s1)@root; lower_map_global(d
                     "lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.0.0.1.0.0.0.1.0; "
                     "accumulator_registers()@1.0.1.0.1.1.0.1.0")
 
+# tile_2d -> tile_reduction -> register_blocking_2d, then dpia.explore.mapping.tile_schemes:
+# the tiles in the memory hierarchy, A's local copy along k in vectors (swap_local_dims,
+# interchange_parallel, vectorized_copy), B's in vectors and interleaved rows
+_REGISTER_BLOCKED_TILES = (
+    'tile_2d(n=s0, m=s1)@root; tile_reduction(k=s2)@1.0.1.0.1.1.0.1.0; '
+    'register_blocking_2d(l1=s3, l2=s4)@1.0.1.0.1.1.0.1.0.1.0.1.0; tile_views()@1.0.1.0.1.1.0.1.0; '
+    'copied_sequential_reduction()@1.0.1.0.1.1.0.1.0.1.0.1.0.1.0.1.0.1.1.0.1.0; '
+    'copied_sequential_reduction()@1.0.1.0.1.1.0.1.0; untile_views()@1.0.1.0.1.1.0.1.0.0.0.1.0.0.1.0.1.1; '
+    'untile_views()@root; blocked_accumulator()@1.0.1.0.1.1.0.1.0.1; lower_map_workgroup(d=1)@1; '
+    'lower_map_workgroup(d=0)@1.0.1.0.1.1; lower_map_local(d=1)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.0.1; '
+    'lower_map_local(d=0)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.0.1.0.1.0; '
+    'lower_map_local(d=1)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.1; '
+    'lower_map_local(d=0)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.1.0.1.0; '
+    'lower_map_local(d=1)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0; '
+    'lower_map_local(d=0)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0; '
+    'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.0.1.0.1; '
+    'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.0.1.1; '
+    'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.1.0; '
+    'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.1.0.0.1.0; '
+    'store_copies_local()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0; '
+    'store_copies_private()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0; '
+    'accumulator_registers()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0; '
+    'swap_local_dims()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.0.1.1; '
+    'interchange_parallel()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.0.1.1; '
+    'vectorized_copy(n=s5, w=s6)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.0.1.1.1; '
+    'vectorized_copy(n=s7, w=s8)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.1.1; '
+    'interleave_local_rows(b=s9, g=s10)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.1; '
+    'accumulator_among_items()@1.0.1.0.1.1.0.1.0.1.1.1')
+
 
 PRESETS: Mapping[str, tuple[Preset, ...]] = {
     "GPU": (
@@ -84,7 +113,8 @@ PRESETS: Mapping[str, tuple[Preset, ...]] = {
                _TWO_STAGE_TREE, {"s0": 65536, "s1": 1024, "s2": 256, "s3": 32}),
         Preset("mm_register_blocked", {"n": 128, "m": 128, "k": 8, "l1": 8, "l2": 8, "coalesce_a": True, "pad": 0,
                                        "vector_a": 4, "vector_b": 4, "interleave_b": 4},
-               "SGEMM 4096^3 on the H200: 0.762x cuBLAS (session 3)"),
+               "SGEMM 4096^3 on the H200: 0.762x cuBLAS (session 3)",
+               _REGISTER_BLOCKED_TILES, {'s0': 128, 's1': 128, 's2': 8, 's3': 8, 's4': 8, 's5': 64, 's6': 4, 's7': 64, 's8': 4, 's9': 8, 's10': 4}),
     ),
     "CPU": (
         Preset("chunked_sum", {"chunk": 8192, "width": 8},

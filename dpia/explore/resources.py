@@ -150,8 +150,9 @@ def resource_problem(resources: Sequence[KernelResources], limits: DeviceLimits)
     """The first reason a device with `limits` cannot run these kernels well, or None.
 
     Each kernel in plan order is checked for its work-group size, local memory and private
-    values; then the main kernel (`main_kernel`) for occupancy: at least one work-group per
-    compute unit, or one work-item per compute unit for a kernel without work-groups.  A
+    values; then the main kernel (`main_kernel`) for occupancy: work-groups at least as wide
+    as the device's SIMD width (a GPU's warp), at least one work-group per compute unit, or
+    one work-item per compute unit for a kernel without work-groups.  A
     message starts with its kind ("work-group size", "local memory", "private memory", "too
     few work-groups", "too few work-items") and a colon: the explorer counts by kind."""
     for r in resources:
@@ -166,6 +167,9 @@ def resource_problem(resources: Sequence[KernelResources], limits: DeviceLimits)
     if not resources:
         return None
     main = main_kernel(resources)
+    if main.work_group_size is not None and main.work_group_size < limits.simd_width:
+        return (f"work-group size: kernel {main.name} has {main.work_group_size} items per work-group < the "
+                f"{limits.simd_width} lanes a SIMD unit runs at once")
     if main.work_groups is not None:
         if main.work_groups < limits.compute_units:
             return (f"too few work-groups: kernel {main.name} has {main.work_groups} < "

@@ -188,14 +188,17 @@ def _tournament(parents: list[Point], rng: random.Random) -> Point:
 
 @attrs.frozen
 class Model:
-    """Settings of the Bayesian search.  Log time is modelled as a sum of weights: one per
-    family, per (family, choice, value) and per (family, two choices, their values),
+    """Settings of the Bayesian search.  Log time is modelled as a sum of weights shared
+    across skeletons (`_Features`): one per skeleton class (`skeleton_class`), per skeleton,
+    per move, per (move, parameter, value) and per (move, two parameters, their values),
 
-        log t(p) = w[f] + sum_c w[f, c, p_c] + sum_{c<d} w[f, c, d, p_c, p_d] + noise
+        log t(p) = w[class f] + w[f] + sum_m w[m] + sum_c w[m_c, p_c] + sum_{c<d} w[m, c, d, p_c, p_d] + noise
 
-    for a point p of family f with value p_c for choice c; in the prior a family's weight has spread `prior_sd` (log units), its values and pairs of
-    values half as much variance again (`_Features.prior_variances`); measurements have
-    noise `noise_sd`.  A failed candidate counts as `failure_penalty` (log units) slower
+    for a point p of skeleton f, m its moves, p_c its value for slot c; in the prior a
+    class's weight has spread `prior_sd` (log units), the skeleton's own a tenth of its
+    variance (skeletons of one class differ in the loops one item runs: alike), moves and
+    values a quarter, pairs of values a tenth (`_Features.prior_variances`); measurements
+    have noise `noise_sd`.  A failed candidate counts as `failure_penalty` (log units) slower
     than the slowest measured one (its values are not tried again soon); a slow one as the
     time it was abandoned at (a lower bound).  Random points until `warmup` are measured
     and, after that, with probability `immigrants`."""
@@ -214,9 +217,13 @@ class Model:
 
 
 def skeleton_class(family) -> tuple:
-    """A skeleton's class: the algorithmic moves it makes and the OpenCL levels it maps maps
-    onto, regardless of places, order and dimensions (a hand-made skeleton without steps is
-    its own class)."""
+    """A skeleton's class: the algorithmic moves it makes and the parallel OpenCL levels it
+    maps maps onto, regardless of places, order and dimensions, and of the loops one item
+    runs (unrolled, accumulators in registers: refinements of a class, learnt through the
+    moves' shared features rather than tried once each); a hand-made skeleton without steps
+    is its own class."""
+    from functional.primitives import PARALLEL_MAPS
+
     from .moves import ALGORITHMIC, MOVES
 
     steps = getattr(family, "steps", ())
@@ -224,7 +231,8 @@ def skeleton_class(family) -> tuple:
         return ("skeleton", family.name) if getattr(family, "choices", None) else ((), ())
     known = [st for st in steps if st.move in MOVES]
     algorithmic = sorted({st.move for st in known if MOVES[st.move].stage == ALGORITHMIC})
-    levels = sorted({st.move.removeprefix("lower_") for st in known if MOVES[st.move].stage != ALGORITHMIC})
+    levels = sorted({st.move.removeprefix("lower_") for st in known if MOVES[st.move].stage != ALGORITHMIC
+                     and st.move.removeprefix("lower_") in PARALLEL_MAPS})
     return tuple(algorithmic), tuple(levels)
 
 
@@ -254,15 +262,19 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     draws = _posterior(features, points, ys, settings, gen, count)
     scores = features.predict(features.columns(untried), draws)  # (untried points, draws): log time less `centre`
     centre = float(ys.mean())  # the model's predictions are centred on the measurements' mean
-    # A skeleton not measured yet is scored by the draw's prediction of its best untried
-    # point (what its moves and values taught elsewhere), less one measurement's noise:
-    # optimism, so that each skeleton is tried before the search settles.
+    # A skeleton not measured yet is scored by the draw's prediction of its typical (median)
+    # untried point (what its class, moves and values taught elsewhere), less one
+    # measurement's noise: optimism, so that skeletons are tried before the search settles,
+    # but not the best of a hundred noisy predictions per skeleton, which in a space of more
+    # skeletons than trials beat every measured one and left the fast ones unexploited.
     best: dict[str, float] = {}
     for p, y in zip(points, ys):
         best[p.family] = min(best.get(p.family, math.inf), float(y))
     row = {seen.key(p): i for i, p in enumerate(untried)}
-    members = {name: np.array([i for i, p in enumerate(untried) if p.family == name])
-               for name in sorted({p.family for p in untried})}
+    grouped: dict[str, list[int]] = {}
+    for i, p in enumerate(untried):
+        grouped.setdefault(p.family, []).append(i)
+    members = {name: np.array(grouped[name]) for name in sorted(grouped)}
     out: list[Point] = []
     taken = np.zeros(len(untried), dtype=bool)
     classes = {f.name: skeleton_class(f) for f in space.families}
@@ -284,7 +296,7 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
                     family_scores[name] = best[name] + settings.noise_sd * gen.standard_normal()
                 else:
                     free = rows[~taken[rows]]
-                    family_scores[name] = float(scores[free, j].min()) + centre - settings.noise_sd
+                    family_scores[name] = float(np.median(scores[free, j])) + centre - settings.noise_sd
         if not family_scores:
             break
         fresh = {name: v for name, v in family_scores.items() if classes.get(name) not in visited}
@@ -313,20 +325,25 @@ def _observations(history: Sequence[Trial], settings: Model) -> tuple[list[Point
 def _posterior(features: _Features, points: Sequence[Point], ys: np.ndarray, settings: Model,
                gen: np.random.Generator, count: int) -> np.ndarray:
     """`count` draws (columns) of the weights from their Gaussian posterior given log times
-    `ys` at `points`."""
-    x = features.design(points)
-    precision = x.T @ x / settings.noise_sd ** 2 + np.diag(1.0 / features.prior_variances(settings.prior_sd))
-    centre = float(ys.mean())
-    chol = np.linalg.cholesky(precision)
-    mean = np.linalg.solve(precision, x.T @ (ys - centre) / settings.noise_sd ** 2)
-    # w = mean + L^-T z has covariance (L L^T)^-1 = precision^-1.
-    noise = np.linalg.solve(chol.T, gen.standard_normal((features.size, count)))
-    return mean[:, None] + noise
+    `ys` at `points`.  With prior w ~ N(0, D), Phi = X / noise_sd and the centred times
+    scaled alike, y = (ys - centre) / noise_sd, a draw is (Bhattacharya, Chakraborty and
+    Mallick 2016: exact, in O(n^2 p) for n observations of p weights, where the precision
+    matrix's Cholesky factor costs O(p^3) and p, with the pairs of values, is thousands):
+
+        u ~ N(0, D),  d ~ N(0, I_n),  a = (Phi D Phi^T + I_n)^-1 (y - Phi u - d),  w = u + D Phi^T a"""
+    phi = features.design(points) / settings.noise_sd
+    prior = features.prior_variances(settings.prior_sd)
+    y = (ys - float(ys.mean())) / settings.noise_sd
+    u = np.sqrt(prior)[:, None] * gen.standard_normal((features.size, count))
+    d = gen.standard_normal((len(points), count))
+    gram = (phi * prior) @ phi.T + np.eye(len(points))
+    a = np.linalg.solve(gram, y[:, None] - phi @ u - d)
+    return u + prior[:, None] * (phi.T @ a)
 
 
 class _Features:
     """Columns of the model's weights, shared across skeletons so that what one skeleton's
-    measurements teach carries to the others: per skeleton; per move a skeleton uses (a
+    measurements teach carries to the others: per skeleton class; per skeleton; per move a skeleton uses (a
     mapping scheme's lowering and dimension included); per (move, parameter, value); per
     (move, two parameters of one step, their values).  A point uses one column of each kind
     that applies to it.  `columns(points)` gives them as an array (vectorised: the search
@@ -344,7 +361,7 @@ class _Features:
 
         self._plans: dict[str, tuple] = {}  # skeleton -> (fixed columns, [(slot, {value: column})], [pairs])
         for f in space.families:
-            fixed = [column(("skeleton", f.name), "skeleton")]
+            fixed = [column(("class", skeleton_class(f)), "class"), column(("skeleton", f.name), "skeleton")]
             singles, pairs = [], []
             for step in getattr(f, "steps", ()):
                 fixed.append(column(("move", step.move, step.fixed), "move"))
@@ -363,10 +380,10 @@ class _Features:
         self.per_point = max((len(a) + len(b) + len(c) for a, b, c in self._plans.values()), default=1)
 
     def prior_variances(self, prior_sd: float) -> np.ndarray:
-        """A skeleton's own weight varies by `prior_sd`; moves, values and pairs of values
-        each add up to a share of that variance over a point (skeletons differ most; single
-        values matter more than each of the many pairs)."""
-        share = {"skeleton": 1.0, "move": 0.25, "value": 0.25, "pair": 0.1}
+        """A class's weight varies by `prior_sd`; a skeleton's own, moves, values and pairs of
+        values each add up to a share of that variance over a point (classes differ most;
+        single values matter more than each of the many pairs)."""
+        share = {"class": 1.0, "skeleton": 0.1, "move": 0.25, "value": 0.25, "pair": 0.1}
         return np.array([prior_sd ** 2 * share[k] for k in self._kinds])
 
     def columns(self, points: Sequence[Point]) -> np.ndarray:

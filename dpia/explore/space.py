@@ -62,6 +62,13 @@ class DeviceLimits:
     device_type: str = "CPU"
     private_values: int = PRIVATE_VALUES_PER_ITEM
 
+    @property
+    def simd_width(self) -> int:
+        """Work-items a GPU runs in lockstep (a warp; 32 is the narrowest of today's GPUs):
+        a work-group of fewer leaves lanes idle (Lift's filter asks for 32 to 128 at least).
+        A CPU's work-group is a loop: any size."""
+        return 32 if "GPU" in self.device_type else 1
+
     @staticmethod
     def of_identity(identity: Mapping) -> DeviceLimits:
         return DeviceLimits(int(identity["max_work_group_size"]), int(identity["local_mem_bytes"]),

@@ -6,7 +6,8 @@
 SimplifyAndFuse); stage 1 (dpia.explore.algorithmic) and stage 2 (dpia.explore.mapping)
 generate the skeletons' moves (stage 2: the maps' schemes, then the loops' schemes: an
 accumulator in registers, unrolling, program-level reductions as one item's loop or a
-further tree stage); stage 3 (`parameters`) is each slot's candidate values, drawn in
+further tree stage; a register-blocked tile reduction's tiles in the memory hierarchy and
+the layouts of its local copies: mapping.tile_schemes); stage 3 (`parameters`) is each slot's candidate values, drawn in
 stages 1 and 2 (a further tree stage's and a vectorised accumulator's slots); `completion` is the rest of the default lowering (reductions' stages,
 remaining loops, storage, the check that nothing is left high level).
 """
@@ -21,7 +22,7 @@ from functional.infer import infer
 from functional.strategies import Strategy, seq
 
 from .algorithmic import Heuristics, algorithmic_variants
-from .mapping import loop_schemes, mappings, relabelled
+from .mapping import loop_schemes, mappings, relabelled, tile_schemes
 from .space import Skeleton, with_size_facts
 
 PREPARE = ("eta", "hoist", "fuse")
@@ -68,22 +69,27 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
     heuristics = heuristics or Heuristics()
     out: list[Skeleton] = []
     seen: set[str] = set()
+
+    def add(variant, steps, new_slots) -> None:
+        slots = {**variant.slots, **new_slots}
+        choices = {name: slot.values for name, slot in slots.items()}
+        divides = {name: slot.divides for name, slot in slots.items() if slot.divides}
+        slot_sizes = {name: slot.sizes for name, slot in slots.items()}
+        within = {name: slot.within for name, slot in slots.items() if getattr(slot, "within", None)}
+        within_slot = {name: slot.within_slot for name, slot in slots.items() if getattr(slot, "within_slot", ())}
+        skeleton = Skeleton(variant.steps + steps, choices, divides, slot_sizes, within, within_slot)
+        if skeleton.name not in seen:
+            seen.add(skeleton.name)
+            out.append(skeleton)
+
     for variant in algorithmic_variants(body, sizes, heuristics):
         expr = _normal(variant.expr)
         for mapping in mappings(expr):
             loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots) if heuristics.loops else [((), {})]
             for steps, new_slots in loops:
-                slots = {**variant.slots, **new_slots}
-                choices = {name: slot.values for name, slot in slots.items()}
-                divides = {name: slot.divides for name, slot in slots.items() if slot.divides}
-                slot_sizes = {name: slot.sizes for name, slot in slots.items()}
-                within = {name: slot.within for name, slot in slots.items() if getattr(slot, "within", None)}
-                within_slot = {name: slot.within_slot for name, slot in slots.items() if slot.within_slot}
-                skeleton = Skeleton(variant.steps + mapping + steps, choices, divides, slot_sizes, within,
-                                    within_slot)
-                if skeleton.name not in seen:
-                    seen.add(skeleton.name)
-                    out.append(skeleton)
+                add(variant, mapping + steps, new_slots)
+        for steps, new_slots in tile_schemes(expr, sizes, variant.slots):  # register-blocked tiles, where it has them
+            add(variant, steps, new_slots)
     return tuple(out)
 
 
@@ -91,7 +97,8 @@ STAGES = (
     ("prepare", "the default lowering's normal form: eta, hoisting, fusion"),
     ("algorithmic", "macro moves at every position, bounded sequences, heuristics (dpia.explore.algorithmic)"),
     ("mapping", ("maps onto global ids, work-groups and local ids, or loops; program-level reductions as one "
-                 "item's loop or further tree stages; accumulators in registers; short loops unrolled "
+                 "item's loop or further tree stages; accumulators in registers; short loops unrolled; "
+                 "register-blocked tiles in local and private memory, the local copies' layouts "
                  "(dpia.explore.mapping)")),
     ("parameters", "each slot's values: divisors of the length it splits (dpia.explore.algorithmic.trial_slots)"),
     ("completion", "the rest of the default lowering: reductions, loops, storage, check"),

@@ -4,16 +4,20 @@ key in the tuning database (the program's canonical text, the sizes, the device 
     entries = sweep_entries({"sum": total, "dot": dot}, [{"N": 1 << 16}, {"N": 1 << 20}], ["PoCL", "Oclgrind"])
     results = sweep(entries, db="tuning.sqlite", executor=cluster, budget_s=60)   # one Exploration each
 
-The entries run one after another on the same executor (a Ray cluster's nodes are shared by
-every entry; its actors are started per entry, for that entry's device), each with the
-whole budget.  An interrupted sweep (Ctrl-C) keeps every candidate measured so far, in the
-entries finished and in the one under way.
+Entries on different devices run at once, one lane per device (each device's measuring
+actor still measures one candidate at a time; the driver interleaves the searches, one
+thread each); the entries of one device run one after another, each with the whole budget.
+A Ray cluster's nodes are shared by every lane; its actors are started per entry, for that
+entry's device.  Two CPU devices of one host (PoCL and Oclgrind) measured at once disturb
+each other's timings: `concurrent=False` runs every entry in turn.  An interrupted sweep
+(Ctrl-C, or an error in one lane) stops every lane and keeps every candidate measured so far.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -46,27 +50,103 @@ def sweep_entries(programs: Mapping[str, Expr], sizes: Iterable[Mapping[str, int
             for (name, program), s, device in itertools.product(programs.items(), list(sizes), list(devices))]
 
 
+class LaneStopped(BaseException):
+    """Raised in a lane's exploration (from its status callback) when another lane of the
+    sweep was interrupted or failed: the exploration stops as on Ctrl-C."""
+
+
+def device_lanes(devices: Sequence[object], executor=None) -> list[list[int]]:
+    """The indices of `devices` (what explore's `device` takes: None, a name, a device)
+    grouped by the device they choose (asked of `executor`, as explore does: a cluster's
+    nodes, or this host), in first-appearance order: the lanes of a concurrent sweep."""
+    from codegen_opencl.runtime import identity_key
+
+    from .workers import LOCAL_PROCESSES
+
+    lanes: dict[str, list[int]] = {}
+    for index, device in enumerate(devices):
+        lanes.setdefault(identity_key((executor or LOCAL_PROCESSES).identity(device)), []).append(index)
+    return list(lanes.values())
+
+
+def run_lanes(lanes: Sequence[Sequence[int]], run: Callable[[int, Callable[[], None]], object]) -> list:
+    """Call `run(index, check)` for every index, the indices of each lane in turn, the lanes
+    at once (the first in this thread, so Ctrl-C reaches it; the others in threads).  `run`
+    calls `check()` often (explore's status callback): it raises LaneStopped once another
+    lane was interrupted or failed.  The results by index; the first error (Ctrl-C first)
+    raised once every lane has stopped."""
+    stop = threading.Event()
+    results: dict[int, object] = {}
+    errors: list[BaseException] = []
+
+    def check() -> None:
+        if stop.is_set():
+            raise LaneStopped
+
+    def lane(indices: Sequence[int]) -> None:
+        try:
+            for index in indices:
+                check()
+                results[index] = run(index, check)
+        except LaneStopped:
+            pass
+        except BaseException as exc:  # noqa: BLE001 -- handed to the caller's thread, every lane stopped
+            errors.append(exc)
+            stop.set()
+
+    threads = [threading.Thread(target=lane, args=(indices,), daemon=True) for indices in lanes[1:]]
+    for thread in threads:
+        thread.start()
+    try:
+        if lanes:
+            lane(lanes[0])
+        for thread in threads:
+            thread.join()
+    except BaseException:  # Ctrl-C while waiting for the other lanes: stop them first
+        stop.set()
+        for thread in threads:
+            thread.join()
+        raise
+    if errors:
+        raise next((e for e in errors if isinstance(e, KeyboardInterrupt)), errors[0])
+    return [results[i] for i in sorted(results)]
+
+
 def sweep(entries: Iterable[SweepEntry], *, db=None, executor=None,
-          started: Callable[[SweepEntry], None] | None = None, **options) -> list[Exploration]:
-    """Explore each entry in turn with `options` (explore's: budget_s, max_candidates,
-    search, seed, workers, ...); `db` (a TuningDB or a path) is opened once for all;
-    `started` is called with each entry before it runs."""
+          started: Callable[[SweepEntry], None] | None = None, concurrent: bool = True,
+          **options) -> list[Exploration]:
+    """Explore every entry with `options` (explore's: budget_s, max_candidates, search, seed,
+    workers, status, ...), the entries of different devices at once unless `concurrent` is
+    False; `db` (a TuningDB or a path; a lane's thread opens its own connection to it per
+    entry); `started` is called with
+    each entry before it runs (from its lane's thread).  The Explorations in entry order."""
     entries = list(entries)
     if not entries:
         raise ExploreError("a sweep needs at least one program, sizes and device to explore")
-    owned = db is not None and not isinstance(db, TuningDB)
-    tuning_db = TuningDB(db) if owned else db
-    results = []
-    try:
-        for entry in entries:
-            if started is not None:
-                started(entry)
-            results.append(explore(entry.program, entry.sizes, device=entry.device, db=tuning_db,
-                                   executor=executor, **options))
-    finally:
-        if owned:
-            tuning_db.close()
-    return results
+    lanes = device_lanes([e.device for e in entries], executor) if concurrent else [list(range(len(entries)))]
+    path = db.path if isinstance(db, TuningDB) else db
+    shared = db if len(lanes) == 1 and isinstance(db, TuningDB) else None  # one thread: the caller's connection
+    status = options.pop("status", None)
+
+    def run(index: int, check: Callable[[], None]) -> Exploration:
+        entry = entries[index]
+
+        def watched(state) -> None:
+            check()
+            if status is not None:
+                status(state)
+
+        if started is not None:
+            started(entry)
+        tuning_db = shared or (TuningDB(path) if path is not None else None)
+        try:
+            return explore(entry.program, entry.sizes, device=entry.device, db=tuning_db, executor=executor,
+                           status=watched, **options)
+        finally:
+            if tuning_db is not None and tuning_db is not shared:
+                tuning_db.close()
+
+    return run_lanes(lanes, run)
 
 
-__all__ = ["SweepEntry", "sweep", "sweep_entries"]
+__all__ = ["LaneStopped", "SweepEntry", "device_lanes", "run_lanes", "sweep", "sweep_entries"]

@@ -88,7 +88,61 @@ class _Worker:
         self.conn.close()
 
 
-class _Pool:
+class PoolState:
+    """The state side of the pool protocol dpia.explore.driver's loop talks to (size, busy,
+    counts, can_dispatch, busy_with, a context manager that closes), shared by the local
+    pool and dpia.explore.cluster.RayPool.  A pool gives `_takers()` (the workers that take
+    new candidates, each with a `state`), `_in_flight()` (the specs of its unfinished
+    candidates), `_device_busy()`, `_states()` (workers per state, for reports) and `close()`;
+    `_exclusive`: a CPU device, on which nothing compiles while a candidate is timed."""
+
+    best_s: float | None = None  # the fastest time so far, for the "slow" rule (the driver sets it)
+    _exclusive: bool = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def size(self) -> int:
+        return len(self._takers())
+
+    def busy(self) -> int:
+        """How many candidates are unfinished."""
+        return len(self._in_flight())
+
+    def busy_with(self, which: Callable[[Spec], bool]) -> bool:
+        """Whether an unfinished candidate is one `which` selects."""
+        return any(which(spec) for spec in self._in_flight())
+
+    def can_dispatch(self) -> bool:
+        if self._exclusive and self._device_busy():
+            return False
+        return any(w.state == "idle" for w in self._takers())
+
+    def counts(self) -> dict[str, int]:
+        """Workers per state (starting, idle, compiling, built, measuring)."""
+        return dict(self._states())
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def _takers(self) -> list:
+        raise NotImplementedError
+
+    def _in_flight(self) -> list[Spec]:
+        raise NotImplementedError
+
+    def _device_busy(self) -> bool:
+        raise NotImplementedError
+
+    def _states(self) -> collections.Counter:
+        raise NotImplementedError
+
+
+class _Pool(PoolState):
     """Worker processes evaluating candidates; calls `on_derived(spec, low, derivation) ->
     bool` (False: skip the candidate) and `on_done(spec, outcome, derivation)`."""
 
@@ -98,32 +152,25 @@ class _Pool:
         self._key, self._evaluator, self._timeout = key, evaluator, timeout_s
         self._exclusive = exclusive  # a CPU device: nothing compiles while a candidate is timed
         self._on_derived, self._on_done = on_derived, on_done
-        self.best_s: float | None = None  # the fastest time so far, for the "slow" rule
         self._workers = [self._start() for _ in range(size)]
         self._waiting: collections.deque[_Worker] = collections.deque()  # built, in order
 
     def _start(self) -> _Worker:
         return _Worker(self._context, self._key, self._evaluator)
 
-    def __enter__(self) -> _Pool:
-        return self
+    # -- state (PoolState) ----------------------------------------------------------------
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def _takers(self) -> list[_Worker]:
+        return self._workers
 
-    # -- state --------------------------------------------------------------------------
+    def _in_flight(self) -> list[Spec]:
+        return [w.spec for w in self._workers if w.state in ("compiling", "built", "measuring")]
 
-    @property
-    def size(self) -> int:
-        return len(self._workers)
+    def _device_busy(self) -> bool:
+        return any(w.state in ("built", "measuring") for w in self._workers)
 
-    def busy(self) -> int:
-        return sum(w.state in ("compiling", "built", "measuring") for w in self._workers)
-
-    def can_dispatch(self) -> bool:
-        if self._exclusive and any(w.state in ("built", "measuring") for w in self._workers):
-            return False
-        return any(w.state == "idle" for w in self._workers)
+    def _states(self) -> collections.Counter:
+        return collections.Counter(w.state for w in self._workers)
 
     def dispatch(self, spec: Spec) -> None:
         worker = next(w for w in self._workers if w.state == "idle")
@@ -215,15 +262,6 @@ class _Pool:
             self._waiting.remove(worker)
         self._workers[self._workers.index(worker)] = self._start()
 
-    def counts(self) -> dict[str, int]:
-        """Workers per state (starting, idle, compiling, built, measuring)."""
-        return dict(collections.Counter(w.state for w in self._workers))
-
-    def busy_with(self, which: Callable[[Spec], bool]) -> bool:
-        """Whether a busy worker's candidate is one `which` selects."""
-        return any(w.spec is not None and which(w.spec) for w in self._workers
-                   if w.state in ("compiling", "built", "measuring"))
-
     def abandon(self, keep: Callable[[Spec], bool] | None = None) -> int:
         """Kill the workers of unfinished candidates (the budget ran out), except those whose
         candidate `keep` selects; how many."""
@@ -251,8 +289,17 @@ class LocalProcesses:
     the other, on Ray).  A worker that dies here takes the blame: its candidate is "failed"
     (a crash in the compiler is the candidate's), so `on_lost` is never called."""
 
+    def identity(self, device) -> dict:
+        """The device_identity of the device explored for `device` (codegen_opencl.runtime.
+        choose_device's argument): this host's."""
+        from codegen_opencl.runtime import choose_device, device_identity
+
+        return device_identity(choose_device(device))
+
     def open(self, size: int, key: str, evaluator: Evaluator, timeout_s: float, exclusive: bool,
-             on_derived: Callable, on_done: Callable, on_lost: Callable) -> _Pool:
+             on_derived: Callable, on_done: Callable, on_lost: Callable, limits=None) -> _Pool:
+        """The pool of one exploration; `limits` (the device's, from `identity`) are this
+        host's device's own: nothing to check them against."""
         return _Pool(size, key, evaluator, timeout_s, exclusive, on_derived, on_done)
 
 

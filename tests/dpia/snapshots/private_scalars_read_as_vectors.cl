@@ -21,10 +21,10 @@ kernel void private_scalars_read_as_vectors(
       tmp2[13] = (xs[16 * gid1 + 13] * 2.0f);
       tmp2[14] = (xs[16 * gid1 + 14] * 2.0f);
       tmp2[15] = (xs[16 * gid1 + 15] * 2.0f);
-      ((global float4*)output)[4 * gid1] = (((private const float4*)tmp2)[0] + 1.0f);
-      ((global float4*)output)[4 * gid1 + 1] = (((private const float4*)tmp2)[1] + 1.0f);
-      ((global float4*)output)[4 * gid1 + 2] = (((private const float4*)tmp2)[2] + 1.0f);
-      ((global float4*)output)[4 * gid1 + 3] = (((private const float4*)tmp2)[3] + 1.0f);
+      ((global float4*)output)[4 * gid1] = (vload4(0, tmp2) + 1.0f);
+      ((global float4*)output)[4 * gid1 + 1] = (vload4(1, tmp2) + 1.0f);
+      ((global float4*)output)[4 * gid1 + 2] = (vload4(2, tmp2) + 1.0f);
+      ((global float4*)output)[4 * gid1 + 3] = (vload4(3, tmp2) + 1.0f);
     }
   }
 }

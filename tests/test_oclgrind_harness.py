@@ -1,0 +1,32 @@
+"""The Oclgrind replay's own rules (tests/oclgrind.py): which reports send a kernel to be
+checked again without optimisation, and which never do."""
+
+from __future__ import annotations
+
+from tests.oclgrind import _only_uninitialised
+
+UNINITIALISED = """Uninitialized value written to local memory address 0x1000000000020
+\tKernel: program
+\tEntity: Global(2,0,0) Local(2,0,0) Group(0,0,0)
+\t  store <4 x float> undef, <4 x float> addrspace(3)* %arrayidx76, align 16, !dbg !170
+\tAt line 32 (column 57) of input.cl:
+\t  (source not available)
+\t
+"""
+RACE = """Read-write data race at global memory address 0x5000000000104
+\tKernel: program
+\t
+\tFirst entity:  Global(2,0,0) Local(0,0,0) Group(2,0,0)
+\t  %8 = load <2 x float>, <2 x float> addrspace(1)* %arrayidx126, align 8
+\tAt line 25 (column 30) of input.cl:
+\t  acc8_0 = (acc8_0 + tmp2[2 * i14]);
+"""
+
+
+def test_only_reports_of_uninitialised_values_are_checked_again_unoptimised():
+    assert _only_uninitialised(UNINITIALISED)
+    assert _only_uninitialised(UNINITIALISED + "\n" + UNINITIALISED)
+    assert not _only_uninitialised(RACE)
+    assert not _only_uninitialised(UNINITIALISED + "\n" + RACE)  # a race is never retried away
+    assert not _only_uninitialised("")
+    assert not _only_uninitialised("Invalid read of size 4 at global memory address 0x10\n\tKernel: program\n")
