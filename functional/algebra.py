@@ -19,6 +19,15 @@ commutative.  A property holds here when the operator has one of these forms:
 Floating-point add and mul are associative up to rounding: rules that rely on it are marked
 inexact (their checks compare within a tolerance).  Neutral elements: 0 for add, 1 for mul,
 +inf (the largest integer) for min, -inf (the smallest) for max, true for and, false for or.
+
+Vectors: the operators act lane-wise at type vec[s, w] (reduce_vectorize's lanes), so a
+vector whose every lane is the scalar neutral element is neutral, and the splat of a
+neutral literal is such a vector:
+
+    cast vec[s, w] e  f  v  =  v  =  v  f  cast vec[s, w] e     (e neutral for f at type s)
+
+(checked on random instances: the vector reductions of functional.rules.instances, split
+and reduced in trees from that splat by reduce_split and reduce_tree).
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from __future__ import annotations
 import math
 
 from .expr import Expr, Identifier, Lambda, Literal, Prim, spine
-from .types import ScalarType, TupleType
+from .types import ScalarType, TupleType, VectorType
 
 # op -> commutative (every op listed is associative)
 _OPS = {"add": True, "mul": True, "min": True, "max": True, "and": True, "or": True,
@@ -133,7 +142,8 @@ def _all_leaves(form, test) -> bool:
 
 
 def neutral(f: Expr, z: Expr) -> bool:
-    """`z` is a neutral element of `f` (literals, pairs of literals, casts of literals)."""
+    """`z` is a neutral element of `f` (literals, pairs of literals, casts of literals: a
+    cast to a vector type is the splat of the literal, neutral lane-wise)."""
     form = operator_form(f)
     return form is not None and _neutral(form, z)
 
@@ -144,9 +154,10 @@ def _neutral(form, z: Expr) -> bool:
         return (isinstance(head, Prim) and head.name == "pair" and len(args) == 2
                 and all(_neutral(x, a) for x, a in zip(form, args)))
     value = _literal_value(z)
-    if value is None or not isinstance(z.t, ScalarType):
+    scalar = z.t.elem if isinstance(z.t, VectorType) else z.t  # a splat: every lane the literal
+    if value is None or not isinstance(scalar, ScalarType):
         return False
-    want = _neutral_value(form, z.t)
+    want = _neutral_value(form, scalar)
     return want is not None and value == want and not (isinstance(value, float) and math.isnan(value))
 
 

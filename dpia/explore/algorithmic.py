@@ -7,7 +7,11 @@ the prepared high-level program at every position where they apply, in sequences
 Each move is tried at every node with trial values for its parameters (`trial_slots`): a
 value from the divisors of the length the parameter splits, evaluated at the real sizes
 (stage 3 later draws the others).  A parameter whose length is another slot's trial value
-(a register block inside a tile) is recorded as dividing that slot.
+(a register block inside a tile) is recorded as dividing that slot; one whose constant length
+is a slot's value over others' (the blocks of a vector's lanes: w / block) as nested in it
+(`Slot.within_slot`), and one whose length is a size over slots' values (N / block) as
+nested in the size (`Slot.within`): a point is valid only where the products divide, so
+stage 3 draws no point whose split the rules refuse.
 
 Lift's heuristics bound the sequences (dpia.explore.algorithmic.Heuristics):
 
@@ -161,6 +165,11 @@ class Slot:
     # (the size's value, those slots), so a point is valid only where their product with this
     # slot's value divides the size
     within: tuple[int, tuple[str, ...]] | None = None
+    # a constant length that is an earlier slot's value over other earlier slots' values (the
+    # blocks of a w-wide vector's lanes, a tree's per-item chunk block/local): ((that slot,
+    # those slots), ...), every reading of the trial values that explains it, so a point is
+    # valid only where each product with this slot's value divides that slot's value
+    within_slot: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @attrs.frozen
@@ -288,11 +297,21 @@ def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping
             except (NatError, TypeError, ValueError):
                 return None
             names = tuple(sorted(v.name for v in target.vars)) if hasattr(target, "vars") else ()
-            parent = next((n for n, s in slots.items() if s.trial == length), None)
-            if parent is not None:  # a length that is an earlier slot's value: that slot's divisors
-                values = _only(divisor_values(max(slots[parent].values), pow2), allowed)
-                inherited = tuple(sorted(set(names) | set(slots[parent].sizes)))
-                slot = Slot(values, _trial(values, used, length), parent, inherited) if values else None
+            # a constant length equal to an earlier slot's trial value is that slot's value; a
+            # length of size variables that evaluates to one is not (K / 8 = 4 at K = 32 is
+            # not a slot of trial 4: _quotient_of relates it to the 8)
+            parent = None if names else next((n for n, s in slots.items() if s.trial == length), None)
+            quotient = () if names else _slot_quotient(length, slots)
+            if parent is not None or quotient:
+                # a length that is an earlier slot's value (that slot's divisors), or one slot's
+                # value over others' (nested in it); where both explain it (a tile's 8 and a
+                # tree's 32 / 4), both constraints hold, so neither reading derives a failure
+                base = parent if parent is not None else quotient[0][0]
+                values = _only(divisor_values(max(slots[base].values), pow2), allowed)
+                inherited = tuple(sorted(set(names) | set(slots[base].sizes) |
+                                         {v for whole, _ in quotient for v in slots[whole].sizes}))
+                slot = Slot(values, _trial(values, used, length), parent, inherited,
+                            within_slot=quotient) if values else None
             else:
                 values = _only(divisor_values(length, pow2), allowed)
                 within = _quotient_of(target, sizes, length, slots)
@@ -302,6 +321,36 @@ def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping
         used.add(slot.trial)
         out[param] = (name, slot)
     return out
+
+
+def _nested_in(name: str, whole: str, slots: Mapping[str, Slot], seen: frozenset = frozenset()) -> bool:
+    """Whether slot `name` splits `whole`'s value: through the slots it divides or is nested in."""
+    slot = slots[name]
+    above = {n for n in (slot.divides, *(whole for whole, _ in slot.within_slot)) if n in slots} - seen
+    return whole in above or any(_nested_in(n, whole, slots, seen | {name}) for n in above)
+
+
+def _slot_quotient(length: int, slots: Mapping[str, Slot]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every (earlier slot, slots nested in it) whose trial values give the constant `length`
+    as that slot's value over the product of theirs (the lanes of a w-wide vector in blocks
+    of `block`: w / block), so the length changes with their values; () where none does (a
+    constant of the program).  Only slots that split the whole slot's value count, so an
+    unrelated trial value that happens to divide it does not; where the trial values admit
+    several readings (16 / 8 and 4 / 2), all are kept: each constrains the point."""
+    out = []
+    if length < 1:
+        return ()
+    for whole, slot in slots.items():
+        if slot.trial <= length or slot.trial % length:
+            continue
+        factor = slot.trial // length
+        inner = [n for n in slots if n != whole and slots[n].trial > 1 and factor % slots[n].trial == 0
+                 and _nested_in(n, whole, slots)]
+        found = next((subset for r in range(1, len(inner) + 1) for subset in itertools.combinations(inner, r)
+                      if math.prod(slots[n].trial for n in subset) == factor), None)
+        if found is not None:
+            out.append((whole, found))
+    return tuple(out)
 
 
 def _quotient_of(target: Nat, sizes: Mapping[str, int], length: int,

@@ -166,7 +166,8 @@ def parse_steps(name: str) -> tuple[Step, ...]:
 @attrs.frozen
 class Skeleton:
     """A generated parametric lowering: moves in order, each slot's candidate values, and
-    the slots that must divide another slot's value (`divides`: slot -> slot)."""
+    the slots that must divide another slot's value (`divides`: slot -> slot) or, with
+    others, a size's (`within`) or another slot's value (`within_slot`)."""
 
     steps: tuple[Step, ...]
     choices: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict, converter=lambda c: dict(c))
@@ -175,6 +176,11 @@ class Skeleton:
     # slot -> (a size's value, earlier slots): the slot splits that size over those slots'
     # values, so their product with its value must divide the size
     within: Mapping[str, tuple[int, tuple[str, ...]]] = attrs.field(factory=dict, converter=lambda c: dict(c))
+    # slot -> ((another slot, earlier slots), ...): the slot splits a length that is that slot's
+    # value over those slots' values (a block of a vector's lanes), so each product with its
+    # value must divide that slot's value
+    within_slot: Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]] = attrs.field(
+        factory=dict, converter=lambda c: dict(c))
 
     @property
     def name(self) -> str:
@@ -183,7 +189,9 @@ class Skeleton:
     def valid(self, params: Mapping[str, int]) -> bool:
         return (all(params[a] <= params[b] and params[b] % params[a] == 0 for a, b in self.divides.items())
                 and all(whole % (params[slot] * math.prod(params[o] for o in outer)) == 0
-                        for slot, (whole, outer) in self.within.items() if slot in params))
+                        for slot, (whole, outer) in self.within.items() if slot in params)
+                and all(params[whole] % (params[slot] * math.prod(params[o] for o in outer)) == 0
+                        for slot, nests in self.within_slot.items() if slot in params for whole, outer in nests))
 
     def admits(self, params: Mapping[str, int]) -> bool:
         """Whether `params` gives every slot one of its candidate values, validly (a point of

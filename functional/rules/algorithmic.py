@@ -114,11 +114,18 @@ def _bind2(f, a, x):
 # ------------------------------------------------------------------------- reductions
 
 
-def _ex_reduce(multiple):
+def _ex_reduce(multiple, vectors: bool = False):
+    """Reductions of n-multiple lengths; with `vectors`, a quarter of them of w-wide vectors
+    from the splat of the neutral element (inst.vector_reduction)."""
     def ex(rng):
         n = multiple(rng)
-        total = inst.size(rng, n)
         op, z = inst.pick(rng, inst.MONOIDS)
+        if vectors and rng.random() < 0.25:
+            w = int(rng.choice([2, 4]))
+            total = w * n * inst.size(rng)
+            prog = inst.vector_program(total, inst.vector_reduction(op, z, w))
+            return prog, (inst.data(rng, total, monoid=(op, z)),), {"n": n}
+        total = inst.size(rng, n)
         prog = inst.vector_program(inst.length(rng, total, n), lambda xs: fl.reduce(op, z, xs))
         return prog, (inst.data(rng, total, monoid=(op, z)),), {"n": n}
 
@@ -154,7 +161,7 @@ rule("reduce_split", "reduce",
      lhs=P("reduce", V("f"), V("z"), V("xs")), params=("n",),
      side=monoid_side("associative", "neutral", param="n", length_of="xs"), exact=False,
      build=lambda m: fl.reduce(m.f, m.z, fl.map(fl.reduce(m.f, m.z), fl.split(m.n, m.xs))),
-     example=_ex_reduce(lambda r: int(r.choice([1, 2, 4]))))
+     example=_ex_reduce(lambda r: int(r.choice([1, 2, 4])), vectors=True))
 
 
 def _ex_reduce_reorder(rng):

@@ -35,6 +35,15 @@ MONOIDS = [
 ]
 
 
+def vector_reduction(op, z, w: int):
+    """`fun(xs) => reduce op (cast vec[f32, w] z) (as_vector w xs)`: a reduction of w-wide
+    vectors from the splat of op's neutral element (what reduce_vectorize leaves), the
+    instance of functional.algebra's fact that the splat is neutral for the lane-wise op."""
+    from ..types import VectorType
+
+    return lambda xs: fl.reduce(op, fl.cast(VectorType(f32, w), z), fl.as_vector(w, xs))
+
+
 def pick(rng: np.random.Generator, pool: list):
     return pool[int(rng.integers(len(pool)))]
 

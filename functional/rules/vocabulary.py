@@ -556,10 +556,15 @@ def _vector(rng, multiple: int = 1):
     return inst.size(rng, multiple, 1, 4)
 
 
-def _ex_reduction(rng, multiple_of=(2, 4)):
-    """reduce op z E over E = xs, map g xs or map g (zip xs ys), or the same per row."""
+def _ex_reduction(rng, multiple_of=(2, 4), vectors: bool = False):
+    """reduce op z E over E = xs, map g xs or map g (zip xs ys), or the same per row; with
+    `vectors`, a quarter of them a reduction of vectors from the splat of z
+    (inst.vector_reduction: what reduce_vectorize leaves)."""
     n = int(rng.choice(multiple_of)) * inst.size(rng, 1, 1, 3)
     op, z = _monoid(rng)
+    if vectors and rng.random() < 0.25:
+        w = int(rng.choice([2, 4]))
+        return fl.fun([array(w * n, f32)], inst.vector_reduction(op, z, w))
     g = inst.pick(rng, inst.UNARY) if op is not fl.mul else (lambda x: x * 0.5 + 0.75)
     kind = int(rng.integers(3))
     body = [lambda xs, ys: fl.reduce(op, z, xs),
@@ -671,7 +676,7 @@ _register(Macro(
     "(map (reduce f z) (split (block/local) (reorder_stride local chunk))))) (split block xs))", ("block", "local"),
     mac.parallel_reduction,
     lambda e: None if (m := _reduce_args(e)) is None or not _typed(e) else {"block": _len(m[2]), "local": "block"},
-    lambda rng: _found("reduce_tree", _ex_reduction(rng, (4, 8)), rng),
+    lambda rng: _found("reduce_tree", _ex_reduction(rng, (4, 8), vectors=True), rng),
     f"{_MONOID}, and commutative; block divides the length; local a power of two (at least 2) dividing block",
     power_of_two=frozenset({"local"}), values=(("local", LOCAL_SIZES),), exact=False))
 
