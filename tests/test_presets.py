@@ -19,7 +19,7 @@ import functional as fl
 from dpia.explore.algorithmic import Heuristics
 from dpia.explore.mapping import host_reductions, loop_schemes, relabelled
 from dpia.explore.moves import MOVES
-from dpia.explore.presets import PRESETS, Preset, derive_preset
+from dpia.explore.presets import _REGISTER_BLOCKED_TILES, PRESETS, Preset, derive_preset
 from dpia.explore.space import DeviceLimits, Point, Skeleton, Space, SpaceError, Step, parse_steps
 from dpia.explore.stages import prepared_body
 from dpia.programs import random_inputs, relative_error
@@ -51,26 +51,9 @@ POINTS = [p for kind in PRESETS.values() for p in kind if p.skeleton is not None
 # The GPU mm preset's strategy without its layout options (A's tile copied row-wise, no
 # vectors, no interleaving): a measured variant of it, the point dpia.explore.mapping's
 # tile_schemes generates for the stage-1 variant tile_2d -> tile_reduction -> register_blocking_2d.
-_BLOCKED_TILES = (
-    'tile_2d(n=s0, m=s1)@root; tile_reduction(k=s2)@1.0.1.0.1.1.0.1.0; '
-    'register_blocking_2d(l1=s3, l2=s4)@1.0.1.0.1.1.0.1.0.1.0.1.0; tile_views()@1.0.1.0.1.1.0.1.0; '
-    'copied_sequential_reduction()@1.0.1.0.1.1.0.1.0.1.0.1.0.1.0.1.0.1.1.0.1.0; '
-    'copied_sequential_reduction()@1.0.1.0.1.1.0.1.0; untile_views()@1.0.1.0.1.1.0.1.0.0.0.1.0.0.1.0.1.1; '
-    'untile_views()@root; blocked_accumulator()@1.0.1.0.1.1.0.1.0.1; lower_map_workgroup(d=1)@1; '
-    'lower_map_workgroup(d=0)@1.0.1.0.1.1; lower_map_local(d=1)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.0.1; '
-    'lower_map_local(d=0)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.0.1.0.1.0; '
-    'lower_map_local(d=1)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.1; '
-    'lower_map_local(d=0)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.1.0.1.0; '
-    'lower_map_local(d=1)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0; '
-    'lower_map_local(d=0)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0; '
-    'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.0.1.0.1; '
-    'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.0.1.1; '
-    'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.1.0; '
-    'lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0.1.0.0.1.0; '
-    'store_copies_local()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0; '
-    'store_copies_private()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.0.0.1.0.0; '
-    'accumulator_registers()@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0; '
-    'accumulator_among_items()@1.0.1.0.1.1.0.1.0.1.1.1')
+LAYOUT_MOVES = ("swap_local_dims", "interchange_parallel", "vectorized_copy", "pad_local_rows", "interleave_local_rows")
+_BLOCKED_TILES = "; ".join(step for step in _REGISTER_BLOCKED_TILES.split("; ")
+                           if step.split("(")[0] not in LAYOUT_MOVES)
 BLOCKED_TILES = Preset("mm_register_blocked", {"n": 128, "m": 128, "k": 8, "l1": 8, "l2": 8},
                        "the GPU preset's strategy without its layout options", _BLOCKED_TILES,
                        {"s0": 128, "s1": 128, "s2": 8, "s3": 8, "s4": 8})
@@ -297,7 +280,6 @@ def test_tiles_are_placed_in_the_hierarchy_only_where_a_tile_reduction_is_regist
 
 # ------------------------------------------------------- the local copies' layouts on PoCL
 
-LAYOUT_MOVES = ("swap_local_dims", "interchange_parallel", "vectorized_copy", "pad_local_rows", "interleave_local_rows")
 SMALL_LAYOUT_VALUES = {"n": 16, "w": 4, "b": 2, "g": 2, "p": 2}  # per parameter, at SMALL's mm sizes and tiles
 
 

@@ -349,10 +349,10 @@ def _host_options(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tup
         grown = []
         for expr, steps, new in partial:
             for option, drawn in _reduction_options(expr, path, sizes, {**slots, **new}):
-                # applied at the trial values even for the last reduction (whose result is not
-                # read again): an option whose rules refuse the reduction (a tree stage over a
-                # tile reduction's accumulator, not associative) is no scheme
-                done = apply_steps(expr, option, values | {n: s.trial for n, s in drawn.items()})
+                # the last reduction's result is not read again: not rewritten (each option's
+                # site test holds its rules' preconditions: reads_parallel_stage)
+                done = apply_steps(expr, option, values | {n: s.trial for n, s in drawn.items()}) \
+                    if k + 1 < len(paths) else expr
                 if done is not None:
                     grown.append((done, steps + option, {**new, **drawn}))
         partial = grown[:MAX_LOOP_SCHEMES]

@@ -100,9 +100,14 @@ PARALLEL_MAPS = ("map_global", "map_workgroup")
 
 def reads_parallel_stage(e: Expr) -> bool:
     """`reduce f z P` where P (through views and stores) is a parallel loop's result: the
-    partial results of an earlier stage, which a further stage may reduce in parallel."""
+    partial results of an earlier stage, which a further stage may reduce in parallel; f a
+    commutative monoid with z (reduce_tree's precondition, tested here so that a scheme is
+    never offered over, say, a tile reduction's accumulator)."""
+    from functional import algebra
+
     args = applied(e, "reduce", 3)
-    if args is None:
+    if args is None or not (algebra.associative(args[0]) and algebra.commutative(args[0])
+                            and algebra.neutral(args[0], args[1])):
         return False
     data = args[2]
     while True:
