@@ -335,3 +335,33 @@ def test_items_of_the_inner_local_dimension_are_not_given_stages_that_pass_value
         return [{dict(s.fixed)["d"] for s in steps if s.move == "lower_map_local"} for steps in schemes(e, ())]
 
     assert {0, 1} not in local_dims(treed) and {1} in local_dims(treed)
+
+
+def test_a_work_group_runs_each_chunk_of_its_row_with_all_its_items():
+    """GEMV's row per work-group (the fast GPU kernel): a tree reduction of each row
+    (reduce_tree) under map_workgroup 0, its chunks a loop (map_seq) and the tree's stages
+    spread over the group's items (map_local 0), not one item per chunk (a block the whole row
+    leaves one chunk: one busy item).  The point computes the program on PoCL and, replayed
+    under Oclgrind, without races; its kernel's groups share the tree through local memory."""
+    import dpia
+    from dpia.explore.mapping import apply_steps, schemes
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    import suite
+
+    gemv = fl.infer({e.name: e for e in suite.SUITE}["gemv"].program)
+    sizes = {"M": 8, "N": 256}
+    body = prepared_body(gemv, sizes)
+    tree = parse_steps("reduce_tree(block=s0, local=s1)@0.1.0.0.1.1")
+    treed = apply_steps(body, tree, {"s0": 256, "s1": 32})
+    assert treed is not None
+    chunked = [steps for steps in schemes(treed, ()) if [s.move for s in steps][:2] ==
+               ["lower_map_workgroup", "lower_map_seq"]]
+    assert len(chunked) == 1 and {s.move for s in chunked[0][2:]} == {"lower_map_local"}
+    skeleton = Skeleton(tree + chunked[0])
+    space = Space.build(gemv, sizes, CPU, skeletons=[skeleton])
+    low, _ = _derive(space, Point(skeleton.name, {"s0": 256, "s1": 32}))
+    inputs = random_inputs(gemv, sizes, 0)
+    assert relative_error(dpia.compile(low)(*inputs), fl.interpret(gemv, *inputs)) < 1e-4
+    source = _kernels(low)
+    assert "get_group_id(0)" in source and "get_local_id(0)" in source and "barrier(CLK_LOCAL_MEM_FENCE)" in source

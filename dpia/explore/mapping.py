@@ -10,6 +10,9 @@ For every map that program-level code runs (`host_maps`), the schemes (Lift's ma
     group       map_workgroup 0 over the outer map, map_local 0 over every map its function runs
                 (the items of a group share what the group stores: local memory, chosen by the
                 default lowering's storage analysis)
+    chunks      map_workgroup 0 over the outer map, map_seq over the maps its function runs
+                whose own functions run maps, map_local 0 over those (a group's loop over
+                a row's chunks, all its items in each: a row per group)
     group 2D    map_workgroup 1 / 0 over a perfect nest of two maps, map_local 1 over the maps
                 their function runs and map_local 0 over the maps inside those
 
@@ -169,6 +172,26 @@ def _locals(e: Expr, path: tuple, dims: tuple[int, ...]) -> list[Step]:
     return out
 
 
+def _chunks_then_locals(e: Expr, path: tuple, dim: int) -> list[Step]:
+    """A work-group's loop over its chunks with the group's items inside each: map_seq over
+    the first maps inside the node at `path` whose functions run maps themselves, map_local
+    `dim` over those (`_locals`); the first maps without maps inside stay map_local.  The
+    chunks of a row a work-group reduces (reduce_tree's blocks: one row per group when a
+    block is the whole row) then each get all the group's items, not one item each.  Empty
+    when no first map has maps inside (the plain group scheme covers it)."""
+    out: list[Step] = []
+    deeper = False
+    for p in group_maps(at_path(e, path), path):
+        body_path, _ = _function_body_path(at_path(e, p), p)
+        inner = _locals(e, body_path, (dim,))
+        if inner:
+            out += [Step("lower_map_seq", p), *inner]
+            deeper = True
+        else:
+            out.append(Step("lower_map_local", p, (("d", dim),)))
+    return out if deeper else []
+
+
 def _global(paths: list[tuple], dims: tuple[int, ...]) -> tuple[Step, ...]:
     return tuple(Step("lower_map_global", p, (("d", d),)) for p, d in zip(paths, dims))
 
@@ -205,6 +228,9 @@ def schemes(e: Expr, path: tuple) -> list[tuple[Step, ...]]:
     group = (Step("lower_map_workgroup", path, (("d", 0),)),) + tuple(_locals(e, inner_path, (0,)))
     if len(group) > 1:
         out.append(group)
+    chunked = _chunks_then_locals(e, inner_path, 0)
+    if chunked:
+        out.append(group[:1] + tuple(chunked))
     if len(chain) >= 2:
         body_path, _ = _function_body_path(at_path(e, chain[1]), chain[1])
         group2 = (Step("lower_map_workgroup", chain[0], (("d", 1),)), Step("lower_map_workgroup", chain[1], (("d", 0),)))

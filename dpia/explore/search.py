@@ -214,14 +214,16 @@ class Model:
     # other skeletons (a tree reduction mapped onto global ids), so that the one skeleton
     # where it is fast (the tree in a work-group) would wait behind hundreds of others
     diversity: float = 0.5
+    class_failures: int = 3  # failed trials after which a class counts as tried (`_visited_classes`)
 
 
 def skeleton_class(family) -> tuple:
     """A skeleton's class: the algorithmic moves it makes and the parallel OpenCL levels it
-    maps maps onto, regardless of places, order and dimensions, and of the loops one item
-    runs (unrolled, accumulators in registers: refinements of a class, learnt through the
-    moves' shared features rather than tried once each); a hand-made skeleton without steps
-    is its own class."""
+    maps maps onto (and map_seq where a mapping chose a loop above parallel maps: a work-group's
+    loop over a row's chunks), regardless of places, order and dimensions, and of the loops
+    one item runs (unrolled, accumulators in registers: refinements of a class, learnt
+    through the moves' shared features rather than tried once each); a hand-made skeleton
+    without steps is its own class."""
     from functional.primitives import PARALLEL_MAPS
 
     from .moves import ALGORITHMIC, MOVES
@@ -232,7 +234,7 @@ def skeleton_class(family) -> tuple:
     known = [st for st in steps if st.move in MOVES]
     algorithmic = sorted({st.move for st in known if MOVES[st.move].stage == ALGORITHMIC})
     levels = sorted({st.move.removeprefix("lower_") for st in known if MOVES[st.move].stage != ALGORITHMIC
-                     and st.move.removeprefix("lower_") in PARALLEL_MAPS})
+                     and st.move.removeprefix("lower_") in PARALLEL_MAPS | {"map_seq"}})
     return tuple(algorithmic), tuple(levels)
 
 
@@ -250,7 +252,7 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     per family, would favour the family with the most points: the best of thousands of
     noisy predictions is far below the best of a few dozen.)
     Random points until `settings.warmup` trials have taught the model something."""
-    points, ys = _observations(history, settings)
+    points, ys, failed = _observations(history, settings)
     if len(points) < settings.warmup:
         return random_search(space, history, rng, count)
     seen = _tried(history)
@@ -259,7 +261,7 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
         return []
     features = _Features(space)
     gen = np.random.default_rng(rng.getrandbits(64))
-    draws = _posterior(features, points, ys, settings, gen, count)
+    draws = _posterior(features, points, ys, settings, gen, count, failed)
     scores = features.predict(features.columns(untried), draws)  # (untried points, draws): log time less `centre`
     centre = float(ys.mean())  # the model's predictions are centred on the measurements' mean
     # A skeleton not measured yet is scored by the draw's prediction of its typical (median)
@@ -267,9 +269,14 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     # measurement's noise: optimism, so that skeletons are tried before the search settles,
     # but not the best of a hundred noisy predictions per skeleton, which in a space of more
     # skeletons than trials beat every measured one and left the fast ones unexploited.
+    # A skeleton's measured best is of its timed points only: a failed point (values the
+    # device cannot run, a derivation that does not apply) says nothing of the skeleton's
+    # other values, and would bury it behind every measured one; the model still learns the
+    # failure through the point's values.
     best: dict[str, float] = {}
-    for p, y in zip(points, ys):
-        best[p.family] = min(best.get(p.family, math.inf), float(y))
+    for t in history:
+        if t.time_s is not None and t.time_s > 0:
+            best[t.point.family] = min(best.get(t.point.family, math.inf), math.log(t.time_s))
     row = {seen.key(p): i for i, p in enumerate(untried)}
     grouped: dict[str, list[int]] = {}
     for i, p in enumerate(untried):
@@ -278,7 +285,7 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     out: list[Point] = []
     taken = np.zeros(len(untried), dtype=bool)
     classes = {f.name: skeleton_class(f) for f in space.families}
-    visited = {classes.get(t.point.family) for t in history}
+    visited = _visited_classes(history, classes, settings.class_failures)
     diverse = math.ceil(settings.diversity * count)
     for j in range(count):
         if rng.random() < settings.immigrants:
@@ -313,17 +320,35 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     return out
 
 
-def _observations(history: Sequence[Trial], settings: Model) -> tuple[list[Point], np.ndarray]:
-    """(points, log time) the model learns from: measured times ("ok"), slow candidates'
-    lower bounds, failures a penalty slower than the slowest measurement."""
+def _visited_classes(history: Sequence[Trial], classes: dict, failures: int) -> set:
+    """The classes tried: those with a trial that did not fail (measured, slow, a duplicate,
+    pending), or with `failures` failed ones (a class whose first points the device cannot
+    run is tried again with others, a bounded number of times)."""
+    failed: dict = {}
+    visited = set()
+    for t in history:
+        cls = classes.get(t.point.family)
+        if t.status in FAILED:
+            failed[cls] = failed.get(cls, 0) + 1
+            if failed[cls] >= failures:
+                visited.add(cls)
+        else:
+            visited.add(cls)
+    return visited
+
+
+def _observations(history: Sequence[Trial], settings: Model) -> tuple[list[Point], np.ndarray, np.ndarray]:
+    """(points, log time, which are failures) the model learns from: measured times ("ok"),
+    slow candidates' lower bounds, failures a penalty slower than the slowest measurement."""
     timed = [(t.point, math.log(t.time_s)) for t in history if t.time_s is not None and t.time_s > 0]
     worst = max((y for _, y in timed), default=0.0) + settings.failure_penalty
     failed = [t.point for t in history if t.status in FAILED]  # a duplicate teaches nothing
-    return [p for p, _ in timed] + failed, np.asarray([y for _, y in timed] + [worst] * len(failed))
+    return ([p for p, _ in timed] + failed, np.asarray([y for _, y in timed] + [worst] * len(failed)),
+            np.asarray([False] * len(timed) + [True] * len(failed)))
 
 
 def _posterior(features: _Features, points: Sequence[Point], ys: np.ndarray, settings: Model,
-               gen: np.random.Generator, count: int) -> np.ndarray:
+               gen: np.random.Generator, count: int, failed: np.ndarray | None = None) -> np.ndarray:
     """`count` draws (columns) of the weights from their Gaussian posterior given log times
     `ys` at `points`.  With prior w ~ N(0, D), Phi = X / noise_sd and the centred times
     scaled alike, y = (ys - centre) / noise_sd, a draw is (Bhattacharya, Chakraborty and
@@ -332,6 +357,10 @@ def _posterior(features: _Features, points: Sequence[Point], ys: np.ndarray, set
 
         u ~ N(0, D),  d ~ N(0, I_n),  a = (Phi D Phi^T + I_n)^-1 (y - Phi u - d),  w = u + D Phi^T a"""
     phi = features.design(points) / settings.noise_sd
+    if failed is not None and failed.any():
+        # a failure is blamed on the point's values (and pairs of values), never on its skeleton,
+        # class or moves: the same skeleton at other values may run, and fast
+        phi[failed] *= features.value_columns
     prior = features.prior_variances(settings.prior_sd)
     y = (ys - float(ys.mean())) / settings.noise_sd
     u = np.sqrt(prior)[:, None] * gen.standard_normal((features.size, count))
@@ -396,6 +425,11 @@ class _Features:
             cols += [codes[(params[a], params[b])] for a, b, codes in pairs]
             out[row, : len(cols)] = cols
         return out
+
+    @property
+    def value_columns(self) -> np.ndarray:
+        """1 for the columns of values and pairs of values, 0 for the others."""
+        return np.array([k in ("value", "pair") for k in self._kinds], dtype=float)
 
     def design(self, points: Sequence[Point]) -> np.ndarray:
         x = np.zeros((len(points), self.size + 1))
