@@ -1022,6 +1022,14 @@ def has_computation(e: Expr) -> bool:
                and not (x.fun.name == "map" and is_view_fn(x.arg)) for x in walk(e))
 
 
+def computing_map(e: Expr, saturated: bool = True) -> bool:
+    """`map f xs` whose function computes (not a layout view like `map join`); with
+    `saturated=False` also the function `map f` (a map applied later, by a strategy's walk)."""
+    head, args = spine(e)
+    arity_ok = len(args) == 2 if saturated else 1 <= len(args) <= 2
+    return isinstance(head, Prim) and head.name == "map" and arity_ok and not is_view_fn(args[0])
+
+
 def is_view_fn(f: Expr) -> bool:
     """A function that only moves data: a layout primitive (`join`, `split 4`, `transpose`,
     `map join`) or `fun(x) => <layout primitives applied to x>`.  The identity is not a

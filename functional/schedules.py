@@ -32,18 +32,18 @@ maps.
 from __future__ import annotations
 
 from .expr import App, Expr, Lambda, NatLambda, Prim, applied, spine, walk
-from .primitives import LAYOUT, has_computation, is_view_fn  # noqa: F401 -- part of this module's vocabulary
+from .primitives import LAYOUT, PARALLEL_MAPS, computing_map, has_computation, is_view_fn  # noqa: F401 -- part of this module's vocabulary
 from .rules import macros  # noqa: F401 -- registers the macro rules
 from .rules.macros import (guard, let_value, named, outermost, pair_parts, parallel_reduction, push_views, r,
                            reduce_fn, register_blocking_1d, register_blocking_2d, tile_2d, tile_reduction,
                            tile_views, untile_views)
-from .strategies import Failure, Strategy, Success, argument, body, fmap, function, lchoice, normalize, seq, top_down, try_
+from .strategies import (Failure, Strategy, Success, argument, body, fmap, function, lchoice, normalize, seq, some, top_down,
+                         try_)
 
 # ----------------------------------------------------------------------------- views
 
 def _compute_map(e: Expr) -> bool:
-    head, args = spine(e)
-    return isinstance(head, Prim) and head.name == "map" and 1 <= len(args) <= 2 and not is_view_fn(args[0])
+    return computing_map(e, saturated=False)
 
 
 def high_level_left(e: Expr) -> list[str]:
@@ -126,9 +126,28 @@ def parallel(levels) -> Strategy:
         place = seq(guard("a computing map", _compute_map), here,
                     try_(fmap(_lazy(lambda: make(depth + 1)))),
                     map_data(_lazy(lambda: make(depth))))
-        return try_(outermost(place))
+        return try_(_outermost_beside_parallel_loops(place))
 
     return named(f"parallel({', '.join(map(str, levels))})", make(0))
+
+
+def _outermost_beside_parallel_loops(s: Strategy) -> Strategy:
+    """`outermost s`, but never inside the function of a map already on a parallel level
+    (map_global/map_workgroup/map_local f xs: only into xs): a map there is one item's or one
+    group's code, which a work-group or global level may not enter (a further reduction
+    stage over an earlier stage's map_global would otherwise put map_workgroup inside it)."""
+
+    def lowered(e: Expr) -> bool:
+        head, args = spine(e)
+        return isinstance(head, Prim) and head.name in PARALLEL_MAPS and len(args) == 2
+
+    def run(e: Expr):
+        if lowered(e):
+            return argument(self)(e)
+        return lchoice(s, some(self))(e)
+
+    self = Strategy(f"outermost({s}), beside parallel loops", run)
+    return self
 
 
 def lower_reductions() -> Strategy:

@@ -256,6 +256,11 @@ class _Walk:
         body, body_path = f, path
         for _ in range(params):
             if not isinstance(body, Lambda):
+                head, args = spine(body)
+                if params == 1 and isinstance(head, Prim) and head.name in LOOP_MAPS and len(args) == 1:
+                    # `map_p g` as the function (`map_global 1 (map_global 0 g)`): g runs per element
+                    return self._body(args[0], body_path + arg_path(1, 0), function_context(ctx, head.name), space, 1,
+                                      read)
                 return None  # a primitive function: nothing of the program's to store
             body, body_path = body.body, body_path + (0,)
         return self.con(body, body_path, ctx) if read else self.acc(body, body_path, ctx, space)

@@ -350,3 +350,33 @@ def test_a_constant_length_keeps_its_stages():
     for n, stages in ((1000, 0), (1024, 1), (5000, 2), (1 << 20, 3), ((1 << 20) + 7, 3), (1 << 24, 4)):
         program = fl.infer(fl.fun([arr(n)], lambda xs: fl.reduce(fl.add, 0.0, xs)))
         assert str(derive(program, default_schedule(program))[0]).count("map_global") == stages, n
+
+
+def test_a_map_on_a_parallel_level_as_a_maps_function_gets_its_stores():
+    """`map_global 1 (map_global 0 g) xss`: the storage analysis reads g as the function each
+    element runs (it used to stop at the primitive function), so the array g's map_seq
+    computes and its reduction reads is stored (found by a generated sum point: "the array
+    computed by map_seq_unroll is read here but the program does not say where it is stored")."""
+    from functional.storage import first_need
+
+    program = fl.infer(fl.fun([arr(4, 8, 16)], lambda x: fl.map_global(fl.map_global(
+        lambda r: fl.reduce_seq(fl.add, 0.0, fl.map_seq(lambda v: v * 2.0, r)), dim=0), x, dim=1)))
+    need = first_need(program)
+    assert need is not None and need.rule == "materialise_private"
+    low, _ = derive(program, default_schedule(program))  # the store phase applies the need
+    inputs = random_inputs(program, {}, 0)
+    assert relative_error(dpia.compile(low)(*inputs), fl.interpret(program, *inputs)) < TOLERANCE
+
+
+def test_parallel_levels_never_enter_a_loop_already_on_a_parallel_level():
+    """schedules.parallel (ELEVATE's) places levels on the outermost computing maps, but not
+    inside the function of a map already on a parallel level: there a map is one item's code
+    (reduce_tree_stage over an earlier stage's map_global put map_workgroup inside it)."""
+    from functional.schedules import parallel
+
+    program = fl.infer(fl.fun([arr(4, 8)], lambda x: fl.map_global(lambda r: fl.map(lambda v: v + 1.0, r), x)))
+    levels = parallel([("map_workgroup", 0), ("map_local", 0)])
+    assert "map_workgroup" not in str(levels(program.body).expr)
+    outer = fl.infer(fl.fun([arr(4, 8)], lambda x: fl.map(lambda r: fl.map(lambda v: v + 1.0, r), x)))
+    placed = str(levels(outer.body).expr)
+    assert "map_workgroup" in placed and "map_local" in placed

@@ -59,15 +59,36 @@ from collections.abc import Iterator, Mapping
 
 import attrs
 
-from functional.expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine
+from functional import algebra
+from functional.default_lowering import _more_stages, _scalar_values, lowering_sites
+from functional.expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine, walk
 from functional.primitives import (
-    LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, MAPS, PARALLEL_MAPS, REDUCTIONS, has_computation, is_view_fn)
+    LAYOUT,
+    LOOP_MAPS,
+    LOW_REDUCTIONS,
+    MAPS,
+    PARALLEL_MAPS,
+    REDUCTIONS,
+    has_computation,
+    is_view_fn,
+)
 from functional.schedules import _perfectly_nested
-from functional.storage import arg_path
+from functional.storage import GROUP, HOST, ITEM, arg_path, function_context
 from functional.strategies import at_path, replace_at
 from functional.types import ArrayType
 
-from .moves import MOVES, computing_map, lane_reduction, saturated_reduce, short_constant_loop
+from .algorithmic import positions, trial_slots
+from .moves import (
+    MOVES,
+    computing_map,
+    lane_reduction,
+    parallel_copy,
+    reduction_over_tiles,
+    saturated_reduce,
+    short_constant_loop,
+    stored_locally,
+    untiled,
+)
 from .space import Step, at
 
 MAX_MAPPINGS = 12  # mappings per variant
@@ -296,9 +317,6 @@ def _default_splits(node: Expr) -> bool:
     """Whether the default lowering's reductions phase would run this program-level
     reduction in parallel stages (split_reduction's and two_stage_reduction's own tests,
     without running them): scalars, an associative operator, a length worth splitting."""
-    from functional import algebra
-    from functional.default_lowering import _more_stages, _scalar_values
-
     args = applied(node, "reduce", 3)
     return (args is not None and _scalar_values(node.t) and algebra.associative(args[0])
             and isinstance(args[2].t, ArrayType) and _more_stages(args[2].t.size, 0))
@@ -306,8 +324,6 @@ def _default_splits(node: Expr) -> bool:
 
 def _reduction_options(e: Expr, path: tuple, sizes: Mapping[str, int], slots: Mapping) -> list[tuple]:
     """(steps, new slots) for the program-level reduction at `path`, the default first."""
-    from .algorithmic import trial_slots
-
     node = at_path(e, path)
     out: list[tuple] = [((), {})]
     if _default_splits(node):
@@ -324,8 +340,6 @@ def _reduction_options(e: Expr, path: tuple, sizes: Mapping[str, int], slots: Ma
 def _item_loops(e: Expr) -> list[tuple[tuple, str]]:
     """(path, rule) of the high-level maps and reductions one work-item runs: what the
     default lowering would make map_seq or reduce_seq (program-level reductions left out)."""
-    from functional.default_lowering import lowering_sites
-
     host = set(host_reductions(e))
     return [(path, rule) for path, rule, _ in lowering_sites(e)
             if rule in ("lower_map_seq", "lower_reduce_seq") and path not in host]
@@ -349,8 +363,6 @@ def _accumulator_options(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> l
     """(steps before unrolling, steps after, new slots) for the outermost reduction one
     work-item runs into a constant-shaped 2D accumulator: as the default lowering leaves it;
     vectorised (vectorize_accumulator, w a slot) and in registers; in registers."""
-    from .algorithmic import trial_slots
-
     out: list[tuple] = [((), (), {})]
     found = next((p for p, rule in _item_loops(e) if rule == "lower_reduce_seq"
                   and MOVES["accumulator_registers"].site(at_path(e, p))), None)
@@ -425,8 +437,6 @@ def _everywhere(e: Expr, move: str, steps: list[Step], where=None) -> tuple[Expr
     """The move at every node where its site test holds and its rules apply (`where(path)`
     too, when given), innermost and last first so that the other places' paths stay valid;
     each application appended to `steps`.  The rewritten program and how many applied."""
-    from .algorithmic import positions
-
     test = MOVES[move].site
     places = [p for p, node in positions(e) if node.t is not None and test(node) and (where is None or where(p))]
     applied_here = 0
@@ -443,9 +453,7 @@ def hierarchy_steps(e: Expr, levels=HIERARCHY_LEVELS, path: tuple = (), depth: i
     """The computing maps as ELEVATE's `parallel(levels)` places them (schedules.parallel):
     each outermost computing map at `levels[depth]`, the maps its function computes one
     level deeper, the maps producing its data at the same level; beyond the levels map_seq."""
-    from functional.schedules import _compute_map
-
-    if _compute_map(e):
+    if computing_map(e, saturated=False):
         _, args = spine(e)
         move, dim = levels[depth] if depth < len(levels) else ("lower_map_seq", None)
         out = [Step(move, path, (("d", dim),) if dim is not None else ())]
@@ -462,8 +470,6 @@ def hierarchy_steps(e: Expr, levels=HIERARCHY_LEVELS, path: tuple = (), depth: i
 def contexts(e: Expr) -> dict[tuple, str]:
     """Where each node runs (functional.storage's contexts), by path: HOST at the top, GROUP
     inside a map_workgroup's function, ITEM inside a map_local's or map_global's."""
-    from functional.storage import HOST, function_context
-
     out: dict[tuple, str] = {}
     functions: dict[tuple, str] = {}  # a parallel map's function -> the context it runs in
     stack: list[tuple[Expr, tuple, str]] = [(e, (), HOST)]
@@ -495,8 +501,6 @@ def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tupl
                     (accumulator_among_items)
 
     Empty where a variant has no register-blocked tile reduction."""
-    from functional.storage import GROUP, ITEM
-
     if not blocked_tile_reduction(e):
         return []  # no rule application needed to know: blocked_accumulator could apply nowhere
     steps: list[Step] = []
@@ -544,9 +548,6 @@ MAX_LAYOUTS = 64  # layout combinations per register-blocked variant
 
 def local_copies(e: Expr) -> list[tuple]:
     """Paths of the copies a work-group stores in local memory (`to_local` of a parallel copy)."""
-    from .algorithmic import positions
-    from .moves import parallel_copy, stored_locally
-
     return [p for p, node in positions(e) if node.t is not None and stored_locally(node)
             and parallel_copy(applied(node, "to_local", 1)[0])]
 
@@ -588,8 +589,6 @@ def _renamed_slots(steps: tuple[Step, ...], new: dict, first: int) -> tuple[tupl
 def _copy_layout(e: Expr, path: tuple, layout, sizes, slots: dict, first: int):
     """The layout's steps at the copy at `path` with their new slots, or None where a move
     does not apply (at the trial values)."""
-    from .algorithmic import trial_slots
-
     steps: list[Step] = []
     new: dict = {}
     places = {"store": path, "copy": path + (1,), "inner": path + (1, 1)}
@@ -620,9 +619,7 @@ def blocked_tile_reduction(e: Expr) -> bool:
     ...)` in the function of the map producing them): blocked_accumulator's precondition,
     the step adds untiled blocks, can hold only there.  A structural test (no rule runs), so
     the variants without one cost nothing."""
-    from functional.expr import walk
 
-    from .moves import reduction_over_tiles, untiled
 
     for node in walk(e):
         if reduction_over_tiles(node):

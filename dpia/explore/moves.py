@@ -29,7 +29,7 @@ import attrs
 
 from functional.expr import Expr, Lambda, Prim, applied, spine
 from functional.nat import Nat
-from functional.primitives import is_view_fn
+from functional.primitives import computing_map
 from functional.rules.core import RULES
 from functional.rules.vocabulary import LOCAL_SIZES, MACROS, Macro
 from functional.strategies import Strategy, argument, seq, top_down, try_
@@ -54,12 +54,6 @@ class Move:
 
 
 # ------------------------------------------------------------------------- node tests
-
-
-def computing_map(e: Expr) -> bool:
-    """`map f xs` whose function computes (not a layout view like `map join`)."""
-    head, args = spine(e)
-    return isinstance(head, Prim) and head.name == "map" and len(args) == 2 and not is_view_fn(args[0])
 
 
 VECTOR_WIDTHS = dict(MACROS["vectorize"].values)["w"]  # the vocabulary's: OpenCL's vector types

@@ -75,8 +75,8 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
         choices = {name: slot.values for name, slot in slots.items()}
         divides = {name: slot.divides for name, slot in slots.items() if slot.divides}
         slot_sizes = {name: slot.sizes for name, slot in slots.items()}
-        within = {name: slot.within for name, slot in slots.items() if getattr(slot, "within", None)}
-        within_slot = {name: slot.within_slot for name, slot in slots.items() if getattr(slot, "within_slot", ())}
+        within = {name: slot.within for name, slot in slots.items() if slot.within}
+        within_slot = {name: slot.within_slot for name, slot in slots.items() if slot.within_slot}
         skeleton = Skeleton(variant.steps + steps, choices, divides, slot_sizes, within, within_slot)
         if skeleton.name not in seen:
             seen.add(skeleton.name)
