@@ -1,7 +1,8 @@
 """Exploration on Ray (dpia.explore.cluster), on one machine: one cluster shared by the module
 (a head node of three logical CPUs, no dashboard, joined by its address), two measuring
 actors sharing the PoCL device, an Oclgrind device, a preparation worker killed
-mid-candidate, a second node removed mid-exploration, Ctrl-C, a sweep, the CLI."""
+mid-candidate, actors that die or fail while starting, a second node removed
+mid-exploration, Ctrl-C, a sweep, the CLI (on a driver that opens no device)."""
 
 from __future__ import annotations
 
@@ -107,7 +108,7 @@ def test_cli_ctrl_c_on_a_local_cluster_keeps_the_measured_rows_and_leaves_no_ray
 
     path, marker = tmp_path / "t.sqlite", f"DPIA_TEST_RUN={uuid.uuid4().hex}"
     env = {**os.environ, "DPIA_TEST_RUN": marker.split("=")[1]}
-    process = subprocess.Popen([sys.executable, "-m", "dpia.cli", "explore", f"{SEED}:total", "--size", "N=2^12",
+    process = subprocess.Popen([sys.executable, "-m", "dpia.cli", "explore", f"{SEED}:scal", "--size", "N=2^12",
                                 "--budget", "300", "--workers", "1", "--cluster", "local", "--db", str(path)],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -222,6 +223,75 @@ def _explore_with_a_victim(cluster, tmp_path, victim: Skeleton):
     assert victim.name not in families  # not stored: a later run measures it
     assert families.count(CHUNKS.name) == 3 and all(c.status in ("ok", "slow") for c in stored), families
     return result, stored
+
+
+@attrs.frozen
+class FailsWhileStarting(Evaluator):
+    """Breaks the start of actors: unpickled as the constructor's argument of an actor of a
+    class in `victims` (the task Ray runs to construct it: "_Preparer.__init__"), it kills
+    that process (`how` "kill": only the first actor of each class, the one that claims
+    its token file in `tokens`) or raises, as a device that cannot be opened would
+    (`how` "raise": every actor of the class)."""
+
+    victims: tuple[str, ...] = ()
+    how: str = "kill"
+    tokens: str = ""
+
+    def __reduce__(self):
+        fields = {a.alias: getattr(self, a.name) for a in attrs.fields(type(self)) if a.init}
+        return (_arrives_in_an_actor, (type(self), fields))
+
+
+def _arrives_in_an_actor(cls, fields: dict) -> FailsWhileStarting:
+    import ray
+
+    task = ray.get_runtime_context().get_task_name() if ray.is_initialized() else None
+    victim = next((v for v in fields["victims"] if task == f"{v}.__init__"), None)
+    if victim is not None and fields["how"] == "raise":
+        raise RuntimeError(f"injected: {victim} cannot open its device")
+    if victim is not None:
+        try:  # the first of its class claims the token: it dies, the others start
+            os.close(os.open(Path(fields["tokens"]) / victim, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            pass
+        else:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return cls(**fields)
+
+
+def test_a_worker_and_an_actor_whose_processes_die_while_starting_are_dropped_and_the_run_goes_on(cluster,
+                                                                                                  tmp_path):
+    evaluator = FailsWhileStarting(repeat=3, min_timed_s=0.0, max_timed_s=0.3, victims=("_Preparer", "_Measurer"),
+                                   tokens=str(tmp_path))
+    with TuningDB(tmp_path / "t.sqlite") as db, pytest.warns(ClusterWarning, match="died while starting") as caught:
+        result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0,
+                         skeletons=[_global_chunks((256, 512))], baseline="default", evaluator=evaluator)
+        stored = db.candidates(run_id=result.run_id)
+    assert {p.name for p in tmp_path.glob("_*")} == {"_Preparer", "_Measurer"}  # one of each was killed
+    assert result.tried == 3 == len(stored) and all(c.status in ("ok", "slow") for c in stored), result.report()
+    assert not result.lost  # nothing was in flight on them
+    dropped = sorted(result.dropped)
+    assert len(dropped) == 2 and all("died while starting" in d for d in dropped), dropped
+    assert dropped[0].startswith(f"a measuring actor of {POCL}") and " on node " in dropped[0], dropped
+    assert dropped[1].startswith("a preparation worker died while starting: The actor died unexpectedly"), dropped
+    assert "went on without 2 worker(s)" in result.report()
+    assert len({c.params["where"].split("measured on ")[1] for c in stored}) == 1  # the one actor left measured
+    assert any("going on with 1 other(s)" in str(w.message) for w in caught)
+
+
+def test_an_exploration_none_of_whose_measuring_actors_can_start_is_a_cluster_error_saying_where_and_why(cluster):
+    import ray
+
+    evaluator = FailsWhileStarting(repeat=3, min_timed_s=0.0, max_timed_s=0.3, victims=("_Measurer",), how="raise")
+    node = ray.get_runtime_context().get_node_id()  # the head's, where both actors of the PoCL device run
+    with pytest.warns(ClusterWarning, match="its constructor raised RuntimeError: injected"), \
+            pytest.raises(ClusterError, match="no measuring actor for the device .* could start") as raised:
+        explore(TOTAL, {"N": 4096}, device=POCL, executor=cluster, workers=1, max_candidates=1,
+                skeletons=[_global_chunks((256,))], baseline="default", evaluator=evaluator)
+    message = str(raised.value)
+    assert message.count(f"a measuring actor of {POCL}") == 2 and message.count(f"on node {node[:8]}") == 2, message
+    assert message.count("died while starting: its constructor raised RuntimeError: injected: _Measurer cannot "
+                         "open its device") == 2, message
 
 
 def test_a_killed_preparation_worker_loses_only_its_candidate(cluster, tmp_path):
@@ -374,17 +444,36 @@ def test_run_lanes_runs_each_lane_in_turn_the_lanes_at_once_and_hands_back_a_lan
     assert time.monotonic() - began < 5  # the first lane was stopped, not waited for
 
 
-def test_cli_explores_a_sweep_of_sizes_and_devices_on_the_cluster_the_devices_at_once(cluster, tmp_path, capsys):
+def _no_opencl_here(*_):
+    raise AssertionError("the driver opened an OpenCL device")
+
+
+def test_cli_explores_a_sweep_of_sizes_and_devices_on_the_cluster_the_devices_at_once(cluster, tmp_path, capsys,
+                                                                                     monkeypatch):
+    """... from a driver that never opens a device: it resolves --device, explores and
+    checks the best variant on the cluster's nodes."""
+    import pyopencl
+
+    import codegen_opencl.runtime as runtime
+
     path = tmp_path / "t.sqlite"
-    code = main(["explore", f"{SEED}:total", "--size", "N=2^12,2^13", "--device", POCL, "--device", OCLGRIND,
-                 "--candidates", "1", "--workers", "1", "--cluster", "auto", "--db", str(path), "--json"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
+    with monkeypatch.context() as patched:  # undone before the Oclgrind replay of the recorded kernels
+        patched.setattr(runtime, "devices", _no_opencl_here)  # this process cannot see a device; Ray's workers can
+        patched.setattr(pyopencl, "get_platforms", _no_opencl_here)
+        code = main(["explore", f"{SEED}:scal", "--size", "N=2^12,2^13", "--device", POCL, "--device", OCLGRIND,
+                     "--candidates", "1", "--workers", "1", "--cluster", "auto", "--db", str(path), "--json"])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        assert main(["explore", f"{SEED}:scal", "--size", "N=2^12", "--device", "no such device",
+                     "--cluster", "auto", "--db", str(path)]) == 2  # bad usage, as without a cluster
+        assert "no node of the cluster has the device no such device" in capsys.readouterr().err
     reports = json.loads(captured.out)
     assert [(r["sizes"]["N"], r["device"].split(" | ")[0]) for r in reports] == [
         (4096, POCL), (4096, OCLGRIND), (8192, POCL), (8192, OCLGRIND)], [(r["sizes"], r["device"]) for r in reports]
+    assert all(r["correct"] and r["device"] == cluster_key for r, cluster_key in zip(
+        reports, [runtime.identity_key(cluster.identity(d)) for d in (POCL, OCLGRIND)] * 2)), reports
     progress = [line for line in captured.err.splitlines() if "candidates," in line]
-    assert progress and all(line.startswith("total at N=") and " on " in line.split(":")[0] for line in progress)
+    assert progress and all(line.startswith("scal at N=") and " on " in line.split(":")[0] for line in progress)
     with TuningDB(path) as db:
         for size in (4096, 8192):
             for device in (POCL, OCLGRIND):
