@@ -294,6 +294,35 @@ def test_an_exploration_none_of_whose_measuring_actors_can_start_is_a_cluster_er
                          "open its device") == 2, message
 
 
+def _exits(*_):
+    os._exit(3)
+
+
+def test_a_node_whose_probe_dies_answers_why_and_a_function_run_on_the_device_raises_here(cluster):
+    import ray
+
+    from codegen_opencl.runtime import identity_key
+    from dpia.cli import CommandFailure
+    from dpia.explore.cluster import _ask_every_node
+
+    node = ray.get_runtime_context().get_node_id()
+    [(asked, answer)] = _ask_every_node(ray, _exits)  # the module's cluster has one node
+    assert asked == node and answer.startswith(f"node {node[:8]} did not answer: "), answer
+    key = identity_key(cluster.identity(POCL))
+    assert cluster.run_on_device(key, lambda device, n: (device.name.strip(), n), 7) == (
+        cluster.identity(POCL)["device"], 7)
+    with pytest.raises(CommandFailure, match="raised on the node"):
+        cluster.run_on_device(key, _fails_with_a_command_failure)
+    with pytest.raises(ClusterError, match="no node of the cluster has the device 'no such key'"):
+        cluster.run_on_device("no such key", _fails_with_a_command_failure)
+
+
+def _fails_with_a_command_failure(device):
+    from dpia.cli import CommandFailure
+
+    raise CommandFailure("raised on the node")
+
+
 def test_a_killed_preparation_worker_loses_only_its_candidate(cluster, tmp_path):
     result, _ = _explore_with_a_victim(cluster, tmp_path, VICTIM)
     assert len(result.lost) == 1 and VICTIM.name in result.lost[0], result.report()

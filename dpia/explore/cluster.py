@@ -272,7 +272,7 @@ def _ask_every_node(ray, function: Callable, *args, first: str | None = None) ->
     with the text of why: the others are still asked."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    probe = ray.remote(num_cpus=0)(function)
+    probe = ray.remote(num_cpus=0, max_retries=0)(function)  # a node that cannot answer is not asked again
     nodes = sorted((n["NodeID"] for n in ray.nodes() if n.get("Alive")), key=lambda n: n != first)
     refs = [probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(*args)
             for n in nodes]
