@@ -279,7 +279,8 @@ def test_a_worker_and_an_actor_whose_processes_die_while_starting_are_dropped_an
     assert any("going on with 1 other(s)" in str(w.message) for w in caught)
 
 
-def test_an_exploration_none_of_whose_measuring_actors_can_start_is_a_cluster_error_saying_where_and_why(cluster):
+def test_an_exploration_none_of_whose_measuring_actors_or_workers_can_start_is_a_cluster_error_saying_where_and_why(
+        cluster):
     import ray
 
     evaluator = FailsWhileStarting(repeat=3, min_timed_s=0.0, max_timed_s=0.3, victims=("_Measurer",), how="raise")
@@ -292,6 +293,12 @@ def test_an_exploration_none_of_whose_measuring_actors_can_start_is_a_cluster_er
     assert message.count(f"a measuring actor of {POCL}") == 2 and message.count(f"on node {node[:8]}") == 2, message
     assert message.count("died while starting: its constructor raised RuntimeError: injected: _Measurer cannot "
                          "open its device") == 2, message
+    no_worker = attrs.evolve(evaluator, victims=("_Preparer",))
+    with pytest.raises(ClusterError, match="no preparation worker for the device .* could start: a preparation "
+                                           "worker died while starting: its constructor raised RuntimeError: "
+                                           "injected: _Preparer cannot open its device"):
+        explore(TOTAL, {"N": 4096}, device=POCL, executor=cluster, workers=1, max_candidates=1,
+                skeletons=[_global_chunks((256,))], baseline="default", evaluator=no_worker)
 
 
 def _exits(*_):
@@ -499,6 +506,7 @@ def test_cli_explores_a_sweep_of_sizes_and_devices_on_the_cluster_the_devices_at
     reports = json.loads(captured.out)
     assert [(r["sizes"]["N"], r["device"].split(" | ")[0]) for r in reports] == [
         (4096, POCL), (4096, OCLGRIND), (8192, POCL), (8192, OCLGRIND)], [(r["sizes"], r["device"]) for r in reports]
+    assert all(r["lost"] == [] == r["dropped"] for r in reports), reports
     assert all(r["correct"] and r["device"] == cluster_key for r, cluster_key in zip(
         reports, [runtime.identity_key(cluster.identity(d)) for d in (POCL, OCLGRIND)] * 2)), reports
     progress = [line for line in captured.err.splitlines() if "candidates," in line]
