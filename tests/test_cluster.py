@@ -209,29 +209,14 @@ def test_measuring_actors_load_the_workers_binaries_and_measure_the_same_as_from
     assert all(binary for _, _, binary in runs[True]) and not any(binary for _, _, binary in runs[False])
 
 
-def _explore_with_a_victim(cluster, tmp_path, victim: Skeleton):
-    pid_file = tmp_path / "victim.pid"
-    killer = _kill_when_written(pid_file)
-    evaluator = KilledMidCandidate(repeat=3, min_timed_s=0.0, max_timed_s=0.3, pid_file=str(pid_file))
-    with TuningDB(tmp_path / "t.sqlite") as db:
-        result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0, skeletons=[victim, CHUNKS],
-                         baseline="default", evaluator=evaluator, timeout_s=60)
-        stored = db.candidates(run_id=result.run_id)
-    killer.join(5)
-    assert pid_file.exists()  # the victim's process was reached (and killed)
-    families = [c.params["family"] for c in stored]
-    assert victim.name not in families  # not stored: a later run measures it
-    assert families.count(CHUNKS.name) == 3 and all(c.status in ("ok", "slow") for c in stored), families
-    return result, stored
-
-
 @attrs.frozen
-class FailsWhileStarting(Evaluator):
+class FailsWhileStarting(KilledMidCandidate):
     """Breaks the start of actors: unpickled as the constructor's argument of an actor of a
     class in `victims` (the task Ray runs to construct it: "_Preparer.__init__"), it kills
     that process (`how` "kill": only the first actor of each class, the one that claims
     its token file in `tokens`) or raises, as a device that cannot be opened would
-    (`how` "raise": every actor of the class)."""
+    (`how` "raise": every actor of the class); kills the process of VICTIM's candidate as
+    KilledMidCandidate does."""
 
     victims: tuple[str, ...] = ()
     how: str = "kill"
@@ -257,26 +242,6 @@ def _arrives_in_an_actor(cls, fields: dict) -> FailsWhileStarting:
         else:
             os.kill(os.getpid(), signal.SIGKILL)
     return cls(**fields)
-
-
-def test_a_worker_and_an_actor_whose_processes_die_while_starting_are_dropped_and_the_run_goes_on(cluster,
-                                                                                                  tmp_path):
-    evaluator = FailsWhileStarting(repeat=3, min_timed_s=0.0, max_timed_s=0.3, victims=("_Preparer", "_Measurer"),
-                                   tokens=str(tmp_path))
-    with TuningDB(tmp_path / "t.sqlite") as db, pytest.warns(ClusterWarning, match="died while starting") as caught:
-        result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0,
-                         skeletons=[_global_chunks((256, 512))], baseline="default", evaluator=evaluator)
-        stored = db.candidates(run_id=result.run_id)
-    assert {p.name for p in tmp_path.glob("_*")} == {"_Preparer", "_Measurer"}  # one of each was killed
-    assert result.tried == 3 == len(stored) and all(c.status in ("ok", "slow") for c in stored), result.report()
-    assert not result.lost  # nothing was in flight on them
-    dropped = sorted(result.dropped)
-    assert len(dropped) == 2 and all("died while starting" in d for d in dropped), dropped
-    assert dropped[0].startswith(f"a measuring actor of {POCL}") and " on node " in dropped[0], dropped
-    assert dropped[1].startswith("a preparation worker died while starting: The actor died unexpectedly"), dropped
-    assert "went on without 2 worker(s)" in result.report()
-    assert len({c.params["where"].split("measured on ")[1] for c in stored}) == 1  # the one actor left measured
-    assert any("going on with 1 other(s)" in str(w.message) for w in caught)
 
 
 def test_an_exploration_none_of_whose_measuring_actors_or_workers_can_start_is_a_cluster_error_saying_where_and_why(
@@ -330,11 +295,37 @@ def _fails_with_a_command_failure(device):
     raise CommandFailure("raised on the node")
 
 
-def test_a_killed_preparation_worker_loses_only_its_candidate(cluster, tmp_path):
-    result, _ = _explore_with_a_victim(cluster, tmp_path, VICTIM)
+def test_a_killed_preparation_worker_loses_only_its_candidate_and_actors_killed_while_starting_are_dropped(
+        cluster, tmp_path):
+    """One exploration, three faults: of its two preparation workers and two measuring actors,
+    one of each dies while starting (dropped: the run goes on with the others), then the
+    worker left is killed while deriving VICTIM's candidate (lost; the worker replaced)."""
+    pid_file, tokens = tmp_path / "victim.pid", tmp_path / "tokens"
+    tokens.mkdir()
+    killer = _kill_when_written(pid_file)
+    evaluator = FailsWhileStarting(repeat=3, min_timed_s=0.0, max_timed_s=0.3, pid_file=str(pid_file),
+                                   victims=("_Preparer", "_Measurer"), tokens=str(tokens))
+    with TuningDB(tmp_path / "t.sqlite") as db, pytest.warns(ClusterWarning, match="died while starting") as caught:
+        result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0, skeletons=[VICTIM, CHUNKS],
+                         baseline="default", evaluator=evaluator, timeout_s=60)
+        stored = db.candidates(run_id=result.run_id)
+    killer.join(5)
+    assert pid_file.exists()  # the victim's process was reached (and killed)
+    families = [c.params["family"] for c in stored]
+    assert VICTIM.name not in families  # not stored: a later run measures it
+    assert families.count(CHUNKS.name) == 3 and all(c.status in ("ok", "slow") for c in stored), families
     assert len(result.lost) == 1 and VICTIM.name in result.lost[0], result.report()
     assert "preparation worker" in result.lost[0] and "died during derive" in result.lost[0]
     assert "lost 1 in-flight candidate(s)" in result.report()
+
+    assert sorted(p.name for p in tokens.iterdir()) == ["_Measurer", "_Preparer"]  # one of each was killed starting
+    dropped = sorted(result.dropped)
+    assert len(dropped) == 2 and all("died while starting" in d for d in dropped), dropped
+    assert dropped[0].startswith(f"a measuring actor of {POCL}") and " on node " in dropped[0], dropped
+    assert dropped[1].startswith("a preparation worker died while starting: The actor died unexpectedly"), dropped
+    assert "went on without 2 worker(s)" in result.report()
+    assert len({c.params["where"].split("measured on ")[1] for c in stored}) == 1  # the one actor left measured
+    assert any("going on with 1 other(s)" in str(w.message) for w in caught)
 
 
 @attrs.frozen
