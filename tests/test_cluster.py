@@ -533,19 +533,26 @@ def test_a_driver_without_the_device_explores_with_the_key_and_limits_the_cluste
         cluster.identity("no such device")
 
 
-def test_a_measuring_actor_whose_device_has_other_limits_than_the_explored_one_is_not_used(cluster, monkeypatch):
+def test_a_measuring_actor_whose_device_has_other_limits_or_is_not_on_its_node_is_not_used(cluster, monkeypatch):
     """As a partitioned GPU would: the same key, other limits (here the explored identity is
-    altered; every actor reports its device's real limits)."""
-    real = cluster.identity
+    altered; every actor reports its device's real limits); and a device slot its node does
+    not have (a device listed that went meanwhile): none can measure, a ClusterError says
+    why for each."""
+    real, listed = cluster.identity, cluster.devices
 
     def partitioned(device=None):
         return {**real(device), "compute_units": real(device)["compute_units"] + 1}
 
     monkeypatch.setattr(cluster, "identity", partitioned)
-    with pytest.warns(ClusterWarning, match="other limits"), \
-            pytest.raises(ClusterError, match="a device of this key with other limits"):
+    monkeypatch.setattr(cluster, "devices", lambda: listed() + [attrs.evolve(s, ordinal=s.ordinal + 5) for s in listed()])
+    with pytest.warns(ClusterWarning, match="other limits|cannot open the device"), \
+            pytest.raises(ClusterError, match="no measuring actor for the device .* could start") as raised:
         explore(TOTAL, {"N": 4096}, device=POCL, executor=cluster, workers=1, max_candidates=1,
                 skeletons=[_global_chunks((256,))], baseline="default", evaluator=QUICK)
+    message = str(raised.value)
+    assert message.count("has a device of this key with other limits") == 2, message  # two actors per device
+    assert message.count("cannot open the device: ExploreError: this node has 1 device(s) ") == 2, message
+    assert message.count(f"a measuring actor of {POCL}") == 4 and "not a device #5" in message, message
 
 
 def test_an_unreachable_cluster_is_a_typed_error(monkeypatch):
