@@ -465,7 +465,7 @@ def _explore(args: argparse.Namespace) -> int:
 
     from .explore.tuning import TuningDB, TuningError
 
-    entries = _sweep_entries(args)
+    programs = _sweep_programs(args)
     if args.plots is not None:  # refuse now, not after the whole exploration
         from .explore.plots import PlotError, check_available
 
@@ -478,12 +478,11 @@ def _explore(args: argparse.Namespace) -> int:
         db = TuningDB(args.db)
     except (TuningError, OSError) as exc:  # exploring needs somewhere to store its candidates
         raise UsageError(f"cannot use the tuning database: {exc}") from None
-    from .explore.sweep import device_lanes
-
-    lanes = device_lanes([device for _, device in entries])
     try:
-        with db, _warnings_to_stderr("explore"), _open_cluster(args, len(lanes)) as cluster:
-            explored = _explore_entries(args, entries, lanes, db, budget, cluster)
+        with db, _warnings_to_stderr("explore"), _open_cluster(args, len(set(args.device or [None]))) as cluster:
+            targets = [_resolve_device(d, cluster) for d in (args.device or [None])]
+            entries = [(loaded, target) for loaded in programs for target in targets]
+            explored = _explore_entries(args, entries, _device_lanes(entries), db, budget, cluster)
     except FunctionalError as exc:
         raise CommandFailure(str(exc)) from None
     except KeyboardInterrupt:  # every candidate measured so far is already committed
@@ -509,7 +508,7 @@ def _explore_entries(args: argparse.Namespace, entries: list, lanes: list, db, b
 
     def run(index: int, check) -> tuple:
         loaded, device = entries[index]
-        label = f"{loaded.name} at {_sizes_text(loaded.sizes)} on {device.name.strip()}"
+        label = f"{loaded.name} at {_sizes_text(loaded.sizes)} on {device.name}"
         if len(entries) > 1:
             print(f"dpia explore: {label}", file=sys.stderr)
         stream = sys.stderr if len(lanes) == 1 else _LabelledLines(sys.stderr, label, lock)
@@ -543,22 +542,61 @@ class _LabelledLines:
             self._stream.flush()
 
 
-def _sweep_entries(args: argparse.Namespace) -> list[tuple[_Loaded, object]]:
-    """(program, device) for every program, every combination of the sizes' values
-    (`--size N=2^16,2^20`) and every device given: the explorations of a sweep."""
+def _sweep_programs(args: argparse.Namespace) -> list[_Loaded]:
+    """Every program at every combination of the sizes' values (`--size N=2^16,2^20`): with
+    every device given (`_resolve_device`), the explorations of a sweep."""
     import itertools
 
     alternatives = []
     for spec in args.size:
         name, _, values = spec.partition("=")
         alternatives.append([f"{name}={v}" for v in values.split(",")] if "," in values else [spec])
-    devices = [_open_device(d) for d in (args.device or [None])]
-    entries = []
-    for program in args.program:
-        for sizes in itertools.product(*alternatives):
-            loaded = _load_program(argparse.Namespace(program=program, size=list(sizes)), complete=True)
-            entries.extend((loaded, device) for device in devices)
-    return entries
+    return [_load_program(argparse.Namespace(program=program, size=list(sizes)), complete=True)
+            for program in args.program for sizes in itertools.product(*alternatives)]
+
+
+class _Target(NamedTuple):
+    """The device an exploration runs on.  `selector`: what explore's `device` gets (this
+    host's pyopencl Device; with a cluster the --device text, None for the default, which
+    the cluster's nodes resolve); `identity`: its device_identity, as the host that has it
+    reports it (with a cluster the driver's host need not have it)."""
+
+    selector: object
+    identity: dict
+
+    @property
+    def key(self) -> str:
+        from codegen_opencl.runtime import identity_key
+
+        return identity_key(self.identity)
+
+    @property
+    def name(self) -> str:
+        return self.identity["device"]
+
+
+def _resolve_device(which: str | None, cluster) -> _Target:
+    """The device --device names (None: $DPIA_DEVICE, else the default): this host's, or
+    with a cluster the one a node of the cluster has (this host's is never opened)."""
+    if cluster is None:
+        from codegen_opencl.runtime import device_identity
+
+        device = _open_device(which)
+        return _Target(device, device_identity(device))
+    from .explore.cluster import ClusterError
+
+    try:
+        return _Target(which, cluster.identity(which))
+    except ClusterError as exc:  # no node has a device --device matches
+        raise UsageError(str(exc)) from None
+
+
+def _device_lanes(entries: list[tuple[_Loaded, _Target]]) -> list[list[int]]:
+    """The entries' indices grouped by device (dpia.explore.sweep.run_lanes: a lane per device)."""
+    lanes: dict[str, list[int]] = {}
+    for index, (_, target) in enumerate(entries):
+        lanes.setdefault(target.key, []).append(index)
+    return list(lanes.values())
 
 
 @contextlib.contextmanager
@@ -586,11 +624,11 @@ def _explore_one(args: argparse.Namespace, loaded: _Loaded, device, db, budget, 
         progress.status(state)
 
     try:
-        result = explore(loaded.program, loaded.sizes, device=device, db=db, budget_s=budget,
+        result = explore(loaded.program, loaded.sizes, device=device.selector, db=db, budget_s=budget,
                          max_candidates=args.candidates, search=args.strategy, seed=args.seed,
                          workers=args.workers, progress=progress, status=status, executor=cluster)
         progress.status(_last_status(result, "checking and timing the best variant"))
-        return result, _explored_report(loaded, device, result, args.seed, db)
+        return result, _explored_report(loaded, device, result, args.seed, db, cluster)
     finally:
         progress.close()
 
@@ -617,16 +655,12 @@ def _last_status(result, phase: str):
                   best_s=result.best.time_s if result.best else None)
 
 
-def _explored_report(loaded: _Loaded, device, result, seed: int, db=None) -> dict:
-    """The exploration's summary and its best variant run again here: timed, and checked
-    in bounded memory (dpia.verify: at reduced sizes plus sampled rows at the real ones
-    when the interpreter cannot run the real sizes).  Without a measured best, the variant
-    `dpia run` would use (dpia.variants.choose_variant)."""
-    from codegen_opencl.runtime import device_key
-
+def _explored_report(loaded: _Loaded, device: _Target, result, seed: int, db=None, cluster=None) -> dict:
+    """The exploration's summary and its best variant run again on the device (here, or
+    with a cluster on a node that has it, `_run_best`).  Without a measured best, the
+    variant `dpia run` would use (dpia.variants.choose_variant)."""
     from .explore.space import DeviceLimits
-    from .variants import choose_variant, default_variant, tuned_variant
-    from .verify import verify
+    from .variants import choose_variant, tuned_variant
 
     if result.best is not None and _is_the_default(result.best, result.default):
         kind = result.baseline if result.baseline in ("default", "preset", "tuned") else "default"
@@ -635,15 +669,15 @@ def _explored_report(loaded: _Loaded, device, result, seed: int, db=None) -> dic
     elif result.best is not None:
         lowered = tuned_variant(result.best, loaded.program, loaded.sizes)
     else:
-        lowered = choose_variant(loaded.program, loaded.sizes, device_key(device), db if db is not None else False,
-                                 DeviceLimits.of(device))
+        lowered = choose_variant(loaded.program, loaded.sizes, device.key, db if db is not None else False,
+                                 DeviceLimits.of_identity(device.identity))
     known_s = result.best.time_s if result.best is not None else None
     repeat = 3 if known_s is None else max(1, min(10, int(FINAL_TIMING_S / max(known_s, 1e-9))))
-    report = _measure(loaded, device, False, seed, repeat, False, lowered=lowered)
-    checked = verify(loaded.program, lowered[0], loaded.sizes, seed=seed, device=device,
-                     lowered_at=lambda sizes: default_variant(loaded.program, sizes)[0])
-    report.update(correct=checked.correct, max_rel_error=checked.max_rel_error, checked=checked.describe(),
-                  check=checked.as_dict(), repeat=repeat, baseline=result.baseline)
+    if cluster is None:
+        report = _run_best(device.selector, loaded, lowered, seed, repeat)
+    else:  # where the device is: this host need not have it
+        report = cluster.run_on_device(device.key, _run_best, loaded, lowered, seed, repeat)
+    report.update(baseline=result.baseline)
     report.update(
         run_id=result.run_id, search=result.search, elapsed_s=result.elapsed_s,
         candidates={"tried": result.tried, "failed": result.failed, "duplicates": result.duplicates,
@@ -651,7 +685,22 @@ def _explored_report(loaded: _Loaded, device, result, seed: int, db=None) -> dic
         by_stage=dict(result.by_stage), by_rule=dict(result.by_rule),
         best_time_s=result.best.time_s if result.best else None,
         default_time_s=result.default.time_s if result.default and result.default.status == "ok" else None,
-        speedup=result.speedup)
+        speedup=result.speedup, lost=list(result.lost), dropped=list(result.dropped))
+    return report
+
+
+def _run_best(device, loaded: _Loaded, lowered: tuple, seed: int, repeat: int) -> dict:
+    """The report of the variant `lowered` on `device`: timed `repeat` times, and checked
+    in bounded memory (dpia.verify: at reduced sizes plus sampled rows at the real ones
+    when the interpreter cannot run the real sizes)."""
+    from .variants import default_variant
+    from .verify import verify
+
+    report = _measure(loaded, device, False, seed, repeat, False, lowered=lowered)
+    checked = verify(loaded.program, lowered[0], loaded.sizes, seed=seed, device=device,
+                     lowered_at=lambda sizes: default_variant(loaded.program, sizes)[0])
+    report.update(correct=checked.correct, max_rel_error=checked.max_rel_error, checked=checked.describe(),
+                  check=checked.as_dict(), repeat=repeat)
     return report
 
 

@@ -1,7 +1,8 @@
 """Exploration on Ray (dpia.explore.cluster), on one machine: one cluster shared by the module
 (a head node of three logical CPUs, no dashboard, joined by its address), two measuring
 actors sharing the PoCL device, an Oclgrind device, a preparation worker killed
-mid-candidate, a second node removed mid-exploration, Ctrl-C, a sweep, the CLI."""
+mid-candidate, actors that die or fail while starting, a second node removed
+mid-exploration, Ctrl-C, a sweep, the CLI (on a driver that opens no device)."""
 
 from __future__ import annotations
 
@@ -107,7 +108,7 @@ def test_cli_ctrl_c_on_a_local_cluster_keeps_the_measured_rows_and_leaves_no_ray
 
     path, marker = tmp_path / "t.sqlite", f"DPIA_TEST_RUN={uuid.uuid4().hex}"
     env = {**os.environ, "DPIA_TEST_RUN": marker.split("=")[1]}
-    process = subprocess.Popen([sys.executable, "-m", "dpia.cli", "explore", f"{SEED}:total", "--size", "N=2^12",
+    process = subprocess.Popen([sys.executable, "-m", "dpia.cli", "explore", f"{SEED}:scal", "--size", "N=2^12",
                                 "--budget", "300", "--workers", "1", "--cluster", "local", "--db", str(path)],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -208,27 +209,123 @@ def test_measuring_actors_load_the_workers_binaries_and_measure_the_same_as_from
     assert all(binary for _, _, binary in runs[True]) and not any(binary for _, _, binary in runs[False])
 
 
-def _explore_with_a_victim(cluster, tmp_path, victim: Skeleton):
-    pid_file = tmp_path / "victim.pid"
+@attrs.frozen
+class FailsWhileStarting(KilledMidCandidate):
+    """Breaks the start of actors: unpickled as the constructor's argument of an actor of a
+    class in `victims` (the task Ray runs to construct it: "_Preparer.__init__"), it kills
+    that process (`how` "kill": only the first actor of each class, the one that claims
+    its token file in `tokens`) or raises, as a device that cannot be opened would
+    (`how` "raise": every actor of the class); kills the process of VICTIM's candidate as
+    KilledMidCandidate does."""
+
+    victims: tuple[str, ...] = ()
+    how: str = "kill"
+    tokens: str = ""
+
+    def __reduce__(self):
+        fields = {a.alias: getattr(self, a.name) for a in attrs.fields(type(self)) if a.init}
+        return (_arrives_in_an_actor, (type(self), fields))
+
+
+def _arrives_in_an_actor(cls, fields: dict) -> FailsWhileStarting:
+    import ray
+
+    task = ray.get_runtime_context().get_task_name() if ray.is_initialized() else None
+    victim = next((v for v in fields["victims"] if task == f"{v}.__init__"), None)
+    if victim is not None and fields["how"] == "raise":
+        raise RuntimeError(f"injected: {victim} cannot open its device")
+    if victim is not None:
+        try:  # the first of its class claims the token: it dies, the others start
+            os.close(os.open(Path(fields["tokens"]) / victim, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            pass
+        else:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return cls(**fields)
+
+
+def test_an_exploration_none_of_whose_measuring_actors_or_workers_can_start_is_a_cluster_error_saying_where_and_why(
+        cluster):
+    import ray
+
+    evaluator = FailsWhileStarting(repeat=3, min_timed_s=0.0, max_timed_s=0.3, victims=("_Measurer",), how="raise")
+    node = ray.get_runtime_context().get_node_id()  # the head's, where both actors of the PoCL device run
+    with pytest.warns(ClusterWarning, match="its constructor raised RuntimeError: injected"), \
+            pytest.raises(ClusterError, match="no measuring actor for the device .* could start") as raised:
+        explore(TOTAL, {"N": 4096}, device=POCL, executor=cluster, workers=1, max_candidates=1,
+                skeletons=[_global_chunks((256,))], baseline="default", evaluator=evaluator)
+    message = str(raised.value)
+    assert message.count(f"a measuring actor of {POCL}") == 2 and message.count(f"on node {node[:8]}") == 2, message
+    assert message.count("died while starting: its constructor raised RuntimeError: injected: _Measurer cannot "
+                         "open its device") == 2, message
+    no_worker = attrs.evolve(evaluator, victims=("_Preparer",))
+    with pytest.raises(ClusterError, match="no preparation worker for the device .* could start: a preparation "
+                                           "worker died while starting: its constructor raised RuntimeError: "
+                                           "injected: _Preparer cannot open its device"):
+        explore(TOTAL, {"N": 4096}, device=POCL, executor=cluster, workers=1, max_candidates=1,
+                skeletons=[_global_chunks((256,))], baseline="default", evaluator=no_worker)
+
+
+def _exits(*_):
+    os._exit(3)
+
+
+def test_a_node_whose_probe_dies_answers_why_and_a_function_run_on_the_device_raises_here(cluster):
+    import ray
+
+    from codegen_opencl.runtime import identity_key
+    from dpia.cli import CommandFailure
+    from dpia.explore.cluster import _ask_every_node
+
+    node = ray.get_runtime_context().get_node_id()
+    [(asked, answer)] = _ask_every_node(ray, _exits)  # the module's cluster has one node
+    assert asked == node and answer.startswith(f"node {node[:8]} did not answer: "), answer
+    key = identity_key(cluster.identity(POCL))
+    assert cluster.run_on_device(key, lambda device, n: (device.name.strip(), n), 7) == (
+        cluster.identity(POCL)["device"], 7)
+    with pytest.raises(CommandFailure, match="raised on the node"):
+        cluster.run_on_device(key, _fails_with_a_command_failure)
+    with pytest.raises(ClusterError, match="no node of the cluster has the device 'no such key'"):
+        cluster.run_on_device("no such key", _fails_with_a_command_failure)
+
+
+def _fails_with_a_command_failure(device):
+    from dpia.cli import CommandFailure
+
+    raise CommandFailure("raised on the node")
+
+
+def test_a_killed_preparation_worker_loses_only_its_candidate_and_actors_killed_while_starting_are_dropped(
+        cluster, tmp_path):
+    """One exploration, three faults: of its two preparation workers and two measuring actors,
+    one of each dies while starting (dropped: the run goes on with the others), then the
+    worker left is killed while deriving VICTIM's candidate (lost; the worker replaced)."""
+    pid_file, tokens = tmp_path / "victim.pid", tmp_path / "tokens"
+    tokens.mkdir()
     killer = _kill_when_written(pid_file)
-    evaluator = KilledMidCandidate(repeat=3, min_timed_s=0.0, max_timed_s=0.3, pid_file=str(pid_file))
-    with TuningDB(tmp_path / "t.sqlite") as db:
-        result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0, skeletons=[victim, CHUNKS],
+    evaluator = FailsWhileStarting(repeat=3, min_timed_s=0.0, max_timed_s=0.3, pid_file=str(pid_file),
+                                   victims=("_Preparer", "_Measurer"), tokens=str(tokens))
+    with TuningDB(tmp_path / "t.sqlite") as db, pytest.warns(ClusterWarning, match="died while starting") as caught:
+        result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0, skeletons=[VICTIM, CHUNKS],
                          baseline="default", evaluator=evaluator, timeout_s=60)
         stored = db.candidates(run_id=result.run_id)
     killer.join(5)
     assert pid_file.exists()  # the victim's process was reached (and killed)
     families = [c.params["family"] for c in stored]
-    assert victim.name not in families  # not stored: a later run measures it
+    assert VICTIM.name not in families  # not stored: a later run measures it
     assert families.count(CHUNKS.name) == 3 and all(c.status in ("ok", "slow") for c in stored), families
-    return result, stored
-
-
-def test_a_killed_preparation_worker_loses_only_its_candidate(cluster, tmp_path):
-    result, _ = _explore_with_a_victim(cluster, tmp_path, VICTIM)
     assert len(result.lost) == 1 and VICTIM.name in result.lost[0], result.report()
     assert "preparation worker" in result.lost[0] and "died during derive" in result.lost[0]
     assert "lost 1 in-flight candidate(s)" in result.report()
+
+    assert sorted(p.name for p in tokens.iterdir()) == ["_Measurer", "_Preparer"]  # one of each was killed starting
+    dropped = sorted(result.dropped)
+    assert len(dropped) == 2 and all("died while starting" in d for d in dropped), dropped
+    assert dropped[0].startswith(f"a measuring actor of {POCL}") and " on node " in dropped[0], dropped
+    assert dropped[1].startswith("a preparation worker died while starting: The actor died unexpectedly"), dropped
+    assert "went on without 2 worker(s)" in result.report()
+    assert len({c.params["where"].split("measured on ")[1] for c in stored}) == 1  # the one actor left measured
+    assert any("going on with 1 other(s)" in str(w.message) for w in caught)
 
 
 @attrs.frozen
@@ -374,17 +471,37 @@ def test_run_lanes_runs_each_lane_in_turn_the_lanes_at_once_and_hands_back_a_lan
     assert time.monotonic() - began < 5  # the first lane was stopped, not waited for
 
 
-def test_cli_explores_a_sweep_of_sizes_and_devices_on_the_cluster_the_devices_at_once(cluster, tmp_path, capsys):
+def _no_opencl_here(*_):
+    raise AssertionError("the driver opened an OpenCL device")
+
+
+def test_cli_explores_a_sweep_of_sizes_and_devices_on_the_cluster_the_devices_at_once(cluster, tmp_path, capsys,
+                                                                                     monkeypatch):
+    """... from a driver that never opens a device: it resolves --device, explores and
+    checks the best variant on the cluster's nodes."""
+    import pyopencl
+
+    import codegen_opencl.runtime as runtime
+
     path = tmp_path / "t.sqlite"
-    code = main(["explore", f"{SEED}:total", "--size", "N=2^12,2^13", "--device", POCL, "--device", OCLGRIND,
-                 "--candidates", "1", "--workers", "1", "--cluster", "auto", "--db", str(path), "--json"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
+    with monkeypatch.context() as patched:  # undone before the Oclgrind replay of the recorded kernels
+        patched.setattr(runtime, "devices", _no_opencl_here)  # this process cannot see a device; Ray's workers can
+        patched.setattr(pyopencl, "get_platforms", _no_opencl_here)
+        code = main(["explore", f"{SEED}:scal", "--size", "N=2^12,2^13", "--device", POCL, "--device", OCLGRIND,
+                     "--candidates", "1", "--workers", "1", "--cluster", "auto", "--db", str(path), "--json"])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        assert main(["explore", f"{SEED}:scal", "--size", "N=2^12", "--device", "no such device",
+                     "--cluster", "auto", "--db", str(path)]) == 2  # bad usage, as without a cluster
+        assert "no node of the cluster has the device no such device" in capsys.readouterr().err
     reports = json.loads(captured.out)
     assert [(r["sizes"]["N"], r["device"].split(" | ")[0]) for r in reports] == [
         (4096, POCL), (4096, OCLGRIND), (8192, POCL), (8192, OCLGRIND)], [(r["sizes"], r["device"]) for r in reports]
+    assert all(r["lost"] == [] == r["dropped"] for r in reports), reports
+    assert all(r["correct"] and r["device"] == cluster_key for r, cluster_key in zip(
+        reports, [runtime.identity_key(cluster.identity(d)) for d in (POCL, OCLGRIND)] * 2)), reports
     progress = [line for line in captured.err.splitlines() if "candidates," in line]
-    assert progress and all(line.startswith("total at N=") and " on " in line.split(":")[0] for line in progress)
+    assert progress and all(line.startswith("scal at N=") and " on " in line.split(":")[0] for line in progress)
     with TuningDB(path) as db:
         for size in (4096, 8192):
             for device in (POCL, OCLGRIND):
@@ -416,19 +533,26 @@ def test_a_driver_without_the_device_explores_with_the_key_and_limits_the_cluste
         cluster.identity("no such device")
 
 
-def test_a_measuring_actor_whose_device_has_other_limits_than_the_explored_one_is_not_used(cluster, monkeypatch):
+def test_a_measuring_actor_whose_device_has_other_limits_or_is_not_on_its_node_is_not_used(cluster, monkeypatch):
     """As a partitioned GPU would: the same key, other limits (here the explored identity is
-    altered; every actor reports its device's real limits)."""
-    real = cluster.identity
+    altered; every actor reports its device's real limits); and a device slot its node does
+    not have (a device listed that went meanwhile): none can measure, a ClusterError says
+    why for each."""
+    real, listed = cluster.identity, cluster.devices
 
     def partitioned(device=None):
         return {**real(device), "compute_units": real(device)["compute_units"] + 1}
 
     monkeypatch.setattr(cluster, "identity", partitioned)
-    with pytest.warns(ClusterWarning, match="other limits"), \
-            pytest.raises(ClusterError, match="a device of this key with other limits"):
+    monkeypatch.setattr(cluster, "devices", lambda: listed() + [attrs.evolve(s, ordinal=s.ordinal + 5) for s in listed()])
+    with pytest.warns(ClusterWarning, match="other limits|cannot open the device"), \
+            pytest.raises(ClusterError, match="no measuring actor for the device .* could start") as raised:
         explore(TOTAL, {"N": 4096}, device=POCL, executor=cluster, workers=1, max_candidates=1,
                 skeletons=[_global_chunks((256,))], baseline="default", evaluator=QUICK)
+    message = str(raised.value)
+    assert message.count("has a device of this key with other limits") == 2, message  # two actors per device
+    assert message.count("cannot open the device: ExploreError: this node has 1 device(s) ") == 2, message
+    assert message.count(f"a measuring actor of {POCL}") == 4 and "not a device #5" in message, message
 
 
 def test_an_unreachable_cluster_is_a_typed_error(monkeypatch):

@@ -23,13 +23,15 @@ The split is the local explorer's (dpia.explore.workers), across processes and h
 Faults: a preparation worker or measuring actor that dies (killed) loses its in-flight
 candidate only: it is reported to the driver as lost (`on_lost`: not stored, so a later run
 tries it again; the exploration says what it lost) and the worker is replaced (a measuring
-actor on its node; when its replacement cannot start, the device is dropped with a
-ClusterWarning).  When its node is gone, every actor of that node goes with it: each loses
-the candidate it held, the node's measuring actors are dropped, its preparation workers start
-again on other nodes (a ClusterWarning); the run goes on while a device is left.  One that
-hangs past `timeout_s` is killed and replaced, its candidate a "timeout" as in the local
-pool.  Ctrl-C stops the run: everything measured is already in the database, and the actors
-are killed.
+actor on its node).  One that cannot start (its process dies or its constructor raises while
+starting, its device cannot be opened, it is not ready within STARTUP_TIMEOUT_S) is dropped
+with a ClusterWarning and listed in the exploration's `dropped`; the run goes on with the
+others, and stops with a ClusterError naming each device, node and cause once no
+preparation worker or no measuring actor is left.  When its node is gone, every actor of that
+node goes with it: each loses the candidate it held, the node's measuring actors are dropped,
+its preparation workers start again on other nodes (a ClusterWarning).  One that hangs past
+`timeout_s` is killed and replaced, its candidate a "timeout" as in the local pool.  Ctrl-C
+stops the run: everything measured is already in the database, and the actors are killed.
 
 Ray is optional (`pip install dpia[ray]`); this module imports it when a cluster is opened.
 """
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -199,6 +202,8 @@ class _Measurer:
             from codegen_opencl.runtime import device_key, devices, session_for
 
             mine = [d for d in devices() if device_key(d) == key]
+            if ordinal >= len(mine):
+                raise ExploreError(f"this node has {len(mine)} device(s) {key!r}, not a device #{ordinal}")
             self._session = session_for(mine[ordinal])
         except Exception as exc:  # noqa: BLE001 -- reported by ready()
             self._problem = _error_text(exc)
@@ -254,6 +259,30 @@ def _devices_here() -> list[tuple[str, str]]:
     from codegen_opencl.runtime import describe, device_key, devices
 
     return [(device_key(d), describe(d)) for d in devices()]
+
+
+def _with_device(key: str, function: Callable, args: tuple):
+    """`function(device, *args)` with this node's first device of `key` (Cluster.run_on_device)."""
+    return function(_find_device(key), *args)
+
+
+def _ask_every_node(ray, function: Callable, *args, first: str | None = None) -> list[tuple[str, object]]:
+    """(node, answer) of `function(*args)` run once on every live node (node `first`
+    first); a node that cannot answer (it went meanwhile, its task's process died) answers
+    with the text of why: the others are still asked."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    probe = ray.remote(num_cpus=0, max_retries=0)(function)  # a node that cannot answer is not asked again
+    nodes = sorted((n["NodeID"] for n in ray.nodes() if n.get("Alive")), key=lambda n: n != first)
+    refs = [probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(*args)
+            for n in nodes]
+    answers = []
+    for node, ref in zip(nodes, refs):
+        try:
+            answers.append((node, ray.get(ref)))
+        except ray.exceptions.RayError as exc:
+            answers.append((node, f"node {_short(node)} did not answer: {_first_line(exc)}"))
+    return answers
 
 
 # ------------------------------------------------------------------------------ the cluster
@@ -318,16 +347,12 @@ class Cluster:
         self._owned = False
 
     def devices(self) -> list[DeviceSlot]:
-        """Every OpenCL device of every live node (asked on each node)."""
-        ray = self._ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        probe = ray.remote(num_cpus=0)(_devices_here)
-        nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
-        found = ray.get([probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote()
-                         for n in nodes])
+        """Every OpenCL device of every live node (asked on each node; one that does not
+        answer has none)."""
         slots = []
-        for node, listed in zip(nodes, found):
+        for node, listed in _ask_every_node(self._ray, _devices_here):
+            if isinstance(listed, str):
+                continue
             seen: collections.Counter = collections.Counter()
             for key, description in listed:
                 slots.append(DeviceSlot(node, key, seen[key], description))
@@ -343,20 +368,43 @@ class Cluster:
             from codegen_opencl.runtime import device_identity
 
             return device_identity(device)
-        ray = self._ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
         wanted = device if device is not None else os.environ.get("DPIA_DEVICE")
-        here = ray.get_runtime_context().get_node_id()
-        nodes = sorted((n["NodeID"] for n in ray.nodes() if n.get("Alive")), key=lambda n: n != here)
-        probe = ray.remote(num_cpus=0)(_identity_here)
-        found = ray.get([probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(wanted)
-                         for n in nodes])
+        found = [answer for _, answer in _ask_every_node(self._ray, _identity_here, wanted, first=self._here())]
         for answer in found:
             if isinstance(answer, dict):
                 return answer
         raise ClusterError(f"no node of the cluster has the device {wanted or 'default'}: "
                            + "; ".join(sorted(set(found))), where=wanted or "")
+
+    def _here(self) -> str:
+        return self._ray.get_runtime_context().get_node_id()
+
+    def run_on_device(self, key: str, function: Callable, *args):
+        """`function(device, *args)` on a node that has a device of `key` (the driver's own
+        first), in a task of its own, with that node's first such device: what the driver
+        runs on the explored device without one of its own (the CLI checks the best variant
+        so).  An exception `function` raises is raised here."""
+        ray = self._ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        nodes = sorted({s.node for s in self.devices() if s.key == key}, key=lambda n: n != self._here())
+        if not nodes:
+            raise ClusterError(f"no node of the cluster has the device {key!r}", where=key)
+        env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+        task = ray.remote(num_cpus=0, max_retries=0, **({"runtime_env": {"env_vars": env}} if env else {}))(_with_device)
+        ref = task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(nodes[0], soft=False)).remote(
+            key, function, args)
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:  # the function raised: its exception, as if run here
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, Exception):
+                raise cause from None
+            raise ClusterError(f"{getattr(function, '__name__', function)} failed on node {_short(nodes[0])}: "
+                               f"{_first_line(exc)}", where=key) from None
+        except ray.exceptions.RayError as exc:  # its process or node died
+            raise ClusterError(f"{getattr(function, '__name__', function)} did not finish on node "
+                               f"{_short(nodes[0])}: {_why_it_died(exc)}", where=key) from None
 
     def open(self, size: int, key: str, evaluator: Evaluator, timeout_s: float, exclusive: bool,
              on_derived: Callable, on_done: Callable, on_lost: Callable,
@@ -401,10 +449,21 @@ class _Actor:
         self.node: str | None = slot.node if slot is not None else None  # a preparer's once it has started
         self.last_used = -1.0  # when it was last given a candidate (measuring actors take turns)
 
+    def describe(self) -> str:
+        """Which actor this is, for reports: its kind, its device and node, its process once started."""
+        text = f"a {self.kind}"
+        if self.slot is not None:
+            text += f" of {self.slot.description} #{self.slot.ordinal}"
+        if self.node is not None:
+            text += f" on node {_short(self.node)}"
+        return text + (f" ({self.where})" if self.where else "")
+
 
 class RayPool(PoolState):
     """The driver's pool on a Ray cluster (the protocol of dpia.explore.workers._Pool):
-    `size` preparation workers and one measuring actor per device slot."""
+    `size` preparation workers and one measuring actor per device slot.  `dropped`: the
+    workers and actors the run goes on without (they could not start, or their node went),
+    each with why."""
 
     def __init__(self, ray, size: int, slots: list[DeviceSlot], key: str, evaluator: Evaluator, timeout_s: float,
                  exclusive: bool, on_derived: Callable, on_done: Callable, on_lost: Callable, worker_cpus: float,
@@ -422,6 +481,8 @@ class RayPool(PoolState):
         self._preparers = [self._start_preparer() for _ in range(size)]
         self._measurers = [self._start_measurer(slot) for slot in slots]
         self._waiting: collections.deque[_Job] = collections.deque()  # prepared, waiting for a device
+        self.dropped: list[str] = []
+        self._ever_started: set[str] = set()  # the kinds of which one actor has started
 
     def _start_preparer(self) -> _Actor:
         return _Actor(self._preparer_class.remote(self._key, self._evaluator, self._env, self._ship_binaries),
@@ -480,7 +541,8 @@ class RayPool(PoolState):
             if ready:
                 ready, _ = ray.wait(list(watched), num_returns=len(watched), timeout=0)
             for ref in ready:
-                self._handle(watched[ref], ref)
+                if watched[ref].ref is ref:  # not an actor an earlier event of this batch replaced or dropped
+                    self._handle(watched[ref], ref)
         else:
             time.sleep(max(0.0, timeout))
         self._expire()
@@ -491,11 +553,11 @@ class RayPool(PoolState):
         actor.ref = None
         try:
             result = ray.get(ref)
-        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
-            self._died(actor, exc)
-            return
         except ray.exceptions.RayTaskError as exc:  # the actor's method raised: the candidate failed there
             self._fail(actor, Outcome("failed", actor.step, _error_text(getattr(exc, "cause", None) or exc)))
+            return
+        except ray.exceptions.RayError as exc:  # the actor or its process died, could not be placed or set up
+            self._died(actor, exc)
             return
         if actor.step == "ready":
             self._started(actor, result)
@@ -507,26 +569,33 @@ class RayPool(PoolState):
             self._measured(actor, result)
 
     def _started(self, actor: _Actor, info: dict) -> None:
+        actor.where, actor.node = info["where"], info["node"]
         if info.get("problem"):
-            self._not_started(actor, f"cannot open the device on {info['where']}: {info['problem']}")
+            self._not_started(actor, f"cannot open the device: {info['problem']}")
             return
         if actor.kind == "measuring actor" and self._limits is not None and info["limits"] != self._limits:
-            self._not_started(actor, f"on {info['where']} has a device of this key with other limits "
-                                     f"({info['limits']}) than the explored one ({self._limits})")
+            self._not_started(actor, f"has a device of this key with other limits ({info['limits']}) than the "
+                                     f"explored one ({self._limits})")
             return
-        actor.state, actor.step, actor.where, actor.pid = "idle", None, info["where"], info["pid"]
-        actor.node = info["node"]
+        actor.state, actor.step, actor.pid = "idle", None, info["pid"]
+        self._ever_started.add(actor.kind)
 
     def _not_started(self, actor: _Actor, why: str) -> None:
-        """A preparation worker that cannot start is a broken installation: the exploration
-        stops.  A measuring actor that cannot (its device or node is gone) is dropped with a
-        warning while other devices remain."""
+        """An actor that cannot start is dropped with a warning (it is not started again:
+        its cause would likely recur), the run going on with the others of its kind; when
+        none is left, a ClusterError that lists why each of them was dropped."""
         self._ray.kill(actor.handle, no_restart=True)
-        if actor.kind == "preparation worker" or len(self._measurers) == 1:
-            raise ClusterError(f"a {actor.kind} {why}", where=self._key)
-        self._measurers.remove(actor)
-        warnings.warn(f"a measuring actor {why}; going on with {len(self._measurers)} other(s)", ClusterWarning,
-                      stacklevel=2)
+        what = f"{actor.describe()} {why}"
+        self.dropped.append(what)
+        team = self._preparers if actor.kind == "preparation worker" else self._measurers
+        team.remove(actor)
+        if not team:
+            reasons = "; ".join(d for d in self.dropped if d.startswith(f"a {actor.kind}"))
+            lead = "every" if actor.kind in self._ever_started else "no"
+            ending = "is gone" if lead == "every" else "could start"
+            raise ClusterError(f"{lead} {actor.kind} for the device {self._key!r} {ending}: {reasons}",
+                               where=self._key)
+        warnings.warn(f"{what}; going on with {len(team)} other(s)", ClusterWarning, stacklevel=2)
 
     def _derived(self, actor: _Actor, result: tuple) -> None:
         job = actor.job
@@ -569,8 +638,9 @@ class RayPool(PoolState):
                       job.derivation)
 
     def _fail(self, actor: _Actor, outcome: Outcome) -> None:
-        if actor.job is None:
-            raise ClusterError(f"a {actor.kind} failed while starting: {outcome.error}", where=self._key)
+        if actor.job is None:  # its `ready` raised
+            self._not_started(actor, f"failed while starting: {outcome.error}")
+            return
         self._finish(actor, outcome)
 
     def _grant(self) -> None:
@@ -621,22 +691,25 @@ class RayPool(PoolState):
         if actor.node is not None and not self._node_alive(actor.node):
             self._node_lost(actor.node, actor)
         elif actor.state == "starting":
-            self._not_started(actor, f"died while starting: {_first_line(exc)}")
+            self._not_started(actor, f"died while starting: {_why_it_died(exc)}")
             return
         else:
             job, where, step = actor.job, actor.where or actor.kind, actor.step
-            self._replace(actor)
+            if not self._replace(actor):
+                self.dropped.append(f"{actor.describe()}: its node is gone")
             if job is not None:
                 self._on_lost(job.spec, f"the {actor.kind} ({where}) died during {step}")
         if not self._measurers:
-            raise ClusterError("every measuring actor is gone: nothing left to measure on", where=self._key)
+            raise ClusterError(f"every measuring actor for the device {self._key!r} is gone, nothing left to "
+                               f"measure on: {'; '.join(self.dropped)}", where=self._key)
 
     def _node_lost(self, node: str, first: _Actor) -> None:
         """Every actor on the gone `node`: its candidate lost, itself dropped or replaced."""
         gone = [first] + [a for a in self._preparers + self._measurers if a is not first and a.node == node]
         for actor in gone:
             job, where, step = actor.job, actor.where or actor.kind, actor.step
-            self._replace(actor)
+            if not self._replace(actor):
+                self.dropped.append(f"{actor.describe()}: its node is gone")
             if job is not None:
                 self._on_lost(job.spec, f"the {actor.kind} ({where}) died during {step}; its node is gone")
         warnings.warn(f"a node of the cluster is gone ({len(gone)} actor(s) with it); going on with "
@@ -690,6 +763,23 @@ class RayPool(PoolState):
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _short(node: str) -> str:
+    """A Ray node id as reports show it (its first hex digits, as `ray status` does)."""
+    return node[:8]
+
+
+def _why_it_died(exc: BaseException) -> str:
+    """Why Ray says an actor died: its constructor's exception (the last line of the
+    traceback Ray quotes), else the first line of Ray's account and the process it names."""
+    text = str(exc).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if getattr(exc, "actor_init_failed", False) and lines:
+        return f"its constructor raised {lines[-1]}"
+    process = re.search(r"\bpid: (\d+)\s+.*?\bip: (\S+)", text, re.DOTALL)
+    where = f" (pid {process.group(1)} on {process.group(2)})" if process else ""
+    return (lines[0] if lines else type(exc).__name__) + where
 
 
 __all__ = ["Cluster", "ClusterError", "ClusterWarning", "DeviceSlot", "Prepared", "RayPool"]

@@ -182,6 +182,7 @@ class Exploration:
     candidates: tuple[Candidate, ...]
     baseline: str = "default"  # the kind of variant `default` is (dpia.variants.KINDS): what dpia run used
     lost: tuple[str, ...] = ()  # candidates a dead worker took with it (not stored: a later run tries them)
+    dropped: tuple[str, ...] = ()  # workers and devices the run went on without (could not start, node gone), why
 
     def stage_seconds(self) -> dict[str, float]:
         """Mean seconds per candidate in each stage (from the candidates' `stage_s`): where
@@ -223,6 +224,8 @@ class Exploration:
                 lines.append(f"  {title}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         if self.lost:
             lines.append(f"  lost {len(self.lost)} in-flight candidate(s) to dead workers: " + "; ".join(self.lost))
+        if self.dropped:
+            lines.append(f"  went on without {len(self.dropped)} worker(s): " + "; ".join(self.dropped))
         for family, statuses in sorted(self.by_family.items()):
             lines.append(f"  {family}: " + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())))
         if stages := self.stage_seconds():
@@ -251,6 +254,7 @@ class _Run:
         self.by_family: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         self.duplicates = self.reused = self.abandoned = 0
         self.lost: list[str] = []
+        self.dropped: tuple[str, ...] = ()  # the pool's, once it is done
         self.best: Candidate | None = None
         self.default: Candidate | None = None
         self.baseline_done = False
@@ -446,7 +450,7 @@ class _Run:
             self.best, self.default, self.tried, failed, dict(self.by_stage), dict(self.by_rule),
             {k: dict(v) for k, v in self.by_family.items()}, dict(self.infeasible), self.duplicates,
             self.reused, self.abandoned, elapsed_s, tuple(self.recorded[k] for k in sorted(self.recorded)),
-            self.baseline_kind, tuple(self.lost))
+            self.baseline_kind, tuple(self.lost), self.dropped)
 
     def failed_count(self) -> int:
         return sum(c.status in FAILED for c in self.recorded.values())
@@ -532,6 +536,7 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
             run.baseline_kind = first.variant or "default"
             deadline = None if budget_s is None else started + budget_s
             _loop(run, pool, first, deadline, timeout_s / 2, tell)
+            run.dropped = tuple(pool.dropped)
             tell("stopping", run, pool)
     finally:
         if owned:

@@ -97,6 +97,7 @@ class PoolState:
     `_exclusive`: a CPU device, on which nothing compiles while a candidate is timed."""
 
     best_s: float | None = None  # the fastest time so far, for the "slow" rule (the driver sets it)
+    dropped: tuple[str, ...] | list[str] = ()  # workers it went on without, and why (the local pool drops none)
     _exclusive: bool = False
 
     def __enter__(self):
