@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import attrs
 
+from functional.errors import FunctionalError
 from functional.nat import Nat
 from functional.types import AddressSpace, ArrayType
 
@@ -197,19 +198,59 @@ def _barrier(spaces: frozenset) -> Barrier:
     return Barrier(local=True, global_=AddressSpace.GLOBAL in spaces)
 
 
-def _place(cmd: Cmd, pending):
+class BarrierPlacementError(FunctionalError):
+    """A barrier a program needs where not every item of the work-group would reach it."""
+
+
+def _shared_local_loop(cmd: Cmd) -> bool:
+    """A map_local loop whose body runs map_local loops of another dimension: the items of
+    that dimension share its body's code (the stages of a tree over one row)."""
+    return isinstance(cmd, ParFor) and cmd.level is Level.LOCAL and any(
+        isinstance(c, ParFor) and c.level is Level.LOCAL and c.dim != cmd.dim for c in walk(cmd.body))
+
+
+def _uniform(cmd: ParFor, contract: dict) -> None:
+    """Barriers inside the map_local loop `cmd`: every item of the group must reach each of
+    them, so every item runs the loop's body exactly once (a local size of exactly its count
+    in its dimension, added to the launch contract; the printer then writes no loop)."""
+    count = cmd.count.as_int()
+    where = f"map_local {cmd.dim} over {cmd.count} elements (loop {cmd.var.name})"
+    if count is None:
+        raise BarrierPlacementError(
+            f"{where} runs stages that pass values between the items of another local dimension, which need "
+            f"barriers; its length is not a constant, so the items of the group would not all reach them: give it "
+            f"a constant length, or run the stages as one item's loops (map_seq)")
+    if contract.setdefault(cmd.dim, count) != count:
+        raise BarrierPlacementError(
+            f"{where} runs stages that need barriers, so each item must run it once (a local size of {count} in "
+            f"dimension {cmd.dim}), but the program already needs a local size of {contract[cmd.dim]} there")
+
+
+def _place(cmd: Cmd, pending, contract: dict):
     """Group-level code (every item of the group runs it): barriers go between phases, and
     only where local (or global) memory is communicated; `pending` is what was read and
-    written since the last barrier.  Returns the command and what is pending after it."""
+    written since the last barrier.  Returns the command and what is pending after it.
+    The body of a map_local loop running map_local loops of another dimension is such code
+    too (for the items of that dimension, `_shared_local_loop`); a barrier in it makes the
+    loop run once per item (`_uniform`, recorded in `contract`)."""
     if isinstance(cmd, Seq):
         out = []
         for c in cmd.cmds:
-            c, pending = _place(c, pending)
+            c, pending = _place(c, pending, contract)
             out.append(c)
         return seq(*out), pending
     if isinstance(cmd, New):
-        body, pending = _place(cmd.body, pending)
+        body, pending = _place(cmd.body, pending, contract)
         return attrs.evolve(cmd, body=body), pending
+    if _shared_local_loop(cmd):
+        # its iterations are other items' (no barrier between them: each writes its own slots)
+        before = Skip()
+        if spaces := _conflict(_local_sets(cmd.body), pending):
+            before, pending = _barrier(spaces), _EMPTY
+        body, end = _place(cmd.body, pending, contract)
+        if any(isinstance(c, Barrier) for c in walk(body)):
+            _uniform(cmd, contract)
+        return seq(before, attrs.evolve(cmd, body=body)), (pending[0] | end[0], pending[1] | end[1])
     if isinstance(cmd, For) or (isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP):
         # a loop that every item of the group runs (sequential, or over further groups)
         before = Skip()
@@ -217,7 +258,7 @@ def _place(cmd: Cmd, pending):
             # what the loop uses was communicated before it: one barrier before the loop, not
             # one in every iteration (a reduction over a stage's results in global memory)
             before, pending = _barrier(spaces), _EMPTY
-        body, end = _place(cmd.body, pending)
+        body, end = _place(cmd.body, pending, contract)
         if spaces := _conflict(_local_sets(cmd.body), end):  # one iteration's leftovers meet the next iteration
             body, end = seq(body, _barrier(spaces)), _EMPTY
         return seq(before, attrs.evolve(cmd, body=body)), (pending[0] | end[0], pending[1] | end[1])
@@ -229,24 +270,26 @@ def _place(cmd: Cmd, pending):
     return cmd, (pending[0] | sets[0], pending[1] | sets[1])
 
 
-def _barriers(cmd: Cmd) -> Cmd:
+def _barriers(cmd: Cmd, contract: dict) -> Cmd:
     """Find the work-group loops; their bodies are group-level code (see _place)."""
     if isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP:
-        body, end = _place(cmd.body, _EMPTY)
+        body, end = _place(cmd.body, _EMPTY, contract)
         if spaces := _conflict(_local_sets(cmd.body), end):  # the group's next iteration reuses local memory
             body = seq(body, _barrier(spaces))
         return attrs.evolve(cmd, body=body)
     if isinstance(cmd, Seq):
-        return Seq(tuple(_barriers(c) for c in cmd.cmds))
+        return Seq(tuple(_barriers(c, contract) for c in cmd.cmds))
     if isinstance(cmd, (New, For, ParFor)):
-        return attrs.evolve(cmd, body=_barriers(cmd.body))
+        return attrs.evolve(cmd, body=_barriers(cmd.body, contract))
     if isinstance(cmd, If):
-        return attrs.evolve(cmd, then=_barriers(cmd.then), orelse=_barriers(cmd.orelse))
+        return attrs.evolve(cmd, then=_barriers(cmd.then, contract), orelse=_barriers(cmd.orelse, contract))
     return cmd
 
 
 def insert_barriers(p: Program) -> Program:
-    return attrs.evolve(p, body=_barriers(p.body))
+    contract = dict(p.local_size)
+    body = _barriers(p.body, contract)
+    return attrs.evolve(p, body=body, local_size=tuple(sorted(contract.items())))
 
 
 class PlacementError(Exception):
@@ -539,4 +582,4 @@ def run_passes(p: Program, passes=PIPELINE) -> Program:
 
 __all__ = ["PIPELINE", "run_passes", "slot_parallel_globals", "globalise_host_state", "resolve_views", "simplify_loops", "unroll", "simplify_conditions",
            "privatise", "insert_barriers",
-           "hoist_globals", "PlacementError"]
+           "hoist_globals", "PlacementError", "BarrierPlacementError"]
