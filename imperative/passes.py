@@ -5,7 +5,10 @@ pipeline is data (`PIPELINE`) so experiments can switch passes off.
     insert_barriers   a local barrier before a work-group phase that reads local memory
                       another phase wrote, or overwrites local memory another phase used,
                       since the last barrier (loop-carried too); never inside code that not
-                      all items of the group reach
+                      all items of the group reach.  The body of a map_local loop running
+                      map_local loops of another dimension is such code for those items: a
+                      barrier in it makes the loop run once per item (a constant length: the
+                      launch contract) or the same iterations on every item (ParFor.uniform)
     hoist_globals     global temporaries become host-allocated buffers (kernel arguments)
     simplify_loops    a sequential loop that runs once becomes its body (index := 0), one that
                       never runs disappears
@@ -35,7 +38,7 @@ import attrs
 
 from functional.errors import FunctionalError
 from functional.nat import Nat
-from functional.types import AddressSpace, ArrayType
+from functional.types import AddressSpace, ArrayType, boolean, i32
 
 from .ir import (
     Acc, Assign, Barrier, Cmd, Exp, For, Idx, IdxAcc, If, Level, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program,
@@ -209,21 +212,45 @@ def _shared_local_loop(cmd: Cmd) -> bool:
         isinstance(c, ParFor) and c.level is Level.LOCAL and c.dim != cmd.dim for c in walk(cmd.body))
 
 
-def _uniform(cmd: ParFor, contract: dict) -> None:
-    """Barriers inside the map_local loop `cmd`: every item of the group must reach each of
-    them, so every item runs the loop's body exactly once (a local size of exactly its count
-    in its dimension, added to the launch contract; the printer then writes no loop)."""
+def _uniform(cmd: ParFor, contract: dict) -> ParFor:
+    """The map_local loop `cmd` with barriers in its body: every item of the group must reach
+    each of them.  A loop of constant length runs once per item (a local size of exactly its
+    length in its dimension, added to the launch contract; the printer then writes no loop);
+    any other runs the same number of iterations on every item, its commands other than the
+    barriers guarded by `index < length` (ParFor.uniform)."""
     count = cmd.count.as_int()
-    where = f"map_local {cmd.dim} over {cmd.count} elements (loop {cmd.var.name})"
-    if count is None:
-        raise BarrierPlacementError(
-            f"{where} runs stages that pass values between the items of another local dimension, which need "
-            f"barriers; its length is not a constant, so the items of the group would not all reach them: give it "
-            f"a constant length, or run the stages as one item's loops (map_seq)")
-    if contract.setdefault(cmd.dim, count) != count:
-        raise BarrierPlacementError(
-            f"{where} runs stages that need barriers, so each item must run it once (a local size of {count} in "
-            f"dimension {cmd.dim}), but the program already needs a local size of {contract[cmd.dim]} there")
+    if count is not None and contract.setdefault(cmd.dim, count) == count:
+        return cmd
+    inside = Op("lt", (), (NatExp(Nat.atom(cmd.var), i32), NatExp(cmd.count, i32)), boolean)
+    return attrs.evolve(cmd, body=_guarded(cmd.body, inside), uniform=True)
+
+
+def _guarded(cmd: Cmd, cond: Exp) -> Cmd:
+    """`cmd` with every command that holds no barrier run only where `cond` holds, its
+    barriers run by every item."""
+    if not any(isinstance(c, Barrier) for c in walk(cmd)):
+        return If(cond, cmd)
+    if isinstance(cmd, Barrier):
+        return cmd
+    if isinstance(cmd, Seq):
+        return seq(*(_guarded(c, cond) for c in cmd.cmds))
+    if isinstance(cmd, (New, For, ParFor)):  # a loop every item runs (its count is not the item's)
+        return attrs.evolve(cmd, body=_guarded(cmd.body, cond))
+    raise BarrierPlacementError(f"a barrier inside a conditional ({cmd!r}): not every item of the group would "
+                                f"reach it")
+
+
+def _refuse_shared_loops_in(cmd: Cmd, contract: dict) -> None:
+    """A conditional phase holding a map_local loop whose stages would need barriers: a
+    barrier there would not be reached by every item of the group, so the program is refused."""
+    for c in walk(cmd):
+        if _shared_local_loop(c):
+            placed, _ = _place(c.body, _EMPTY, dict(contract))
+            if any(isinstance(x, Barrier) for x in walk(placed)):
+                raise BarrierPlacementError(
+                    f"map_local {c.dim} over {c.count} elements (loop {c.var.name}) runs stages that pass values "
+                    f"between the items of another local dimension inside a conditional: the barriers they need "
+                    f"would not be reached by every item of the group; run the stages as one item's loops (map_seq)")
 
 
 def _place(cmd: Cmd, pending, contract: dict):
@@ -248,9 +275,10 @@ def _place(cmd: Cmd, pending, contract: dict):
         if spaces := _conflict(_local_sets(cmd.body), pending):
             before, pending = _barrier(spaces), _EMPTY
         body, end = _place(cmd.body, pending, contract)
+        loop = attrs.evolve(cmd, body=body)
         if any(isinstance(c, Barrier) for c in walk(body)):
-            _uniform(cmd, contract)
-        return seq(before, attrs.evolve(cmd, body=body)), (pending[0] | end[0], pending[1] | end[1])
+            loop = _uniform(loop, contract)
+        return seq(before, loop), (pending[0] | end[0], pending[1] | end[1])
     if isinstance(cmd, For) or (isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP):
         # a loop that every item of the group runs (sequential, or over further groups)
         before = Skip()
@@ -264,6 +292,8 @@ def _place(cmd: Cmd, pending, contract: dict):
         return seq(before, attrs.evolve(cmd, body=body)), (pending[0] | end[0], pending[1] | end[1])
     if isinstance(cmd, Barrier):
         return cmd, _EMPTY
+    if isinstance(cmd, If):
+        _refuse_shared_loops_in(cmd, contract)
     sets = _local_sets(cmd)  # a phase: a per-item loop, an assignment, a conditional
     if spaces := _conflict(sets, pending):
         return seq(_barrier(spaces), cmd), sets

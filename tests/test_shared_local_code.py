@@ -3,10 +3,11 @@ run by all the items of that dimension (functional.storage's ITEMS context): val
 parallel loops write and it reads later (a tree's stages) live in global memory, one slot per
 enclosing parallel loop's index, written by one item where the code itself writes shared memory,
 with barriers between the stages (imperative.passes.insert_barriers), which make the loop run
-once per item.  Every kernel launched here is checked under Oclgrind too (tests/conftest.py)."""
+once per item (a constant length) or the same iterations on every item (a symbolic one).  Every kernel launched here is checked under Oclgrind too (tests/conftest.py)."""
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pytest
 
@@ -97,11 +98,50 @@ def test_row_sums_of_a_stage_agree_with_the_interpreter(rows):
     np.testing.assert_allclose(dpia.compile(low)(xs), interpret(fl.infer(parse(text)), xs), rtol=1e-4, atol=1e-4)
 
 
-def test_barriers_a_loop_of_symbolic_length_would_not_let_every_item_reach_are_refused():
+@pytest.mark.parametrize("n", [3, 40])
+def test_a_loop_of_symbolic_length_with_barriers_runs_the_same_iterations_on_every_item(n):
+    """Its length is not the launch's: every item runs ceil(N / local size) iterations, the
+    body's commands guarded by lid < N and its barriers reached by all (ParFor.uniform)."""
     low = _lowered(ROW_SUMS_SYMBOLIC)
-    with pytest.raises(BarrierPlacementError, match=r"map_local 1 over N elements .*not a constant") as info:
-        dpia.translate(low)
-    assert isinstance(info.value, FunctionalError)
+    program = dpia.translate(low)
+    uniform = [c for c in commands(program.body) if isinstance(c, ParFor) and c.uniform]
+    assert len(uniform) == 1 and uniform[0].dim == 1 and any(isinstance(c, Barrier) for c in commands(uniform[0].body))
+    assert dict(program.local_size).get(1) is None  # no contract: any local size
+    xs = np.random.default_rng(n).standard_normal((2, 3, n, 4)).astype(np.float32)
+    want = interpret(fl.infer(parse(ROW_SUMS_SYMBOLIC)), xs)
+    np.testing.assert_allclose(dpia.compile(low)(xs), want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_barrier_a_conditional_would_hide_from_some_items_is_refused():
+    """Stages passing values inside a conditional phase: no barrier can be placed, so the
+    program is refused (never a kernel with a race)."""
+    from functional.nat import Nat
+    from functional.nat import Var as NatVar
+    from functional.types import AddressSpace, ArrayType, boolean, f32, i32
+    from imperative.ir import Assign, Idx, IdxAcc, If, Lit, Mem, MemAcc, NatExp, New, Op, Program, seq
+    from imperative.passes import insert_barriers, resolve_views
+
+    def arr(k, t):
+        return ArrayType(Nat.const(k), t)
+
+    out = Mem("output", arr(4, arr(2, f32)), AddressSpace.GLOBAL)
+    tmp = Mem("tmp", arr(2, f32), AddressSpace.GLOBAL)
+    wg1, wg0 = NatVar("wg1", 0, Nat.const(1)), NatVar("wg0", 0, Nat.const(1))
+    row, w, r = NatVar("row", 0, Nat.const(4)), NatVar("w", 0, Nat.const(2)), NatVar("r", 0, Nat.const(2))
+    write = ParFor(Level.LOCAL, 0, w, Nat.const(2), Assign(IdxAcc(MemAcc(tmp), Nat.atom(w), f32), Lit(1.0, f32)))
+    read = ParFor(Level.LOCAL, 0, r, Nat.const(2), Assign(
+        IdxAcc(IdxAcc(MemAcc(out), Nat.atom(row), arr(2, f32)), Nat.atom(r), f32),
+        Idx(tmp, Nat.const(1) - Nat.atom(r), f32)))
+    rows = ParFor(Level.LOCAL, 1, row, Nat.const(4), New(tmp, seq(write, read)))
+    cond = Op("lt", (), (NatExp(Nat.atom(wg0), i32), Lit(1, i32)), boolean)
+    body = ParFor(Level.WORKGROUP, 1, wg1, Nat.const(1), ParFor(Level.WORKGROUP, 0, wg0, Nat.const(1), If(cond, rows)))
+    program = resolve_views(Program("p", (), out, (), body))
+    with pytest.raises(BarrierPlacementError, match=r"map_local 1 over 4 elements .*inside a conditional"):
+        insert_barriers(program)
+    # the same stages outside the conditional: a barrier between them
+    placed = insert_barriers(resolve_views(Program("p", (), out, (), attrs.evolve(body, body=attrs.evolve(
+        body.body, body=rows)))))
+    assert any(isinstance(c, Barrier) for c in commands(placed.body))
 
 
 def test_a_parallel_loop_writing_a_private_temporary_is_refused():
