@@ -236,6 +236,11 @@ class _Printer:
                 # lets a CPU device vectorise across items (PoCL: 4-6x on a 2D stencil)
                 return [pad + "{", pad + f"  const {self.index} {v} = {get_id}({c.dim});",
                         pad + f"  if ({v} < {n}) {{"] + self.cmd(c.body, depth + 2, hoisted) + [pad + "  }", pad + "}"]
+            if c.uniform:  # every item the same iterations, so all reach the body's barriers (it guards the rest)
+                base = f"{v}_base"
+                head = f"for ({self.index} {base} = 0; {base} < {n}; {base} += {get_size}({c.dim})) {{"
+                return [pad + head, pad + f"  const {self.index} {v} = {base} + {get_id}({c.dim});"] + \
+                    self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
             head = f"for ({self.index} {v} = {get_id}({c.dim}); {v} < {n}; {v} += {get_size}({c.dim})) {{"
             return [pad + head] + self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
         if isinstance(c, If):

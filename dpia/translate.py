@@ -26,7 +26,7 @@ from functional.errors import excerpt
 from functional.expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine, substitute_nat
 from functional.infer import constant_index, infer
 from functional.nat import Nat, is_nonneg
-from functional.storage import first_need
+from functional.storage import first_need, runs_local_of_other_dimension
 from functional.strategies import at_path
 from functional.nat import Var as NatVar
 from functional.nat import substitute as nat_substitute
@@ -86,6 +86,10 @@ class Translator:
 
     counter: int = 0
     levels: list = attrs.Factory(list)  # enclosing parallel loops: (Level, dim)
+    # per enclosing parallel loop: whether its function's code is shared by the items of other
+    # local dimensions (a map_local whose function runs a map_local of another dimension)
+    shared: list = attrs.Factory(list)
+    private_temporaries: set = attrs.Factory(set)  # the private temporaries `to_private E` made
 
     def fresh(self, base: str) -> str:
         self.counter += 1
@@ -148,14 +152,19 @@ class Translator:
 
     def assign(self, out: Acc, v: Exp):
         """`out := v`.  Code directly inside a work-group loop runs on every item of the
-        group; its writes to shared memory are made by one item, so they are not a race."""
-        if self.levels and self.levels[-1][0] is Level.WORKGROUP and _space_of(out) is not AddressSpace.PRIVATE:
+        group, code directly inside a shared map_local (see `shared`) on every item of the
+        local dimensions its enclosing loops leave free; their writes to shared memory are made
+        by one item (local id 0 in each such dimension), so they are not a race."""
+        shared_code = self.levels and (self.levels[-1][0] is Level.WORKGROUP or self.shared[-1])
+        if shared_code and _space_of(out) is not AddressSpace.PRIVATE:
+            covered = {dim for level, dim in self.levels if level is Level.LOCAL}
             first = None
             for level, dim in self.levels:
-                if level is Level.WORKGROUP:
+                if level is Level.WORKGROUP and dim not in covered:
                     is_first = Op("eq", (), (Op("local_id", (dim,), (), i32), Lit(0, i32)), boolean)
                     first = is_first if first is None else Op("and", (), (first, is_first), boolean)
-            return If(first, Assign(out, v))
+            if first is not None:
+                return If(first, Assign(out, v))
         return Assign(out, v)
 
     def _map(self, e: Expr, head: Prim, args: list, env: dict, out: Acc):
@@ -167,14 +176,21 @@ class Translator:
         if head.name in _LEVELS:
             level, dim = _LEVELS[head.name], head.params[0]
             self._check_nesting(e, level, dim)
+            private = _mem_of(out)
+            if private is not None and private.name in self.private_temporaries:
+                self.fail(e, f"{head.name} {dim} writes a private temporary (to_private): each item has its own "
+                             f"private memory, so the elements other items write are missing from it; store the "
+                             f"array in memory the items share (to_global, or to_local in a work-group's code)")
 
             def loop(v):
                 i = self.loop_var({"map_global": "gid", "map_workgroup": "wg", "map_local": "lid"}[head.name], n)
                 self.levels.append((level, dim))
+                self.shared.append(runs_local_of_other_dimension(e))
                 try:
                     return ParFor(level, dim, i, n, body(v, i))
                 finally:
                     self.levels.pop()
+                    self.shared.pop()
         else:
             def loop(v):
                 i = self.loop_var("i", n)
@@ -235,6 +251,8 @@ class Translator:
             if _SPACES[name] is AddressSpace.LOCAL and not any(lv is Level.WORKGROUP for lv, _ in self.levels):
                 self.fail(e, "to_local outside map_workgroup: local memory belongs to a work-group")
             tmp = Mem(self.fresh("tmp"), e.t, _SPACES[name])
+            if tmp.space is AddressSpace.PRIVATE:
+                self.private_temporaries.add(tmp.name)
             return New(tmp, seq(self.acc(args[0], env, MemAcc(tmp)), k(tmp)))
         if name == "let":
             return self.con(args[0], env, lambda v: self._once(v, lambda v2: self.apply(
@@ -485,12 +503,18 @@ def _write_link(head: Prim, fargs: list):
     return (_WRITE_VIEWS[head.name], _view_params(head, head.t.param))  # param: the array it is applied to
 
 
-def _space_of(a: Acc) -> AddressSpace | None:
+def _mem_of(a: Acc) -> Mem | None:
+    """The memory an acceptor writes into (through indices, projections and views)."""
     while not isinstance(a, MemAcc):
         a = getattr(a, "array", None) or getattr(a, "tuple_", None) or getattr(a, "target", None)
         if a is None:
             return None
-    return a.mem.space
+    return a.mem
+
+
+def _space_of(a: Acc) -> AddressSpace | None:
+    mem = _mem_of(a)
+    return None if mem is None else mem.space
 
 
 def translate_program(typed: Expr, name: str = "program") -> Program:

@@ -16,12 +16,20 @@ Where code runs decides the space and the loop.  The contexts:
     HOST      program-level code: the host plan's kernels (parallel loops start here)
     HOST_SEQ  program-level code inside a sequential loop (a reduction's step): one work-item
     GROUP     inside map_workgroup, outside map_local: every item of a group runs it
+    ITEMS     inside a map_local whose function runs a map_local of another dimension, outside
+              that: every item of those other dimensions runs it (a row's code in
+              `map_local 1 (fun(row) => ... map_local 0 ...)`, the stages of a tree over it)
     ITEM      inside map_global / map_local: one work-item's own code
 
 Stores go to global memory on the host, local memory in a group's shared code, private memory
 for a work-item's small values (at most PRIVATE_LIMIT scalars) and global memory otherwise (one
-slot per work-item: imperative.passes.slot_parallel_globals).  Copies are map_global loops on the
-host, map_local in a group, map_seq inside a work-item.
+slot per work-item: imperative.passes.slot_parallel_globals).  In ITEMS code, a value that a
+parallel loop writes (element by element, by different items) goes to global memory, one slot
+per enclosing parallel loop's index, which all the items sharing it read (the translation has
+one item write what such code writes to shared memory, imperative.passes.insert_barriers
+orders them); a value that a sequential loop computes is computed by each of them, and stored
+like an item's.  Copies are map_global loops on the host, map_local in a group, map_seq inside
+a work-item.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from .primitives import (LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, R
                          WRITE_VIEWS, is_view_fn)
 from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, nat_vars
 
-HOST, HOST_SEQ, GROUP, ITEM = "host", "host_seq", "group", "item"
+HOST, HOST_SEQ, GROUP, ITEMS, ITEM = "host", "host_seq", "group", "items", "item"
 
 PRIVATE_LIMIT = 64  # scalars: a per-item array up to this size lives in private memory, larger ones in global
 
@@ -49,11 +57,41 @@ def arg_path(nargs: int, k: int) -> tuple[int, ...]:
     return (0,) * (nargs - 1 - k) + (1,)
 
 
-def function_context(ctx: str, name: str) -> str:
-    """The context of the function a loop primitive applies."""
+def function_context(ctx: str, name: str, loop: Expr | None = None) -> str:
+    """The context of the function a loop primitive applies; `loop`, the primitive (a `Prim`)
+    or its application, decides for a map_local: one whose function runs a map_local of
+    another dimension is shared by those dimensions' items (ITEMS)."""
     if name in _PARALLEL:
+        if name == "map_local" and loop is not None and runs_local_of_other_dimension(loop):
+            return ITEMS
         return _PARALLEL[name]
     return HOST_SEQ if ctx == HOST else ctx
+
+
+def runs_local_of_other_dimension(loop: Expr) -> bool:
+    """`loop`, `map_local d f` (applied or not), runs a map_local of another dimension in `f`."""
+    from .expr import walk
+
+    head, args = spine(loop)
+    if not (isinstance(head, Prim) and head.name == "map_local" and args):
+        return False
+    dim = head.params[0]
+    return any(isinstance(x, Prim) and x.name == "map_local" and x.params[0] != dim for x in walk(args[0]))
+
+
+def writes_in_parallel(e: Expr) -> bool:
+    """The array `e` computes is written by a parallel loop: `e` is a parallel map, or a loop or
+    reduction whose function or initial value runs one (its elements are then written by
+    different items)."""
+    from .expr import walk
+
+    head, args = spine(e)
+    if not isinstance(head, Prim):
+        return False
+    if head.name in PARALLEL_MAPS:
+        return True
+    written = args[:1] if head.name in LOOP_MAPS else args[:2] if head.name in LOW_REDUCTIONS else []
+    return any(isinstance(x, Prim) and x.name in PARALLEL_MAPS for a in written for x in walk(a))
 
 
 # ---------------------------------------------------------------------------- storage
@@ -97,7 +135,9 @@ def _scalars(t) -> int | None:
 def store_rule(ctx: str, t, step_sizes: frozenset = frozenset()) -> str:
     """Where a value computed in `ctx` is stored: global memory on the host, local memory in a
     work-group's shared code, private memory for a work-item's small values, else global
-    memory (the translation gives each work-item, or each work-group, its own slot).
+    memory (the translation gives each work-item, or each work-group, its own slot).  ITEMS
+    code's values are stored like an item's (each item sharing the code computes them) unless
+    a parallel loop writes them: the analysis stores those in global memory itself.
 
     OpenCL allocates local memory at compile time: a group's value goes there only when its
     size is a constant or depends on `step_sizes` alone (an iterate's size variables, constant
@@ -105,7 +145,7 @@ def store_rule(ctx: str, t, step_sizes: frozenset = frozenset()) -> str:
     global memory."""
     if ctx == GROUP:
         return "materialise_local" if nat_vars(t) <= step_sizes else "materialise_global"
-    if ctx == ITEM:
+    if ctx in (ITEM, ITEMS):
         count = _scalars(t)
         if count is not None and count <= PRIVATE_LIMIT:
             return "materialise_private"
@@ -142,7 +182,7 @@ class _Walk:
             name = head.name
             if name in LOOP_MAPS:
                 return (self.con(args[1], path + arg_path(n, 1), ctx)
-                        or self._body(args[0], path + arg_path(n, 0), function_context(ctx, name), space, 1))
+                        or self._body(args[0], path + arg_path(n, 0), function_context(ctx, name, e), space, 1))
             if name == "map" and _write_chain(args[0]):
                 return self.acc(args[1], path + arg_path(n, 1), ctx, space)
             if name in STORES and STORES[name] == space:
@@ -181,15 +221,21 @@ class _Walk:
         if decl.level == SCALAR or name in READ_VIEWS or name in ("fst", "snd"):
             return self._all(data, n, path, ctx)
         if name in LOOP_MAPS:
+            if ctx == ITEMS and writes_in_parallel(e):
+                return Need(path, "materialise_global", f"the array {name} computes is written by several items "
+                                                        f"and read by all of them")
             return Need(path, store_rule(ctx, e.t, self.step_sizes), f"the array {name} computes is read")
         if name in LOW_REDUCTIONS:
             space = "private"
             count = _scalars(e.t)
+            if ctx == ITEMS and _has_array(e.t) and writes_in_parallel(e):
+                return Need(path, "materialise_global", "a reduction's accumulator is written by several items "
+                                                        "and read by all of them")
             if self.required_only:
                 pass
-            elif ctx != ITEM and _has_array(e.t):
+            elif ctx not in (ITEM, ITEMS) and _has_array(e.t):
                 return Need(path, "materialise_global", "an array accumulator on the host", required=False)
-            elif ctx == ITEM and _has_array(e.t) and (count is None or count > PRIVATE_LIMIT):
+            elif ctx in (ITEM, ITEMS) and _has_array(e.t) and (count is None or count > PRIVATE_LIMIT):
                 return Need(path, "materialise_global", "a large array accumulator", required=False)
             return self._reduction(args, path, ctx, space)
         if name in STORES:
@@ -340,6 +386,6 @@ def first_need(program: Expr, required_only: bool = False) -> Need | None:
     return _Walk(required_only).acc(e, path, HOST, "global")
 
 
-__all__ = ["HOST", "HOST_SEQ", "GROUP", "ITEM", "PRIVATE_LIMIT", "Need", "arg_path", "copy_rule", "first_need",
+__all__ = ["HOST", "HOST_SEQ", "GROUP", "ITEMS", "ITEM", "PRIVATE_LIMIT", "Need", "arg_path", "copy_rule", "first_need",
            "function_context",
-           "store_rule"]
+           "runs_local_of_other_dimension", "store_rule", "writes_in_parallel"]

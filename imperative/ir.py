@@ -251,6 +251,10 @@ class ParFor(Cmd):
     var: NatVar
     count: Nat
     body: Cmd
+    # every item of the group runs the same number of iterations (ceil(count / local size)),
+    # those past `count` only reaching the body's barriers (its other commands are guarded):
+    # a map_local loop with barriers inside (imperative.passes.insert_barriers)
+    uniform: bool = False
 
 
 @attrs.frozen(repr=False)

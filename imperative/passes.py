@@ -5,7 +5,10 @@ pipeline is data (`PIPELINE`) so experiments can switch passes off.
     insert_barriers   a local barrier before a work-group phase that reads local memory
                       another phase wrote, or overwrites local memory another phase used,
                       since the last barrier (loop-carried too); never inside code that not
-                      all items of the group reach
+                      all items of the group reach.  The body of a map_local loop running
+                      map_local loops of another dimension is such code for those items: a
+                      barrier in it makes the loop run once per item (a constant length: the
+                      launch contract) or the same iterations on every item (ParFor.uniform)
     hoist_globals     global temporaries become host-allocated buffers (kernel arguments)
     simplify_loops    a sequential loop that runs once becomes its body (index := 0), one that
                       never runs disappears
@@ -33,8 +36,9 @@ from __future__ import annotations
 
 import attrs
 
+from functional.errors import FunctionalError
 from functional.nat import Nat
-from functional.types import AddressSpace, ArrayType
+from functional.types import AddressSpace, ArrayType, boolean, i32
 
 from .ir import (
     Acc, Assign, Barrier, Cmd, Exp, For, Idx, IdxAcc, If, Level, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program,
@@ -197,19 +201,84 @@ def _barrier(spaces: frozenset) -> Barrier:
     return Barrier(local=True, global_=AddressSpace.GLOBAL in spaces)
 
 
-def _place(cmd: Cmd, pending):
+class BarrierPlacementError(FunctionalError):
+    """A barrier a program needs where not every item of the work-group would reach it."""
+
+
+def _shared_local_loop(cmd: Cmd) -> bool:
+    """A map_local loop whose body runs map_local loops of another dimension: the items of
+    that dimension share its body's code (the stages of a tree over one row)."""
+    return isinstance(cmd, ParFor) and cmd.level is Level.LOCAL and any(
+        isinstance(c, ParFor) and c.level is Level.LOCAL and c.dim != cmd.dim for c in walk(cmd.body))
+
+
+def _uniform(cmd: ParFor, contract: dict) -> ParFor:
+    """The map_local loop `cmd` with barriers in its body: every item of the group must reach
+    each of them.  A loop of constant length runs once per item (a local size of exactly its
+    length in its dimension, added to the launch contract; the printer then writes no loop);
+    any other runs the same number of iterations on every item, its commands other than the
+    barriers guarded by `index < length` (ParFor.uniform)."""
+    count = cmd.count.as_int()
+    if count is not None and contract.setdefault(cmd.dim, count) == count:
+        return cmd
+    inside = Op("lt", (), (NatExp(Nat.atom(cmd.var), i32), NatExp(cmd.count, i32)), boolean)
+    return attrs.evolve(cmd, body=_guarded(cmd.body, inside), uniform=True)
+
+
+def _guarded(cmd: Cmd, cond: Exp) -> Cmd:
+    """`cmd` with every command that holds no barrier run only where `cond` holds, its
+    barriers run by every item."""
+    if not any(isinstance(c, Barrier) for c in walk(cmd)):
+        return If(cond, cmd)
+    if isinstance(cmd, Barrier):
+        return cmd
+    if isinstance(cmd, Seq):
+        return seq(*(_guarded(c, cond) for c in cmd.cmds))
+    if isinstance(cmd, (New, For, ParFor)):  # a loop every item runs (its count is not the item's)
+        return attrs.evolve(cmd, body=_guarded(cmd.body, cond))
+    raise BarrierPlacementError(f"a barrier inside a conditional ({cmd!r}): not every item of the group would "
+                                f"reach it")
+
+
+def _refuse_shared_loops_in(cmd: Cmd, contract: dict) -> None:
+    """A conditional phase holding a map_local loop whose stages would need barriers: a
+    barrier there would not be reached by every item of the group, so the program is refused."""
+    for c in walk(cmd):
+        if _shared_local_loop(c):
+            placed, _ = _place(c.body, _EMPTY, dict(contract))
+            if any(isinstance(x, Barrier) for x in walk(placed)):
+                raise BarrierPlacementError(
+                    f"map_local {c.dim} over {c.count} elements (loop {c.var.name}) runs stages that pass values "
+                    f"between the items of another local dimension inside a conditional: the barriers they need "
+                    f"would not be reached by every item of the group; run the stages as one item's loops (map_seq)")
+
+
+def _place(cmd: Cmd, pending, contract: dict):
     """Group-level code (every item of the group runs it): barriers go between phases, and
     only where local (or global) memory is communicated; `pending` is what was read and
-    written since the last barrier.  Returns the command and what is pending after it."""
+    written since the last barrier.  Returns the command and what is pending after it.
+    The body of a map_local loop running map_local loops of another dimension is such code
+    too (for the items of that dimension, `_shared_local_loop`); a barrier in it makes the
+    loop run once per item (`_uniform`, recorded in `contract`)."""
     if isinstance(cmd, Seq):
         out = []
         for c in cmd.cmds:
-            c, pending = _place(c, pending)
+            c, pending = _place(c, pending, contract)
             out.append(c)
         return seq(*out), pending
     if isinstance(cmd, New):
-        body, pending = _place(cmd.body, pending)
+        body, pending = _place(cmd.body, pending, contract)
         return attrs.evolve(cmd, body=body), pending
+    if _shared_local_loop(cmd):
+        # its iterations are other items' (no barrier between them: each writes its own slots)
+        before = Skip()
+        if spaces := _conflict(_local_sets(cmd.body), pending):
+            before, pending = _barrier(spaces), _EMPTY
+        body, end = _place(cmd.body, pending, contract)
+        loop = attrs.evolve(cmd, body=body)
+        if any(isinstance(c, Barrier) for c in walk(body)):
+            loop = _uniform(loop, contract)
+        return seq(before, loop), (pending[0] | end[0], pending[1] | end[1])
     if isinstance(cmd, For) or (isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP):
         # a loop that every item of the group runs (sequential, or over further groups)
         before = Skip()
@@ -217,36 +286,40 @@ def _place(cmd: Cmd, pending):
             # what the loop uses was communicated before it: one barrier before the loop, not
             # one in every iteration (a reduction over a stage's results in global memory)
             before, pending = _barrier(spaces), _EMPTY
-        body, end = _place(cmd.body, pending)
+        body, end = _place(cmd.body, pending, contract)
         if spaces := _conflict(_local_sets(cmd.body), end):  # one iteration's leftovers meet the next iteration
             body, end = seq(body, _barrier(spaces)), _EMPTY
         return seq(before, attrs.evolve(cmd, body=body)), (pending[0] | end[0], pending[1] | end[1])
     if isinstance(cmd, Barrier):
         return cmd, _EMPTY
+    if isinstance(cmd, If):
+        _refuse_shared_loops_in(cmd, contract)
     sets = _local_sets(cmd)  # a phase: a per-item loop, an assignment, a conditional
     if spaces := _conflict(sets, pending):
         return seq(_barrier(spaces), cmd), sets
     return cmd, (pending[0] | sets[0], pending[1] | sets[1])
 
 
-def _barriers(cmd: Cmd) -> Cmd:
+def _barriers(cmd: Cmd, contract: dict) -> Cmd:
     """Find the work-group loops; their bodies are group-level code (see _place)."""
     if isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP:
-        body, end = _place(cmd.body, _EMPTY)
+        body, end = _place(cmd.body, _EMPTY, contract)
         if spaces := _conflict(_local_sets(cmd.body), end):  # the group's next iteration reuses local memory
             body = seq(body, _barrier(spaces))
         return attrs.evolve(cmd, body=body)
     if isinstance(cmd, Seq):
-        return Seq(tuple(_barriers(c) for c in cmd.cmds))
+        return Seq(tuple(_barriers(c, contract) for c in cmd.cmds))
     if isinstance(cmd, (New, For, ParFor)):
-        return attrs.evolve(cmd, body=_barriers(cmd.body))
+        return attrs.evolve(cmd, body=_barriers(cmd.body, contract))
     if isinstance(cmd, If):
-        return attrs.evolve(cmd, then=_barriers(cmd.then), orelse=_barriers(cmd.orelse))
+        return attrs.evolve(cmd, then=_barriers(cmd.then, contract), orelse=_barriers(cmd.orelse, contract))
     return cmd
 
 
 def insert_barriers(p: Program) -> Program:
-    return attrs.evolve(p, body=_barriers(p.body))
+    contract = dict(p.local_size)
+    body = _barriers(p.body, contract)
+    return attrs.evolve(p, body=body, local_size=tuple(sorted(contract.items())))
 
 
 class PlacementError(Exception):
@@ -539,4 +612,4 @@ def run_passes(p: Program, passes=PIPELINE) -> Program:
 
 __all__ = ["PIPELINE", "run_passes", "slot_parallel_globals", "globalise_host_state", "resolve_views", "simplify_loops", "unroll", "simplify_conditions",
            "privatise", "insert_barriers",
-           "hoist_globals", "PlacementError"]
+           "hoist_globals", "PlacementError", "BarrierPlacementError"]

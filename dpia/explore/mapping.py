@@ -14,7 +14,11 @@ For every map that program-level code runs (`host_maps`), the schemes (Lift's ma
                 whose own functions run maps, map_local 0 over those (a group's loop over
                 a row's chunks, all its items in each: a row per group)
     group 2D    map_workgroup 1 / 0 over a perfect nest of two maps, map_local 1 over the maps
-                their function runs and map_local 0 over the maps inside those
+                their function runs and map_local 0 over the maps inside those: where an item of
+                local dimension 1 runs one map over views only; then, where that differs, with
+                map_local 0 over every map inside them (a tree's stages: the items of local
+                dimension 0 pass values to each other, which the storage analysis stores in
+                memory they share, functional.storage's ITEMS code)
 
 Several host maps combine (each scheme with each, at most MAX_MAPPINGS).
 
@@ -175,21 +179,21 @@ def group_maps(e: Expr, path: tuple = ()) -> Iterator[tuple]:
         yield from group_maps(a, path + arg_path(len(args), k))
 
 
-def _locals(e: Expr, path: tuple, dims: tuple[int, ...]) -> list[Step]:
-    """map_local dims[0] over the first maps inside the node at `path`, dims[1] inside those
-    where an item of dims[0] runs one map over views only: the items of dims[1] then split
-    that map and pass nothing to each other.  Stages inside (a tree's levels, a map reading
-    another map's results) would pass values between the items of dims[1] within one item
-    of dims[0]: the storage analysis places such values as that item's own (private), so
-    they stay the item's loops."""
+def _locals(e: Expr, path: tuple, dims: tuple[int, ...], stages: bool = False) -> list[Step]:
+    """map_local dims[0] over the first maps inside the node at `path`, dims[1] inside those:
+    where an item of dims[0] runs one map over views only (the items of dims[1] then split that
+    map and pass nothing to each other), or, with `stages`, over every map it runs (a tree's
+    levels, a map reading another map's results: the items of dims[1] pass values to each other
+    within one item of dims[0], which functional.storage stores in global memory they share,
+    imperative.passes.insert_barriers ordering the stages)."""
     out: list[Step] = []
     for p in group_maps(at_path(e, path), path):
         out.append(Step("lower_map_local", p, (("d", dims[0]),)))
         if len(dims) > 1:
             inner_path, _ = _function_body_path(at_path(e, p), p)
             inner = list(group_maps(at_path(e, inner_path), inner_path))
-            if len(inner) == 1 and not has_computation(spine(at_path(e, inner[0]))[1][1]):
-                out += _locals(e, inner_path, dims[1:])
+            if stages or (len(inner) == 1 and not has_computation(spine(at_path(e, inner[0]))[1][1])):
+                out += _locals(e, inner_path, dims[1:], stages)
     return out
 
 
@@ -255,9 +259,10 @@ def schemes(e: Expr, path: tuple) -> list[tuple[Step, ...]]:
     if len(chain) >= 2:
         body_path, _ = _function_body_path(at_path(e, chain[1]), chain[1])
         group2 = (Step("lower_map_workgroup", chain[0], (("d", 1),)), Step("lower_map_workgroup", chain[1], (("d", 0),)))
-        group2 += tuple(_locals(e, body_path, (1, 0)))
-        if len(group2) > 2:
-            out.append(group2)
+        for stages in (False, True):
+            scheme = group2 + tuple(_locals(e, body_path, (1, 0), stages))
+            if len(scheme) > 2 and scheme not in out:
+                out.append(scheme)
     return out
 
 
