@@ -388,3 +388,18 @@ def test_a_work_group_runs_each_chunk_of_its_row_with_all_its_items():
     assert relative_error(dpia.compile(low)(*inputs), fl.interpret(gemv, *inputs)) < 1e-4
     source = _kernels(low)
     assert "get_group_id(0)" in source and "get_local_id(0)" in source and "barrier(CLK_LOCAL_MEM_FENCE)" in source
+
+
+def test_the_products_items_of_one_dimension_compute_for_an_item_of_the_other_are_shared():
+    """A candidate PoCL's explorer check caught (relative error 4e27): work-groups 1/0,
+    map_local 1 over a dot product's chunks (reduce_two_stage), map_local 0 over each chunk's
+    products, which the chunk's reduction then reads: stored where all the chunk's items read
+    them (functional.storage's ITEMS context), not in one item's private memory."""
+    name = ("interchange_swap()@root; reduce_two_stage(n=s0)@1.0.1.0.0.1.0; lower_map_workgroup(d=1)@1; "
+            "lower_map_workgroup(d=0)@1.0.1.0; lower_map_local(d=1)@1.0.1.0.0.1.0.1; "
+            "lower_map_local(d=0)@1.0.1.0.0.1.0.1.0.1.0.1")
+    sizes = {"M": 8, "N": 8, "K": 128}
+    space = Space.build(MM, sizes, CPU, skeletons=[Skeleton(parse_steps(name))])
+    low, _ = _derive(space, Point(space.families[-1].name, {"s0": 64}))
+    inputs = random_inputs(MM, sizes, 0)
+    assert relative_error(dpia.compile(low)(*inputs), fl.interpret(MM, *inputs)) < 1e-4
