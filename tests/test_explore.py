@@ -135,7 +135,7 @@ def test_the_space_is_the_same_every_time_it_is_built():
 
 
 def test_slot_values_divide_the_lengths_they_split():
-    space = Space.build(MM, {"M": 64, "N": 32, "K": 24}, CPU)
+    space = Space.build(MM, {"M": 64, "N": 32, "K": 24}, CPU, heuristics=Heuristics(length=2))
     for f in space.families:
         points = space.by_family()[f.name]
         assert points and all(f.valid(p.as_dict()) for p in points)

@@ -186,7 +186,7 @@ NEW_MOVES = {"lower_reduce_seq", "reduce_tree_stage", "lower_map_seq_unroll", "l
 def test_sampled_points_of_the_new_moves_fail_cleanly_or_compute_the_program(name, program, sizes, count):
     import dpia
 
-    space = Space.build(program, sizes, CPU, heuristics=LOOPS)
+    space = Space.build(program, sizes, CPU, heuristics=Heuristics(length=2, loops=True))  # loops of 2-move variants
     new = [f for f in space.families if any(s.move in NEW_MOVES for s in f.steps)]
     assert new, "the new moves generate skeletons"
     rng = random.Random(name)
