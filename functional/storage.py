@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import attrs
 
-from .expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, trivial
+from .expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, trivial, walk
 from .primitives import (LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
                          WRITE_VIEWS, is_view_fn)
 from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, nat_vars
@@ -70,8 +70,6 @@ def function_context(ctx: str, name: str, loop: Expr | None = None) -> str:
 
 def runs_local_of_other_dimension(loop: Expr) -> bool:
     """`loop`, `map_local d f` (applied or not), runs a map_local of another dimension in `f`."""
-    from .expr import walk
-
     head, args = spine(loop)
     if not (isinstance(head, Prim) and head.name == "map_local" and args):
         return False
@@ -83,8 +81,6 @@ def writes_in_parallel(e: Expr) -> bool:
     """The array `e` computes is written by a parallel loop: `e` is a parallel map, or a loop or
     reduction whose function or initial value runs one (its elements are then written by
     different items)."""
-    from .expr import walk
-
     head, args = spine(e)
     if not isinstance(head, Prim):
         return False
@@ -305,8 +301,8 @@ class _Walk:
                 head, args = spine(body)
                 if params == 1 and isinstance(head, Prim) and head.name in LOOP_MAPS and len(args) == 1:
                     # `map_p g` as the function (`map_global 1 (map_global 0 g)`): g runs per element
-                    return self._body(args[0], body_path + arg_path(1, 0), function_context(ctx, head.name), space, 1,
-                                      read)
+                    return self._body(args[0], body_path + arg_path(1, 0), function_context(ctx, head.name, body), space,
+                                      1, read)
                 return None  # a primitive function: nothing of the program's to store
             body, body_path = body.body, body_path + (0,)
         return self.con(body, body_path, ctx) if read else self.acc(body, body_path, ctx, space)
@@ -352,8 +348,6 @@ def _write_chain(f: Expr) -> bool:
 
 def _pure(body: Expr) -> bool:
     """`body` neither loops nor allocates: the translation can recompute it where it is read."""
-    from .expr import walk
-
     for x in walk(body):
         head, args = spine(x)
         if isinstance(head, Prim) and (head.name in LOOP_MAPS or head.name in LOW_REDUCTIONS or head.name in STORES

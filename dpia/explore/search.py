@@ -274,9 +274,9 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     # other values, and would bury it behind every measured one; the model still learns the
     # failure through the point's values.
     best: dict[str, float] = {}
-    for t in history:
-        if t.time_s is not None and t.time_s > 0:
-            best[t.point.family] = min(best.get(t.point.family, math.inf), math.log(t.time_s))
+    for p, y, fail in zip(points, ys, failed):
+        if not fail:
+            best[p.family] = min(best.get(p.family, math.inf), float(y))
     row = {seen.key(p): i for i, p in enumerate(untried)}
     grouped: dict[str, list[int]] = {}
     for i, p in enumerate(untried):
