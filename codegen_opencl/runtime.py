@@ -106,6 +106,7 @@ def device_identity(device) -> dict:
         "local_mem_bytes": int(device.local_mem_size),
         "compute_units": int(device.max_compute_units),
         "global_mem_bytes": int(device.global_mem_size),
+        "native_float_vector_width": int(device.native_vector_width_float),
     }
 
 

@@ -336,3 +336,17 @@ def test_a_loop_carried_value_is_live_across_the_loop_body():
 def test_a_private_array_is_held_throughout_its_scope():
     (r,) = kernel_resources(_private_program(_set("a", ONE), _out(_get("a")), arrays=[("t", 6)]), {"N": 1})
     assert (r.private_values, r.private_bytes) == (7, 28)
+
+
+def test_a_cpus_private_budget_is_its_vector_registers_and_a_gpus_is_fixed():
+    """16 vector registers of the native float width on a CPU (never below the GPU budget);
+    an identity without the width (an older database's) keeps the fixed budget."""
+    from dpia.explore.space import PRIVATE_VALUES_PER_ITEM, private_values_for
+
+    identity = {"max_work_group_size": 4096, "local_mem_bytes": 1 << 20, "compute_units": 16, "device_type": "CPU"}
+    assert DeviceLimits.of_identity({**identity, "native_float_vector_width": 16}).private_values == 256
+    assert DeviceLimits.of_identity({**identity, "native_float_vector_width": 8}).private_values == 128
+    assert DeviceLimits.of_identity({**identity, "native_float_vector_width": 4}).private_values == 128
+    assert DeviceLimits.of_identity(identity).private_values == PRIVATE_VALUES_PER_ITEM
+    gpu = {**identity, "device_type": "GPU", "native_float_vector_width": 16}
+    assert DeviceLimits.of_identity(gpu).private_values == private_values_for("GPU", 1) == PRIVATE_VALUES_PER_ITEM

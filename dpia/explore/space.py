@@ -42,8 +42,20 @@ class SpaceError(FunctionalError):
 
 
 # Registers per work-item are not an OpenCL query; a budget of 32-bit values per item that
-# keeps register-blocked accumulators out of spilled memory on GPUs (and harmless on CPUs).
+# keeps register-blocked accumulators out of spilled memory on GPUs.
 PRIVATE_VALUES_PER_ITEM = 128
+# A CPU work-item's values live in its core's vector registers: 16 of them (x86-64's AVX2 has
+# 16, AVX-512 and AArch64 have 32) of the device's native float vector width.  On a 16-lane
+# AVX-512 Xeon the budget is 256: an 8 x 32 block in float16 accumulators, the fastest mm
+# block measured there (benchmarks/mm_cpu_sweep.py), which the GPU budget refused.
+CPU_VECTOR_REGISTERS = 16
+
+
+def private_values_for(device_type: str, native_float_vector_width: int | None) -> int:
+    """The private-value budget per work-item of a device (see PRIVATE_VALUES_PER_ITEM)."""
+    if "GPU" in device_type or not native_float_vector_width:
+        return PRIVATE_VALUES_PER_ITEM
+    return max(PRIVATE_VALUES_PER_ITEM, CPU_VECTOR_REGISTERS * native_float_vector_width)
 CHECK_FLOOR = 64  # check sizes are at least this (or the real size when it is smaller)
 MAX_POINTS_PER_SKELETON = 4096  # larger products of slot values are sampled (deterministically)
 MAX_POINTS = 100_000  # over all skeletons
@@ -71,8 +83,10 @@ class DeviceLimits:
 
     @staticmethod
     def of_identity(identity: Mapping) -> DeviceLimits:
+        device_type = str(identity.get("device_type", "CPU"))
         return DeviceLimits(int(identity["max_work_group_size"]), int(identity["local_mem_bytes"]),
-                            int(identity["compute_units"]), str(identity.get("device_type", "CPU")))
+                            int(identity["compute_units"]), device_type,
+                            private_values_for(device_type, identity.get("native_float_vector_width")))
 
     @staticmethod
     def of(device) -> DeviceLimits:
