@@ -23,10 +23,10 @@ from typing import Callable
 import attrs
 
 from functional.errors import excerpt
-from functional.expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine, substitute_nat
+from functional.expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine, substitute_nat, walk
 from functional.infer import constant_index, infer
 from functional.nat import Nat, is_nonneg
-from functional.storage import first_need, runs_local_of_other_dimension
+from functional.storage import first_need
 from functional.strategies import at_path
 from functional.nat import Var as NatVar
 from functional.nat import substitute as nat_substitute
@@ -86,10 +86,8 @@ class Translator:
 
     counter: int = 0
     levels: list = attrs.Factory(list)  # enclosing parallel loops: (Level, dim)
-    # per enclosing parallel loop: whether its function's code is shared by the items of other
-    # local dimensions (a map_local whose function runs a map_local of another dimension)
-    shared: list = attrs.Factory(list)
     private_temporaries: set = attrs.Factory(set)  # the private temporaries `to_private E` made
+    local_dims: frozenset = frozenset()  # the dimensions the program's map_local loops run over
 
     def fresh(self, base: str) -> str:
         self.counter += 1
@@ -152,20 +150,22 @@ class Translator:
 
     def assign(self, out: Acc, v: Exp):
         """`out := v`.  Code directly inside a work-group loop runs on every item of the
-        group, code directly inside a shared map_local (see `shared`) on every item of the
-        local dimensions its enclosing loops leave free; their writes to shared memory are made
-        by one item (local id 0 in each such dimension), so they are not a race."""
-        shared_code = self.levels and (self.levels[-1][0] is Level.WORKGROUP or self.shared[-1])
-        if shared_code and _space_of(out) is not AddressSpace.PRIVATE:
-            covered = {dim for level, dim in self.levels if level is Level.LOCAL}
-            first = None
-            for level, dim in self.levels:
-                if level is Level.WORKGROUP and dim not in covered:
-                    is_first = Op("eq", (), (Op("local_id", (dim,), (), i32), Lit(0, i32)), boolean)
-                    first = is_first if first is None else Op("and", (), (first, is_first), boolean)
-            if first is not None:
-                return If(first, Assign(out, v))
-        return Assign(out, v)
+        group; code inside map_local loops on every item of the local dimensions they leave
+        free (a map_local 1 beside map_local 0 loops, or with some in its function); their
+        writes to shared memory are made by one item (local id 0 in each such dimension), so
+        they are not a race (an update `acc[i] := acc[i] + x` made by every item of a free
+        dimension in turn would add x several times)."""
+        if not self.levels or _space_of(out) is AddressSpace.PRIVATE:
+            return Assign(out, v)
+        group_code = self.levels[-1][0] is Level.WORKGROUP
+        covered = {dim for level, dim in self.levels if level is Level.LOCAL}
+        first = None
+        for level, dim in self.levels:
+            # a free dimension of items: every one in a work-group's own code, else one the program has items in
+            if level is Level.WORKGROUP and dim not in covered and (group_code or dim in self.local_dims):
+                is_first = Op("eq", (), (Op("local_id", (dim,), (), i32), Lit(0, i32)), boolean)
+                first = is_first if first is None else Op("and", (), (first, is_first), boolean)
+        return Assign(out, v) if first is None else If(first, Assign(out, v))
 
     def _map(self, e: Expr, head: Prim, args: list, env: dict, out: Acc):
         f, xs = args
@@ -185,12 +185,10 @@ class Translator:
             def loop(v):
                 i = self.loop_var({"map_global": "gid", "map_workgroup": "wg", "map_local": "lid"}[head.name], n)
                 self.levels.append((level, dim))
-                self.shared.append(runs_local_of_other_dimension(e))
                 try:
                     return ParFor(level, dim, i, n, body(v, i))
                 finally:
                     self.levels.pop()
-                    self.shared.pop()
         else:
             def loop(v):
                 i = self.loop_var("i", n)
@@ -537,7 +535,8 @@ def translate_program(typed: Expr, name: str = "program") -> Program:
         raise TranslationError(f"the program's result is a function ({body.t}); translate a program that takes "
                                f"all of its inputs as parameters")
     out = Mem("output", body.t, AddressSpace.GLOBAL)
-    tr = Translator()
+    local_dims = frozenset(x.params[0] for x in walk(body) if isinstance(x, Prim) and x.name == "map_local")
+    tr = Translator(local_dims=local_dims)
     env = {m.name: m for m in inputs}
     try:
         cmd = tr.acc(body, env, MemAcc(out))

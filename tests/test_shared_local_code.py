@@ -3,7 +3,8 @@ run by all the items of that dimension (functional.storage's ITEMS context): val
 parallel loops write and it reads later (a tree's stages) live in global memory, one slot per
 enclosing parallel loop's index, written by one item where the code itself writes shared memory,
 with barriers between the stages (imperative.passes.insert_barriers), which make the loop run
-once per item (a constant length) or the same iterations on every item (a symbolic one).  Every kernel launched here is checked under Oclgrind too (tests/conftest.py)."""
+once per item (a constant length) or the same iterations on every item (a symbolic one).
+Every kernel launched here is checked under Oclgrind too (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -149,3 +150,27 @@ def test_a_parallel_loop_writing_a_private_temporary_is_refused():
             "(fun(p) => reduce_seq (+) 0.0 (to_private (map_local 0 (fun(x) => x * 2.0) p))) rows) g) xs")
     with pytest.raises(dpia.phrases.TranslationError, match=r"map_local 0 writes a private temporary.*to_global"):
         dpia.translate(fl.infer(parse(text)))
+
+
+# A row-wise sum a 2D work-group updates in place: map_local 1 over the accumulator runs on every
+# item of local dimension 0 too (the group has items there for the other loops).  Each of them
+# added the row again (found by sampling mm's space: register_blocking_1d then a 2D work-group,
+# errors of 1 to 15 times the result); one item per free dimension writes.
+UPDATED_BY_ITEMS = (
+    "fun(xs: 2.3.4.8.f32) => map_workgroup 1 (fun(g) => map_workgroup 0 (fun(m) => map_local 0 (fun(x) => x) "
+    "(to_global (reduce_seq (fun(acc, row) => map_local 1 (fun(p) => fst p + snd p) (zip acc row)) "
+    "(map_local 1 (fun(x) => x) (generate 8 (fun(i) => 0.0))) "
+    "(to_global (map_local 1 (fun(r) => map_local 0 (fun(x) => x * 2.0) r) m))))) g) xs")
+
+
+def test_an_accumulator_that_items_of_a_free_dimension_update_is_updated_once():
+    low = _lowered(UPDATED_BY_ITEMS)
+    xs = np.random.default_rng(1).standard_normal((2, 3, 4, 8)).astype(np.float32)
+    want = interpret(fl.infer(parse(UPDATED_BY_ITEMS)), xs)
+    np.testing.assert_allclose(dpia.compile(low)(xs), want, rtol=1e-4, atol=1e-4)
+    # the programs with one local dimension only are printed as before: no guard on a dimension without items
+    from codegen_opencl import opencl as cg
+
+    one_dim = ROW_SUMS.format(rows=5).replace("map_local 0 (fun(x) => x * 2.0) p", "map_seq (fun(x) => x * 2.0) p")
+    assert "get_local_id(0)" not in cg.emit(dpia.translate(_lowered(one_dim)))
+    assert "(get_local_id(0) == 0)" in cg.emit(dpia.translate(low))
