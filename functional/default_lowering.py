@@ -47,7 +47,7 @@ from .expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine
 from .primitives import is_view_fn
 from .rules.core import RULES
 from .primitives import LOOP_MAPS, LOW_REDUCTIONS
-from .storage import HOST, HOST_SEQ, ITEM, arg_path, first_need, function_context
+from .storage import HOST, HOST_SEQ, ITEM, arg_path, enclosing_group_dims, first_need, function_context
 from .strategies import Failure, Step, Strategy, Success, at_path, replace_at
 from .types import ScalarType, TupleType
 
@@ -163,6 +163,8 @@ def store_where_needed(fuel: int = 10_000) -> Strategy:
                 return Failure(f"store: {need.why} at {'.'.join(map(str, need.path))}, which is stored already "
                                f"(a bug in the storage analysis)")
             params = {"d": 0} if need.rule == "lower_map_global" else {}
+            if need.rule == "copy_local":  # spread over the local dimensions the enclosing groups have
+                params = {"groups": sum(1 << d for d in enclosing_group_dims(e, need.path))}
             result = RULES[need.rule].strategy(**params)(node)
             if not result.ok:
                 return Failure(f"store: {need.why} at {'.'.join(map(str, need.path)) or 'root'}, and "

@@ -370,6 +370,21 @@ def _short(s: str, width: int = 70) -> str:
     return s if len(s) <= width else s[: width - 3] + "..."
 
 
+def enclosing_group_dims(program: Expr, path: tuple) -> frozenset[int]:
+    """The dimensions of the map_workgroup loops whose functions hold the node at `path` (the
+    dimensions a copy there can spread over local ids)."""
+    dims: set[int] = set()
+    e, rest = program, tuple(path)
+    while rest:
+        head, args = spine(e)
+        if isinstance(head, Prim) and head.name == "map_workgroup" and args:
+            into_f = arg_path(len(args), 0)
+            if rest[:len(into_f)] == into_f:
+                dims.add(head.params[0])
+        e, rest = e.children()[rest[0]], rest[1:]
+    return frozenset(dims)
+
+
 def first_need(program: Expr, required_only: bool = False) -> Need | None:
     """The first place where the lowered `program` needs a store or a copy (a value loops
     write is read, a view of readable data is written; with `required_only`, only those the
@@ -380,6 +395,7 @@ def first_need(program: Expr, required_only: bool = False) -> Need | None:
     return _Walk(required_only).acc(e, path, HOST, "global")
 
 
-__all__ = ["HOST", "HOST_SEQ", "GROUP", "ITEMS", "ITEM", "PRIVATE_LIMIT", "Need", "arg_path", "copy_rule", "first_need",
+__all__ = ["HOST", "HOST_SEQ", "GROUP", "ITEMS", "ITEM", "PRIVATE_LIMIT", "Need", "arg_path", "copy_rule",
+           "enclosing_group_dims", "first_need",
            "function_context",
            "runs_local_of_other_dimension", "store_rule", "writes_in_parallel"]

@@ -380,3 +380,26 @@ def test_parallel_levels_never_enter_a_loop_already_on_a_parallel_level():
     outer = fl.infer(fl.fun([arr(4, 8)], lambda x: fl.map(lambda r: fl.map(lambda v: v + 1.0, r), x)))
     placed = str(levels(outer.body).expr)
     assert "map_workgroup" in placed and "map_local" in placed
+
+
+@pytest.mark.parametrize("text, levels, outer_group", [
+    # a group of dimension 0 alone: rows in turn, each spread over local ids 0 (a register-blocked
+    # mm point of the generated space wrote its 2D block with map_local 1 there and was refused)
+    ("fun(xs: 4.3.8.f32) => map_workgroup 0 (fun(m) => transpose m) xs", ("map_seq", "map_local 0"), {0}),
+    ("fun(xs: 4.3.8.f32) => map_workgroup 1 (fun(m) => transpose m) xs", ("map_seq", "map_local 1"), {1}),
+    ("fun(xs: 2.4.3.8.f32) => map_workgroup 1 (fun(g) => map_workgroup 0 (fun(m) => transpose m) g) xs",
+     ("map_local 1", "map_local 0"), {1}),
+])
+def test_a_groups_copy_spreads_over_the_local_dimensions_its_groups_have(text, levels, outer_group):
+    from functional.storage import enclosing_group_dims
+    from functional.syntax import parse
+
+    program = fl.infer(parse(text))
+    low, _ = derive(program, default_schedule(program))
+    outer, inner = levels
+    assert f"transpose ({outer} (fun(x1) => {inner} (fun(x) => x) x1) m)" in str(low)
+    inputs = random_inputs(program, {}, 0)
+    assert relative_error(dpia.compile(low)(*inputs), fl.interpret(program, *inputs)) < TOLERANCE
+    body = program.body
+    assert enclosing_group_dims(body, ()) == frozenset()
+    assert enclosing_group_dims(body, (0, 1, 0)) == outer_group  # the outer group's function's body

@@ -320,16 +320,21 @@ def _has_array(t) -> bool:
     return isinstance(t, TupleType) and any(_has_array(x) for x in t.elems)
 
 
-def _copy_levels(kind: str, t) -> tuple:
+def _copy_levels(kind: str, t, groups: int = 0b11) -> tuple:
     """The parallel levels of a copy of `t`: global and local copies spread the two outer
-    dimensions (dimension 0 along the contiguous inner index), sequential copies none."""
+    dimensions (dimension 0 along the contiguous inner index), sequential copies none.  A
+    local copy uses only the dimensions the enclosing work-groups have items in (`groups`, a
+    bit per dimension): in a group of dimension 0 alone a 2D copy is
+    `map_seq (fun(r) => map_local 0 (fun(x) => x) r)`, and with none it is sequential."""
     from ..types import ArrayType
 
     if kind == "seq":
         return ()
     depth = 2 if isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) else 1
     name = f"map_{kind}"
-    return ((name, 1), (name, 0)) if depth == 2 else ((name, 0),)
+    dims = (1, 0) if kind == "global" else tuple(d for d in (1, 0) if groups >> d & 1)
+    dims = dims[-depth:]  # the innermost array dimensions get the lowest ids
+    return (("map_seq", None),) * (depth - len(dims)) + tuple((name, d) for d in dims)
 
 
 def _ex_copy_rule(rng):
@@ -338,16 +343,27 @@ def _ex_copy_rule(rng):
     return prog, (inst.data(rng, m, n),), {}
 
 
-for _kind in ("global", "local", "seq"):
-    _levels = {"global": "map_global 1 / map_global 0", "local": "map_local 1 / map_local 0", "seq": "map_seq"}[_kind]
+def _copy_side(m):
+    return None if _is_data(m.e) and _has_array(m.e.t) else "not a value holding arrays"
+
+
+_COPY_DOC = ("Writing a view of data that is already readable (an input, a stored array) needs loops; the "
+             "default lowering chooses them where the program's value is a view rather than a computation.")
+for _kind in ("global", "seq"):
+    _levels = {"global": "map_global 1 / map_global 0", "seq": "map_seq"}[_kind]
     rule(f"copy_{_kind}", "lowering",
          f"e -> map (fun(x) => x) e   (as loops that write e element by element: {_levels} over the outer "
          f"dimensions, map_seq deeper; tuples of arrays component by component)",
-         lhs=V("e"), side=lambda m: None if _is_data(m.e) and _has_array(m.e.t) else "not a value holding arrays",
-         build=lambda m, k=_kind: copy_with(m.e.t, m.e, _copy_levels(k, m.e.t)),
-         example=_ex_copy_rule,
-         doc="Writing a view of data that is already readable (an input, a stored array) needs loops; the "
-             "default lowering chooses them where the program's value is a view rather than a computation.")
+         lhs=V("e"), side=_copy_side, build=lambda m, k=_kind: copy_with(m.e.t, m.e, _copy_levels(k, m.e.t)),
+         example=_ex_copy_rule, doc=_COPY_DOC)
+
+rule("copy_local", "lowering",
+     "e -> map (fun(x) => x) e   (as loops that write e element by element: map_local 1 / map_local 0 over the "
+     "outer dimensions where the enclosing work-groups have those dimensions (`groups`: a bit per dimension; "
+     "map_seq over an outer dimension they lack), map_seq deeper; tuples of arrays component by component)",
+     lhs=V("e"), side=_copy_side, params=("groups",), defaults=(0b11,),
+     build=lambda m: copy_with(m.e.t, m.e, _copy_levels("local", m.e.t, m.groups.as_int())),
+     example=_ex_copy_rule, doc=_COPY_DOC)
 
 
 def _ex_generate(rng):
