@@ -28,8 +28,8 @@ parallel loop writes (element by element, by different items) goes to global mem
 per enclosing parallel loop's index, which all the items sharing it read (the translation has
 one item write what such code writes to shared memory, imperative.passes.insert_barriers
 orders them); a value that a sequential loop computes is computed by each of them, and stored
-like an item's.  Copies are map_global loops on the host, map_local in a group, map_seq inside
-a work-item.
+like an item's.  Copies are map_global loops on the host, map_local in a group (over the local
+dimensions its work-groups have, `enclosing_group_dims`), map_seq inside a work-item.
 """
 
 from __future__ import annotations
