@@ -152,6 +152,7 @@ def test_python_dash_m_dpia():
 # ---------------------------------------------------------------------------- devices
 
 _IDENTITY_FIELDS = {"platform", "platform_version", "device", "driver_version", "device_type", "max_work_group_size",
+                    "max_work_item_sizes",
                     "local_mem_bytes", "compute_units", "global_mem_bytes"}
 
 

@@ -29,6 +29,7 @@ from functional.errors import FunctionalError
 from functional.expr import Expr
 from functional.infer import infer
 
+from .launch import DRIVER, LAUNCH
 from .space import DeviceLimits, Point, Skeleton, parse_steps, point_facts, with_size_facts
 
 
@@ -42,7 +43,8 @@ class Preset:
 
     @property
     def point(self) -> Point | None:
-        return None if self.skeleton is None else Point(self.skeleton, self.values)
+        # the launch the strategy was measured with: the driver's (dpia.explore.launch)
+        return None if self.skeleton is None else Point(self.skeleton, {LAUNCH: DRIVER, **self.values})
 
     def schedule(self):
         """The named strategy of functional.schedules it reproduces."""
