@@ -15,7 +15,7 @@ from codegen_opencl.runtime import Kernel, RuntimeError_, fold_shape, launch_pla
 from dpia.explore import explore
 from dpia.explore.driver import _Run
 from dpia.explore.evaluate import Evaluator, Outcome
-from dpia.explore.launch import DRIVER, LAUNCH, applied_shape, code, launch_options, launch_values, shape_of
+from dpia.explore.launch import DRIVER, LAUNCH, applied_shape, code, launch_options, launch_values, offered, shape_of
 from dpia.explore.presets import PRESETS
 from dpia.explore.resources import kernel_resources, resource_problem
 from dpia.explore.search import SEARCHES, _Features, inert_slots
@@ -144,9 +144,19 @@ def test_a_1d_program_gets_1d_shapes_and_presets_keep_the_drivers_launch():
     space = Space.build(DOT, {"N": 1 << 12}, CPU)
     assert space.family("default").choices[LAUNCH] == launch_values(1)  # one map: 1D shapes only
     # a split makes a nest of two maps, which a global launch may map onto two dimensions
-    assert launch_values(2) in {f.choices[LAUNCH] for f in space.families}
-    assert all(preset.point.as_dict()[LAUNCH] == DRIVER for kind in PRESETS.values() for preset in kind)
+    assert launch_values(2) in {f.choices.get(LAUNCH) for f in space.families}
+    # a preset keeps the driver's launch; a skeleton mapping its maps onto work-groups has no slot
+    points = [preset.point.as_dict() for kind in PRESETS.values() for preset in kind]
+    assert all(p.get(LAUNCH, DRIVER) == DRIVER for p in points)
+    assert any(LAUNCH in p for p in points) and any(LAUNCH not in p for p in points)
     assert launch_options({LAUNCH: DRIVER}) == {} and launch_options({}) == {}
+
+
+def test_skeletons_that_map_onto_work_groups_have_no_launch_slot():
+    space = Space.build(DOT, {"N": 1 << 12}, CPU)
+    grouped = [f for f in space.families if offered(f.steps) is False]
+    assert grouped and all(LAUNCH not in f.choices for f in grouped)
+    assert all(any(s.move == "lower_map_workgroup" for s in f.steps) for f in grouped)
 
 
 def test_the_bayesian_model_shares_a_launch_value_across_skeletons():
@@ -236,3 +246,28 @@ def test_an_exploration_measures_launch_shapes_and_stores_them(tmp_path):
     with TuningDB(path) as db:
         rows = db.candidates()
         assert {tuple(r.params.get("launch", {}).get("local_shape", ())) for r in rows} == {(), (32, 8, 1), (16, 16, 1)}
+
+
+def test_dpia_run_and_show_of_a_stored_best_use_its_launch(capsys, tmp_path):
+    import json
+    from pathlib import Path
+
+    from codegen_opencl.runtime import choose_device, device_key
+    from dpia.cli import main
+    from dpia.programs import canonical
+
+    sizes = {"H": 40, "W": 36}
+    _, variant = choose_variant(jacobi2d_5, sizes)
+    db_path = tmp_path / "t.sqlite"
+    with TuningDB(db_path) as db:
+        db.add(Candidate(canonical(jacobi2d_5), sizes, device_key(choose_device()), variant.derivation, "ok",
+                         time_s=1e-6, params={"launch": {"local_shape": [32, 4, 1]}}))
+    suite = f"{Path(__file__).resolve().parents[1] / 'examples' / 'suite.py'}:jacobi2d_5"
+    size_args = ["--size", "H=40", "--size", "W=36", "--db", str(db_path)]
+    assert main(["run", suite, *size_args, "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["variant"] == "tuned" and r["launch"] == {"local_shape": [32, 4, 1]} and r["correct"] is True
+    assert main(["run", suite, *size_args]) == 0
+    assert "launch    local size 32x4x1 for the kernels without work-groups" in capsys.readouterr().out
+    assert main(["show", suite, *size_args]) == 0
+    assert "== launch: local size 32x4x1 for the kernels without work-groups" in capsys.readouterr().out

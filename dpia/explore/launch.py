@@ -4,8 +4,8 @@ A kernel whose parallel loops are all map_global has no work-groups in its progr
 nothing in the derivation says how its items are grouped; the runtime launches it with a
 NULL local size (the driver's choice) unless told a shape (`runtime.Kernel(local_shape=...)`,
 `runtime.launch_plan`'s `shape`: the global size rounded up to a multiple of it, the
-printer's loops guarded against the extra items).  Every generated skeleton has the slot
-LAUNCH (dpia.explore.stages), whose values are
+printer's loops guarded against the extra items).  Every generated skeleton that may launch
+such kernels has the slot LAUNCH (dpia.explore.stages, `offered`), whose values are
 
     DRIVER (0)      the NULL local size: today's launch, the first value (presets, the default)
     code(shape)     a shape (x, y, z), packed as x * 10^6 + y * 10^3 + z (32008001 = 32x8x1)
@@ -69,6 +69,16 @@ def launch_values(dims: int) -> tuple[int, ...]:
     return (DRIVER,) + tuple(code(s) for s in shapes(max(1, min(3, dims))))
 
 
+def offered(steps) -> bool:
+    """Whether a skeleton (its steps) gets the slot: when it maps a map onto global ids, or
+    maps none onto work-groups (the default lowering then maps its maps onto global ids).
+    A skeleton whose maps its mapping puts in work-groups launches kernels with work-groups,
+    which the shape does not change: the slot would multiply its points by identical
+    kernels (the register-blocked tiles alone are thousands of points)."""
+    moves = {step.move for step in steps}
+    return "lower_map_global" in moves or "lower_map_workgroup" not in moves
+
+
 def launch_options(params: Mapping[str, int]) -> dict:
     """The runtime.Kernel launch options of a point's slot values (dpia.pipeline.Options.launch):
     none for DRIVER or a point without the slot."""
@@ -98,4 +108,4 @@ def describe(launch: Mapping) -> str:
 
 
 __all__ = ["DRIVER", "LAUNCH", "PRODUCTS", "applied_shape", "code", "describe", "launch_options", "launch_values",
-           "shape_of", "shapes"]
+           "offered", "shape_of", "shapes"]

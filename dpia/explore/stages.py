@@ -7,10 +7,12 @@ SimplifyAndFuse); stage 1 (dpia.explore.algorithmic) and stage 2 (dpia.explore.m
 generate the skeletons' moves (stage 2: the maps' schemes, then the loops' schemes: an
 accumulator in registers, unrolling, program-level reductions as one item's loop or a
 further tree stage; a register-blocked tile reduction's tiles in the memory hierarchy and
-the layouts of its local copies: mapping.tile_schemes); stage 3 (`parameters`) is each slot's candidate values, drawn in
-stages 1 and 2 (a further tree stage's and a vectorised accumulator's slots), and every
-skeleton's launch shape (dpia.explore.launch: the local size of kernels without work-groups); `completion` is the rest of the default lowering (reductions' stages,
-remaining loops, storage, the check that nothing is left high level).
+the layouts of its local copies: mapping.tile_schemes); stage 3 (`parameters`) is each
+slot's candidate values, drawn in stages 1 and 2 (a further tree stage's and a vectorised
+accumulator's slots), and the launch shape of a skeleton that may launch kernels without
+work-groups (dpia.explore.launch: their local size, up to the dimensions its maps nest);
+`completion` is the rest of the default lowering (reductions' stages, remaining loops,
+storage, the check that nothing is left high level).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from functional.infer import infer
 from functional.strategies import Strategy, seq
 
 from .algorithmic import Heuristics, algorithmic_variants
-from .launch import LAUNCH, launch_values
+from .launch import LAUNCH, launch_values, offered
 from .mapping import loop_schemes, mappings, nest_depth, relabelled, tile_schemes
 from .space import Skeleton, with_size_facts
 
@@ -65,8 +67,8 @@ def _normal(e: Expr) -> Expr:
 
 
 def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heuristics | None = None) -> tuple[Skeleton, ...]:
-    """Stage 1's variants times stage 2's mappings, with stage 3's slot values (and every
-    skeleton's launch shape slot, dpia.explore.launch); the default lowering (no move) first."""
+    """Stage 1's variants times stage 2's mappings, with stage 3's slot values (and the launch
+    shape slot, dpia.explore.launch.offered); the default lowering (no move) first."""
     body = prepared_body(program, sizes)
     heuristics = heuristics or Heuristics()
     out: list[Skeleton] = []
@@ -74,9 +76,11 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
 
     def add(variant, steps, new_slots, dims: int) -> None:
         slots = {**variant.slots, **new_slots}
-        choices = {name: slot.values for name, slot in slots.items()} | {LAUNCH: launch_values(dims)}
+        choices = {name: slot.values for name, slot in slots.items()}
         divides = {name: slot.divides for name, slot in slots.items() if slot.divides}
-        slot_sizes = {name: slot.sizes for name, slot in slots.items()} | {LAUNCH: ()}  # it splits no length
+        slot_sizes = {name: slot.sizes for name, slot in slots.items()}
+        if heuristics.launch and offered(variant.steps + steps):  # the launch shape of kernels without work-groups
+            choices[LAUNCH], slot_sizes[LAUNCH] = launch_values(dims), ()  # it splits no length
         within = {name: slot.within for name, slot in slots.items() if slot.within}
         within_slot = {name: slot.within_slot for name, slot in slots.items() if slot.within_slot}
         skeleton = Skeleton(variant.steps + steps, choices, divides, slot_sizes, within, within_slot)
