@@ -196,7 +196,8 @@ class Model:
         log t(p) = w[class f] + w[f] + sum_m w[m] + sum_c w[m_c, p_c] + sum_{c<d} w[m, c, d, p_c, p_d]
                    + w[launch p_l] + w[class f, launch p_l] + noise
 
-    for a point p of skeleton f, m its moves, p_c its value for slot c, p_l its launch shape; in the prior a
+    for a point p of skeleton f, m its moves, p_c its value for slot c, p_l its launch shape (a
+    value like the others: its weights vary as much, a failure is blamed on it too); in the prior a
     class's weight has spread `prior_sd` (log units), the skeleton's own a tenth of its
     variance (skeletons of one class differ in the loops one item runs: alike), moves and
     values a quarter, pairs of values a tenth (`_Features.prior_variances`); measurements
@@ -406,8 +407,8 @@ class _Features:
                                            for va in f.choices[sa] for vb in f.choices[sb]}))
             if LAUNCH in f.choices:  # no move's: shared by every skeleton, and by those of its class
                 cls = skeleton_class(f)
-                singles.append((LAUNCH, {v: column(("value", LAUNCH, v), "launch") for v in f.choices[LAUNCH]}))
-                singles.append((LAUNCH, {v: column(("value", LAUNCH, cls, v), "launch") for v in f.choices[LAUNCH]}))
+                singles.append((LAUNCH, {v: column(("value", LAUNCH, v), "value") for v in f.choices[LAUNCH]}))
+                singles.append((LAUNCH, {v: column(("value", LAUNCH, cls, v), "value") for v in f.choices[LAUNCH]}))
             covered = {slot for slot, _ in singles}
             for slot in sorted(set(f.choices) - covered):  # slots of a hand-made skeleton without steps
                 singles.append((slot, {v: column(("value", f.name, slot, v), "value") for v in f.choices[slot]}))
@@ -420,7 +421,7 @@ class _Features:
         """A class's weight varies by `prior_sd`; a skeleton's own, moves, values and pairs of
         values each add up to a share of that variance over a point (classes differ most;
         single values matter more than each of the many pairs)."""
-        share = {"class": 1.0, "skeleton": 0.1, "move": 0.25, "value": 0.25, "pair": 0.1, "launch": 0.25}
+        share = {"class": 1.0, "skeleton": 0.1, "move": 0.25, "value": 0.25, "pair": 0.1}
         return np.array([prior_sd ** 2 * share[k] for k in self._kinds])
 
     def columns(self, points: Sequence[Point]) -> np.ndarray:
