@@ -103,6 +103,7 @@ def device_identity(device) -> dict:
         "driver_version": device.driver_version.strip(),
         "device_type": _device_type_name(device),
         "max_work_group_size": int(device.max_work_group_size),
+        "max_work_item_sizes": [int(n) for n in device.max_work_item_sizes],
         "local_mem_bytes": int(device.local_mem_size),
         "compute_units": int(device.max_compute_units),
         "global_mem_bytes": int(device.global_mem_size),
@@ -221,14 +222,36 @@ def _count(lp: ParFor, sizes: dict) -> int | None:
         return None
 
 
+def fold_shape(shape: tuple[int, ...], dims: int) -> tuple[int, ...]:
+    """A launch shape for a kernel of `dims` dimensions: dimensions the shape lacks are 1,
+    those the kernel lacks fold into its last one (their product joins it), so the items
+    per work-group stay the shape's product:  fold((32, 8), 1) = (256,),  fold((64,), 2) = (64, 1)."""
+    head = list(shape[:dims]) + [1] * (dims - len(shape))
+    head[dims - 1] *= _product(shape[dims:])
+    return tuple(head)
+
+
+def _shaped(glob: list[int], shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(global, local) of a kernel without work-groups launched with `shape`: each local
+    dimension at most the power of two covering its global count (a 2D shape on a kernel
+    whose dimension 1 has 3 items does not launch 8 rows, 5 of them idle), each global
+    count rounded up to a multiple of its local size (OpenCL 1.2 needs it; the extra items
+    find no iteration: grid-stride loops and the printer's guarded one-iteration form both
+    test the index against the count)."""
+    local = [min(size, 1 << max(0, (count - 1).bit_length())) for size, count in zip(fold_shape(shape, len(glob)), glob)]
+    return tuple(-(-g // lc) * lc for g, lc in zip(glob, local)), tuple(local)
+
+
 def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: int | None = None,
-                max_local: int = 256, required: dict | None = None):
+                max_local: int = 256, required: dict | None = None, shape: tuple[int, ...] | None = None):
     """Global and local work sizes (up to 3 dimensions) for one kernel: one item per element
     of the outermost map of each dimension, within limits.  Parallel loops stride by the
     launch size, except a map_global of constant count within `plan.global_items_cap` in a
     kernel without work-groups, which the printer writes as one guarded iteration per item:
     the launch gives at least that many items (the largest count, rounded up to a local
-    size).  `local_size` and `groups` override dimension 0."""
+    size).  `local_size` and `groups` override dimension 0.  `shape` is the local size of a
+    kernel without work-groups (`fold_shape` to its dimensions; None: the driver's choice,
+    a NULL local size); a kernel with work-groups ignores it (its maps decide its groups)."""
     loops = _parallel_loops(body)
     if not loops:
         return (1,), None
@@ -256,10 +279,26 @@ def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: i
             n_groups[0] = groups
         return tuple(g * lc for g, lc in zip(n_groups, local)), tuple(local)
     glob = [first_count(Level.GLOBAL, d, global_items_cap(d)) for d in range(dims)]
+    if shape is not None:
+        return _shaped(glob, tuple(shape))
     if local_size:
         glob[0] = -(-glob[0] // local_size) * local_size
         return tuple(glob), (local_size,) + (1,) * (dims - 1)
     return tuple(glob), None
+
+
+def _checked_shape(shape, local_size) -> tuple[int, ...] | None:
+    """A launch shape as a tuple of 1 to 3 positive ints (None: none), never with `local_size`
+    (which already sets the local size of such kernels' dimension 0)."""
+    if shape is None:
+        return None
+    shape = tuple(shape)
+    if not 1 <= len(shape) <= 3 or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in shape):
+        raise RuntimeError_(f"a local shape is 1 to 3 positive ints, got {shape!r}")
+    if local_size is not None:
+        raise RuntimeError_(f"local_size {local_size} and local_shape {shape} both set the local size of kernels "
+                            f"without work-groups: give one")
+    return shape
 
 
 def _product(xs) -> int:
@@ -274,14 +313,18 @@ class Kernel:
 
     def __init__(self, program: Program, device=None, session: Session | None = None,
                  local_size: int | None = None, groups: int | None = None, options=None,
-                 phases=None, source: str | None = None, index: str | None = None):
+                 phases=None, source: str | None = None, index: str | None = None,
+                 local_shape: tuple[int, ...] | None = None):
         """`phases` (the host plan) and `source` (its OpenCL, emitted with `index` as the
-        index type) when already made (dpia.pipeline's plan and emit stages); else made here."""
+        index type) when already made (dpia.pipeline's plan and emit stages); else made here.
+        `local_shape`: the local size, per dimension, of every kernel of the plan without
+        work-groups (launch_plan's `shape`; None: the driver chooses)."""
         cl = _import_cl()
         self.program = program
         self.session = session or session_for(choose_device(device))
         self.device, self.context, self.queue = self.session.device, self.session.context, self.session.queue
         self.local_size, self.groups, self._options = local_size, groups, options
+        self.local_shape = _checked_shape(local_shape, local_size)
         self.phases = list(plan_phases(program) if phases is None else phases)
         self._check_local_memory()
         self._params = kernel_params(program)
@@ -320,11 +363,25 @@ class Kernel:
                                     f"{describe(self.device)} has {limit}")
 
     def _check_launch(self, launches) -> None:
+        """Refuse a launch the device or the built kernel cannot run (the kernel's own limit
+        may be below the device's: a kernel holding many registers), before it is enqueued."""
+        cl = _import_cl()
         max_group = int(self.device.max_work_group_size)
-        for ph, (_, local) in zip(self.phases, launches):
-            if local is not None and _product(local) > max_group:
+        max_items = [int(n) for n in self.device.max_work_item_sizes]
+        for ph, kernel, (_, local) in zip(self.phases, self._kernels, launches):
+            if local is None:
+                continue
+            if _product(local) > max_group:
                 raise RuntimeError_(f"kernel {ph.name}: a work-group of {_product(local)} items exceeds the "
                                     f"device's {max_group}")
+            for d, size in enumerate(local):
+                if size > max_items[d]:
+                    raise RuntimeError_(f"kernel {ph.name}: {size} items in dimension {d} of a work-group exceed "
+                                        f"the device's {max_items[d]}")
+            own = int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device))
+            if _product(local) > own:
+                raise RuntimeError_(f"kernel {ph.name}: a work-group of {_product(local)} items exceeds the "
+                                    f"{own} this kernel allows on {describe(self.device)}")
 
     def _prepare(self, arrays, uploads: Uploads | None = None):
         cl = _import_cl()
@@ -359,11 +416,11 @@ class Kernel:
                 args.append(size_type(sizes[obj.name]))
         max_local = int(self.device.max_work_group_size)
         required = dict(self.program.local_size)
-        launches = [launch_plan(ph.body, sizes, self.local_size, self.groups, max_local, required) if ph.parallel
-                    else ((1,), None) for ph in self.phases]
+        launches = [launch_plan(ph.body, sizes, self.local_size, self.groups, max_local, required, self.local_shape)
+                    if ph.parallel else ((1,), None) for ph in self.phases]
         self._check_launch(launches)
-        _record("launch", program=p, local_size=self.local_size, groups=self.groups, arrays=arrays,
-                sizes=sizes, source_sha1=self._source_sha1)
+        _record("launch", program=p, local_size=self.local_size, groups=self.groups, local_shape=self.local_shape,
+                arrays=arrays, sizes=sizes, source_sha1=self._source_sha1)
         return args, outputs, launches
 
     def _run(self, args, launches) -> list:
@@ -549,6 +606,7 @@ __all__ = [
     "device_identity",
     "device_key",
     "devices",
+    "fold_shape",
     "launch_plan",
     "session_for",
 ]

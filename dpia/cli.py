@@ -249,8 +249,9 @@ def _measure(loaded: _Loaded, device, db, seed: int, repeat: int, check: bool, l
 
     inputs = random_inputs(loaded.program, loaded.sizes, seed)
     try:
+        launch = lowered[1].launch if lowered is not None else {}  # a replayed variant's (else the database's)
         kernel = dpia.compile(loaded.program if lowered is None else lowered[0], device=device, db=db,
-                              name=dpia.kernel_name_for(loaded.name))
+                              name=dpia.kernel_name_for(loaded.name), **launch)
         got = kernel(*inputs)
         time_s = kernel.time(*inputs, repeat=repeat)
     except FunctionalError as exc:  # a program the translation refuses, a kernel that does not build
@@ -265,7 +266,7 @@ def _measure(loaded: _Loaded, device, db, seed: int, repeat: int, check: bool, l
         "variant": variant.kind if variant else "as written", "note": variant.note if variant else "",
         "correct": None if error is None else bool(error <= TOLERANCE), "max_rel_error": error,
         "tolerance": TOLERANCE, "time_s": time_s, "bytes": moved, "gbps": moved / time_s / 1e9,
-        "derivation": variant.derivation if variant else None,
+        "derivation": variant.derivation if variant else None, "launch": dict(variant.launch) if variant else {},
     }
     if checked is not None:
         report.update(checked=checked.describe(), check=checked.as_dict())
@@ -313,6 +314,10 @@ def _print_measurement(r: dict, repeat: int) -> None:
     print(f"{r['program']} on {r['device']}")
     print(f"sizes     {_sizes_text(r['sizes'])}")
     print(f"variant   {r['variant']}" + (f" ({r['note']})" if r["note"] else ""))
+    if r.get("launch"):
+        from .explore.launch import describe as describe_launch
+
+        print(f"launch    {describe_launch(r['launch'])} for the kernels without work-groups")
     if r["correct"] is None:
         print("correct   not checked")
     else:
@@ -706,7 +711,8 @@ def _run_best(device, loaded: _Loaded, lowered: tuple, seed: int, repeat: int) -
 
 def _is_the_default(best, default) -> bool:
     """The fastest candidate is the default lowering (the exploration's baseline)."""
-    return bool(best.params.get("baseline")) or (default is not None and best.derivation == default.derivation)
+    return bool(best.params.get("baseline")) or (default is not None and best.derivation == default.derivation
+                                                  and best.params.get("launch") == default.params.get("launch"))
 
 
 def _write_plots(args: argparse.Namespace, loaded: _Loaded, result, report: dict, sweep: bool = False) -> bool:
@@ -759,6 +765,7 @@ def _show(args: argparse.Namespace) -> int:
     from functional.derivation import Derivation
     from functional.errors import FunctionalError
 
+    from .explore.launch import describe as describe_launch
     from .pipeline import PIPELINE, Options
     from .programs import size_vars
     from .variants import is_high_level
@@ -778,8 +785,8 @@ def _show(args: argparse.Namespace) -> int:
             from codegen_opencl.runtime import session_for
 
             values["session"] = session_for(device) if last == "build" else None
-            values = PIPELINE.run(values, Options(name=dpia.kernel_name_for(loaded.name), device=device),
-                                  "translate", last)
+            values = PIPELINE.run(values, Options(name=dpia.kernel_name_for(loaded.name), device=device,
+                                                  launch=variant.get("launch") or {}), "translate", last)
     except FunctionalError as exc:
         raise CommandFailure(str(exc)) from None
     if args.stage is not None:
@@ -791,6 +798,8 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     print(f"== {loaded.name}: {loaded.program}")
     print(f"== variant: {variant['variant']}" + (f" ({variant['note']})" if variant["note"] else ""))
+    if variant.get("launch"):
+        print(f"== launch: {describe_launch(variant['launch'])} for the kernels without work-groups")
     if derivation:
         print("== derivation\n" + str(derivation))
     print("== imperative program\n" + str(imperative))
@@ -850,7 +859,7 @@ def _shown_variant(loaded: _Loaded, device, db_path, complete: bool, high_level:
     kind = {"tuned": "tuned (from the tuning database)", "preset": "preset (dpia.explore.presets)",
             "default": "default (functional.schedules.default_schedule)"}[v.kind]
     return low, {"variant": kind, "note": v.note, "derivation": v.derivation, "time_s": v.time_s,
-                 "device": device_key(device) if device else None}
+                 "device": device_key(device) if device else None, "launch": v.launch}
 
 
 # ------------------------------------------------------------------------------- db

@@ -115,13 +115,15 @@ class DeviceFitError(FunctionalError):
 
 
 def resources(host_plan: HostPlan, options: Options) -> HostPlan:
-    """The plan, when the device (`options.limits`) can run it at `options.sizes`; else a
-    DeviceFitError naming why.  Without limits or sizes, nothing is checked."""
+    """The plan, when the device (`options.limits`) can run it at `options.sizes`, launched
+    as `options.launch` says (its local shape); else a DeviceFitError naming why.  Without
+    limits or sizes, nothing is checked."""
     if options.limits is None or options.sizes is None:
         return host_plan
     from .explore.resources import kernel_resources, resource_problem
 
-    problem = resource_problem(kernel_resources(host_plan.program, options.sizes), options.limits)
+    shape = options.launch.get("local_shape")
+    problem = resource_problem(kernel_resources(host_plan.program, options.sizes, shape), options.limits)
     if problem is not None:
         raise DeviceFitError(problem)
     return host_plan

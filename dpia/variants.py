@@ -8,7 +8,7 @@
                                             #   (dpia.explore.presets), else
                                             #   functional.schedules.default_schedule on the program
                                             #   with the sizes fixed (dpia.programs.fix_sizes)
-    kernel.variant.kind, kernel.variant.derivation, kernel.source, kernel.time(x)
+    kernel.variant.kind, kernel.variant.derivation, kernel.variant.launch, kernel.source, kernel.time(x)
 
 The database is `db` (a TuningDB, a path, or None for TuningDB()'s default location; False:
 never consult one).  A database that cannot be opened, or a stored derivation that no longer
@@ -56,6 +56,9 @@ class Variant:
     time_s: float | None = None
     run_id: str = ""
     note: str = ""
+    # runtime.Kernel's launch options the variant was measured with (a tuned one's stored
+    # params["launch"]: its local shape, dpia.explore.launch); empty: the default launch
+    launch: dict = attrs.field(factory=dict, converter=lambda v: dict(v or {}))
 
 
 def is_high_level(program: Expr) -> bool:
@@ -129,7 +132,8 @@ def tuned_variant(candidate, program: Expr, sizes: dict, kind: str = "tuned", no
     if reason is not None:
         raise ForeignVariantError(f"the stored derivation is not for this program: {reason}")
     low, _ = PIPELINE["derive"].fn(program, derivation, Options())
-    return low, Variant(kind, candidate.derivation, candidate.time_s, candidate.run_id, note)
+    return low, Variant(kind, candidate.derivation, candidate.time_s, candidate.run_id, note,
+                        dict(candidate.params.get("launch") or {}))
 
 
 def default_variant(program: Expr, sizes: dict | None = None, note: str = "") -> tuple[Expr, Variant]:
@@ -266,20 +270,22 @@ class VariantKernel:
         if variant.kind == "default":
             return self._build(low), variant
         try:
-            return self._build(low), variant
+            return self._build(low, variant.launch), variant
         except FunctionalError as exc:  # a stored or preset variant this version cannot translate or build
             note = f"the {'stored' if variant.kind == 'tuned' else 'preset'} variant does not compile: {exc}"
             warnings.warn(f"{note}; using the default", TuningWarning, stacklevel=3)
             low, variant = default_variant(self.program, sizes, note)
             return self._build(low), variant
 
-    def _build(self, low: Expr):
+    def _build(self, low: Expr, launch: dict | None = None):
+        """The variant's kernel, launched as it was measured (`launch`) unless the caller of
+        dpia.compile gave launch options of its own (they replace the variant's)."""
         from codegen_opencl.runtime import session_for
 
         from .pipeline import Options
 
-        return self._pipeline.compile(low, Options(name=self.name, device=self.device, launch=self._launch),
-                                      session=session_for(self.device))
+        options = Options(name=self.name, device=self.device, launch=self._launch or launch or {})
+        return self._pipeline.compile(low, options, session=session_for(self.device))
 
     def __repr__(self) -> str:
         return f"<VariantKernel {self.name} on {self.device_key}: {len(self._by_sizes)} size(s) compiled>"

@@ -119,7 +119,7 @@ def environment(**changes):
                 os.environ[k] = v
 
 
-def run_on_oclgrind(program, arrays, local_size=None, groups=None, options=()):
+def run_on_oclgrind(program, arrays, local_size=None, groups=None, options=(), local_shape=None):
     """The program's results on a fresh Oclgrind context with every check on, and what
     Oclgrind reported."""
     from codegen_opencl.runtime import Kernel, Session, choose_device
@@ -127,22 +127,23 @@ def run_on_oclgrind(program, arrays, local_size=None, groups=None, options=()):
     with environment(**CHECKS), captured_stderr() as stderr:
         session = Session(choose_device("oclgrind"))  # fresh: the uninitialised check misreads reused buffers
         result = Kernel(program, session=session, local_size=local_size, groups=groups,
-                        options=list(options))(*arrays)
+                        options=list(options), local_shape=local_shape)(*arrays)
     return result, oclgrind_report(stderr[0])
 
 
-def check_launch(program, arrays, local_size=None, groups=None) -> Finding:
+def check_launch(program, arrays, local_size=None, groups=None, local_shape=None) -> Finding:
     """Run once on PoCL (the reference) and once under Oclgrind; compare.  These launches
     are the check's own: not recorded for checking again."""
     from codegen_opencl.runtime import Kernel, choose_device
 
     with environment(DPIA_RECORD_KERNELS=None):
         want = Kernel(program, device=choose_device("portable computing language"), local_size=local_size,
-                      groups=groups)(*arrays)
-        got, report = run_on_oclgrind(program, arrays, local_size, groups)
+                      groups=groups, local_shape=local_shape)(*arrays)
+        got, report = run_on_oclgrind(program, arrays, local_size, groups, local_shape=local_shape)
         unoptimised = _FREEZE in report or _only_uninitialised(report)
         if unoptimised:
-            got, report = run_on_oclgrind(program, arrays, local_size, groups, options=("-cl-opt-disable",))
+            got, report = run_on_oclgrind(program, arrays, local_size, groups, options=("-cl-opt-disable",),
+                                          local_shape=local_shape)
     return Finding(program.name, report, agree(got, want), unoptimised)
 
 
@@ -156,7 +157,7 @@ def work(entry: dict) -> int:
 
 def _digest(entry: dict) -> str:
     h = hashlib.sha1(entry["source_sha1"].encode())
-    h.update(repr((entry["local_size"], entry["groups"])).encode())
+    h.update(repr((entry["local_size"], entry["groups"], entry.get("local_shape"))).encode())
     h.update(pickle.dumps(entry["arrays"]))
     return h.hexdigest()
 
@@ -195,7 +196,8 @@ class Replayer:
                 continue
             key = _digest(entry)
             if key not in self._seen:
-                self._seen[key] = check_launch(entry["program"], entry["arrays"], entry["local_size"], entry["groups"])
+                self._seen[key] = check_launch(entry["program"], entry["arrays"], entry["local_size"], entry["groups"],
+                                               entry.get("local_shape"))
                 self.launches_checked += 1
             finding = self._seen[key]
             if finding.clean:

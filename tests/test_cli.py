@@ -152,7 +152,8 @@ def test_python_dash_m_dpia():
 # ---------------------------------------------------------------------------- devices
 
 _IDENTITY_FIELDS = {"platform", "platform_version", "device", "driver_version", "device_type", "max_work_group_size",
-                    "local_mem_bytes", "compute_units", "global_mem_bytes"}
+                    "max_work_item_sizes", "local_mem_bytes", "compute_units", "global_mem_bytes",
+                    "native_float_vector_width"}
 
 
 def test_devices_table_lists_pocl_and_marks_the_default(capsys, monkeypatch):

@@ -32,6 +32,7 @@ from dpia.explore import (
 )
 from dpia.programs import random_inputs
 from dpia.explore.algorithmic import Heuristics
+from dpia.explore.launch import DRIVER, LAUNCH
 from dpia.explore.search import SEARCHES, Model, Trial, bayesian, evolutionary, random_search
 from dpia.explore.space import (
     DeviceLimits,
@@ -117,7 +118,7 @@ def test_skeletons_are_generated_from_the_moves_that_apply():
     names = {p: [f.name for f in space.families] for p, space in spaces.items()}
     for p, space in spaces.items():
         assert names[p][0] == "default" and space.family("default").steps == () and len(set(names[p])) == len(names[p])
-        assert Point("default", {}) in space.points
+        assert Point("default", {LAUNCH: DRIVER}) in space.points  # the driver's launch (dpia.explore.launch)
     moves = {p: {st.move for f in space.families for st in f.steps} for p, space in spaces.items()}
     assert {"reduce_split", "reduce_tree", "reduce_vectorize", "lower_map_global"} <= moves["sum"]
     assert "vectorize" not in moves["sum"] and "tile_2d" not in moves["sum"]  # no map of scalars, no nest of maps
@@ -186,7 +187,7 @@ def test_sizes_are_facts_not_constants():
     generated = Space.build(MM, {"M": 512, "N": 256, "K": 128}, CPU, [
         s for s in generate_skeletons(infer(MM), {"M": 512, "N": 256, "K": 128}, Heuristics(length=1))
         if s.name == tile.name])
-    assert generated.family(tile.name).slot_sizes == {"s0": ("M",), "s1": ("N",)}
+    assert generated.family(tile.name).slot_sizes == {"s0": ("M",), "s1": ("N",), LAUNCH: ()}
     assert generated.facts(point) == {"M": 8, "N": 16, "K": 1}
     assert generated.check_sizes(point) == {"M": 64, "N": 64, "K": 64}
     n12 = fl.nat("N", multiple_of=12)
@@ -203,7 +204,7 @@ def test_bad_sizes_are_refused_and_every_program_has_a_space():
     with pytest.raises(SpaceError, match="not a multiple of 4"):
         Space.build(fl.fun([fl.array(fl.nat("N", multiple_of=4), fl.f32)], lambda xs: xs), {"N": 6}, CPU)
     views = Space.build(fl.fun([fl.array(N, fl.f32)], lambda xs: fl.slide(3, 1, xs)), {"N": 64}, CPU)
-    assert views.families[0].name == "default" and Point("default", {}) in views.points  # nothing refused
+    assert views.families[0].name == "default" and Point("default", {LAUNCH: DRIVER}) in views.points  # nothing refused
     with pytest.raises(SpaceError, match="no skeleton 'tiles'"):
         views.family("tiles")
 
@@ -229,7 +230,7 @@ TILES = "tile_2d(n=s0, m=s1)@root; lower_map_workgroup(d=0)@1; lower_map_local(d
 
 def test_evolutionary_search_breeds_from_the_fastest(mm_space):
     space = mm_space
-    seeds = [Point(TILES, {"s0": n, "s1": m}) for n, m in ((16, 16), (8, 16), (16, 8), (32, 32))] + [Point("default", {})]
+    seeds = [Point(TILES, {"s0": n, "s1": m}) for n, m in ((16, 16), (8, 16), (16, 8), (32, 32))] + [Point("default", {LAUNCH: DRIVER})]
     assert all(p in space.feasible_points for p in seeds)
     history = [Trial(p, "ok", t) for p, t in zip(seeds, (1e-3, 2e-3, 2e-3, 3e-3, 9e-3))]
     children = evolutionary(space, history, random.Random(3), 12)

@@ -108,7 +108,9 @@ def test_local_memory_check_still_applies_with_a_shared_session(session):
 def test_device_identity_fields():
     ident = device_identity(choose_device())
     assert set(ident) == {"platform", "platform_version", "device", "driver_version", "device_type",
-                          "max_work_group_size", "local_mem_bytes", "compute_units", "global_mem_bytes"}
+                          "max_work_group_size", "max_work_item_sizes", "local_mem_bytes", "compute_units",
+                          "global_mem_bytes", "native_float_vector_width"}
+    assert len(ident["max_work_item_sizes"]) == 3 and all(n > 0 for n in ident["max_work_item_sizes"])
     assert all(isinstance(ident[k], str) and ident[k] for k in
                ("platform", "platform_version", "device", "driver_version", "device_type"))
     assert all(isinstance(ident[k], int) and ident[k] > 0 for k in

@@ -146,6 +146,8 @@ class Heuristics:
     commuting_once: bool = True  # moves at disjoint places tried in one order only (`out_of_order`)
     # stage 2's loop schemes (dpia.explore.mapping.loop_schemes); off: the mappings only
     loops: bool = True
+    # stage 3's launch shapes of kernels without work-groups (dpia.explore.launch); off: the driver's
+    launch: bool = True
 
     def budget(self, depth: int) -> int:
         """New variants kept with `depth` moves (depth counted from 1)."""

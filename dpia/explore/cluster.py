@@ -49,7 +49,7 @@ import attrs
 
 from .errors import ExploreError
 from .evaluate import (Evaluator, Outcome, Spec, _error_text, _Inputs, _measure, _method, _stage, _StageFailure,
-                       _Uploaded, checkable_sizes, failing_rule, probe_levels)
+                       _Uploaded, checkable_sizes, derived_message, failing_rule, probe_levels)
 from .space import DeviceLimits
 from .workers import EXCLUSIVE_WAIT_S, STARTUP_TIMEOUT_S, PoolState, _find_device
 
@@ -152,8 +152,8 @@ class _Preparer:
         return self._clock.stage
 
     def derive(self, spec: Spec) -> tuple:
-        """("derived", low-level text, derivation text) or ("done", Outcome)."""
-        from functional.syntax import to_text
+        """evaluate.derived_message (low-level text, derivation text, applied launch shape) or
+        ("done", Outcome)."""
 
         self._clock, self._held = _Clock(), None
         try:
@@ -162,7 +162,7 @@ class _Preparer:
             return ("done", Outcome("failed", "derive", _error_text(f.cause), rule=failing_rule(str(f.cause)),
                                     stage_s=self._clock.seconds()))
         self._held = (spec, low, derivation)
-        return ("derived", to_text(low), derivation.to_text())
+        return derived_message(low, derivation, spec)
 
     def prepare(self) -> tuple:
         """("built", Prepared) or ("done", Outcome) for the candidate derived last."""
@@ -602,9 +602,9 @@ class RayPool(PoolState):
         if result[0] == "done":
             self._finish(actor, result[1])
             return
-        _, low_text, derivation = result
+        _, low_text, derivation, shape = result
         job.derivation = derivation
-        if self._on_derived(job.spec, low_text, derivation):
+        if self._on_derived(job.spec, low_text, derivation, shape):
             self._call(actor, job, "prepare", actor.handle.prepare.remote(), "compiling")
         else:
             actor.state, actor.job, actor.step = "idle", None, None

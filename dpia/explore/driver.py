@@ -72,6 +72,8 @@ from functional.nat import evaluate
 from ..programs import canonical, known_flops, layout_leaves
 from .errors import BudgetError, ExploreError, InputsTooLargeError
 from .evaluate import Evaluator, Outcome, Spec, probe_levels
+from .launch import LAUNCH, launch_options
+from .launch import describe as describe_launch
 from .search import FAILED, PENDING, SEARCHES, Search, Trial
 from .space import DeviceLimits, Point, Shape, Space, check_size, with_size_facts
 from .tuning import Candidate, TuningDB
@@ -209,7 +211,8 @@ class Exploration:
             family = c.params.get("family", "default_schedule")
             choices = ", ".join(f"{k}={v}" for k, v in sorted(dict(c.params.get("choices", {})).items()))
             result = f"{c.time_s * 1e3:.4f} ms" if c.status == "ok" else f"{c.status} at {c.stage}"
-            return f"{family}({choices}): {result}"
+            launch = f" [{describe_launch(c.params['launch'])}]" if c.params.get("launch") else ""
+            return f"{family}({choices}){launch}: {result}"
 
         summary = (f"exploration {self.run_id} ({self.search}, seed {self.seed}) on {self.device}: "
                    f"{self.tried} tried, {self.failed} failed, {self.duplicates} duplicates, {self.reused} reused, "
@@ -248,7 +251,7 @@ class _Run:
         self.rng = random.Random(seed)
         self.trials: dict[int, Trial] = {}
         self.recorded: dict[int, Candidate] = {}
-        self.low_texts: dict[str, int] = {}  # printed low-level program -> index of its first candidate
+        self.low_texts: dict[tuple, int] = {}  # (printed low-level program, applied shape) -> its first candidate
         self.waiting: dict[int, list[int]] = collections.defaultdict(list)  # first candidate -> its duplicates' trials
         self.by_stage, self.by_rule = collections.Counter(), collections.Counter()
         self.by_family: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -278,7 +281,8 @@ class _Run:
             stronger = space.program_for(point, product=True)
             fallback = stronger if space.facts(point, True) != space.facts(point) else None
             return Spec(index, program, family, params, check, dict(space.sizes), self.seed, baseline,
-                        probe_levels(program, space.sizes), space.program, fallback=fallback)
+                        probe_levels(program, space.sizes), space.program, fallback=fallback,
+                        launch=launch_options(params))
         return Spec(index, program, family, params, check, dict(space.sizes), self.seed, baseline,
                     probe_levels(program, space.sizes), space.program)
 
@@ -290,8 +294,8 @@ class _Run:
         already; "default": the default schedule."""
         if baseline == "run":
             stored = self._stored_best()
-            if stored is not None:
-                return self._replay(stored.derivation, "tuned")
+            if stored is not None:  # with the launch it was measured with
+                return self._replay(stored.derivation, "tuned", stored.params.get("launch", {}))
             preset = self._preset(limits)
             if preset is not None:
                 return preset
@@ -314,7 +318,7 @@ class _Run:
         found = preset_for(self.space.program, self.space.sizes, limits)
         return None if found is None else self._replay(found[2].to_text(), "preset")
 
-    def _replay(self, text: str, kind: str) -> Spec:
+    def _replay(self, text: str, kind: str, launch: Mapping = {}) -> Spec:  # noqa: B006 -- read only
         """A baseline that replays a derivation, checked at sizes its program's facts allow."""
         from ..programs import size_vars
 
@@ -325,7 +329,7 @@ class _Run:
         check = {name: check_size(facts[name], real, floor) if name in facts else real
                  for name, real in self.space.sizes.items()}
         return Spec(index, program, None, {}, check, dict(self.space.sizes), self.seed, True,
-                    probe_levels(program, self.space.sizes), self.space.program, text, kind)
+                    probe_levels(program, self.space.sizes), self.space.program, text, kind, launch=launch)
 
     def propose(self, count: int) -> list[Spec]:
         history = [self.trials[k] for k in sorted(self.trials)]
@@ -342,13 +346,21 @@ class _Run:
 
     # -- events from the pool -------------------------------------------------------------
 
-    def on_derived(self, spec: Spec, low_text: str, derivation: str) -> bool:
-        """Measure this candidate? Not when another has the same low-level program, nor
-        when the database measured its derivation already."""
-        if low_text in self.low_texts:
-            original = self.low_texts[low_text]
+    def on_derived(self, spec: Spec, low_text: str, derivation: str, shape: tuple | None = None) -> bool:
+        """Measure this candidate? Not when another has the same low-level program and
+        launches its kernels alike (`shape`: the local size its launch gives the kernels
+        without work-groups, dpia.explore.launch.applied_shape), nor when the database
+        measured its derivation with its launch already."""
+        key = (low_text, None if shape is None else tuple(shape))
+        if key in self.low_texts:
+            original = self.low_texts[key]
             first = self.recorded.get(original)  # None while it is still measured
             same_as = self.trials[original].point if original in self.trials else None
+            if shape is not None and same_as is not None and \
+                    same_as.as_dict().get(LAUNCH) != spec.params.get(LAUNCH):
+                # two shapes folded alike for these kernels: the slot is not inert (others
+                # differ here), so the search learns nothing of it from this duplicate
+                same_as = None
             self.duplicates += 1
             self._finish_trial(spec.index, first or "duplicate", same_as)
             if first is None:  # given the original's outcome when it comes
@@ -356,8 +368,9 @@ class _Run:
             if spec.baseline:  # the default schedule derived what a point already measured
                 self.default, self.baseline_done = first, True
             return False
-        self.low_texts[low_text] = spec.index
-        known = self.db.seen(self.program_text, spec.sizes, self.device, derivation) if self.db else None
+        self.low_texts[key] = spec.index
+        known = self.db.seen(self.program_text, spec.sizes, self.device, derivation,
+                             launch=spec.launch) if self.db else None
         if known is not None and known.stage != "derive":
             self.reused += 1
             self._finish_trial(spec.index, known)
@@ -412,6 +425,8 @@ class _Run:
                   "seed": self.seed}
         if spec.variant:
             params["variant"] = spec.variant
+        if spec.launch:  # replayed with the derivation (dpia.variants, dpia run and show)
+            params["launch"] = _json_launch(spec.launch)
         if outcome.rule:
             params["rule"] = outcome.rule
         if outcome.stage_s:
@@ -457,6 +472,11 @@ class _Run:
 
 
 # ------------------------------------------------------------------------------ explore
+
+
+def _json_launch(launch: Mapping) -> dict:
+    """Launch options as the tuning database stores them (tuples as lists, as JSON reads them back)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in launch.items()}
 
 
 def _check_budgets(budget_s, max_candidates) -> None:

@@ -24,6 +24,7 @@ from functional.syntax import to_text
 
 from ..pipeline import PIPELINE, Options, Pipeline, mismatch  # noqa: F401 -- mismatch: this module's API too
 from ..programs import input_shapes, random_inputs
+from .launch import applied_shape
 from .space import CHECK_FLOOR, DeviceLimits, Point, Skeleton, check_size
 
 SLOW_FACTOR = 5.0  # abandon a candidate whose first timed run is this much slower than the best
@@ -96,6 +97,9 @@ class Spec:
     derivation: str | None = None  # a derivation to replay (Derivation.to_text) instead of a strategy
     variant: str = ""  # the baseline's kind of variant (dpia.variants.KINDS), or "" for a search point
     fallback: Expr | None = None  # the program with the product of the values as facts
+    # runtime.Kernel's launch options (dpia.pipeline.Options.launch): a point's launch shape
+    # (dpia.explore.launch.launch_options), or a replayed variant's stored launch
+    launch: Mapping = attrs.field(factory=dict, converter=lambda v: dict(v))
 
     @property
     def oracle(self) -> Expr:
@@ -154,7 +158,9 @@ class Evaluator:
 
     def options(self, spec: Spec, **changes) -> Options:
         sizes = dict(spec.sizes) if spec is not None else None
-        return Options(name="candidate", tolerance=self.tolerance, sizes=sizes, limits=self.limits, **changes)
+        launch = dict(spec.launch) if spec is not None else {}
+        return Options(name="candidate", tolerance=self.tolerance, sizes=sizes, limits=self.limits, launch=launch,
+                       **changes)
 
     def run_stage(self, name: str, spec: Spec, *taken, **options):
         """The pipeline's stage `name` on the values it takes (`options`: Options fields)."""
@@ -204,6 +210,13 @@ class Evaluator:
         first_s = max(first_s, 1e-9)
         wanted = max(self.repeat, min(self.max_repeat, math.ceil(self.min_timed_s / first_s)))
         return max(1, min(wanted, math.floor(self.max_timed_s / first_s)))
+
+
+def derived_message(low: Expr, derivation: Derivation, spec: Spec) -> tuple:
+    """What a worker tells the explorer of a derived candidate: ("derived", its low-level
+    program as text, its derivation as text, the local size its launch gives the kernels
+    without work-groups, dpia.explore.launch.applied_shape): the explorer's duplicate key."""
+    return ("derived", to_text(low), derivation.to_text(), applied_shape(low, spec.launch))
 
 
 def _work(sizes: Mapping[str, int]) -> int:
@@ -349,7 +362,7 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
         message = _error_text(f.cause)
         conn.send(("done", Outcome("failed", "derive", message, rule=failing_rule(str(f.cause)))))
         return
-    conn.send(("derived", to_text(low), derivation.to_text()))
+    conn.send(derived_message(low, derivation, spec))
     if conn.recv()[0] != "continue":
         return
 

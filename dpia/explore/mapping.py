@@ -138,6 +138,12 @@ def host_maps(e: Expr, path: tuple = ()) -> Iterator[tuple]:
     return (p for p, node in program_level(e, path) if computing_map(node))
 
 
+def nest_depth(e: Expr) -> int:
+    """How many dimensions a global launch of `e`'s program-level maps may have: the longest
+    perfect nest of them (1 to 3; 1 without maps), as the global schemes map them."""
+    return max((len(_chain(e, p)) for p in host_maps(e)), default=1)
+
+
 def _chain(e: Expr, path: tuple) -> list[tuple]:
     """The paths of a perfect nest of maps starting at `path` (at least the map itself)."""
     out = [path]

@@ -29,6 +29,7 @@ from functional.errors import FunctionalError
 from functional.expr import Expr
 from functional.infer import infer
 
+from .launch import DRIVER, LAUNCH, offered
 from .space import DeviceLimits, Point, Skeleton, parse_steps, point_facts, with_size_facts
 
 
@@ -42,7 +43,11 @@ class Preset:
 
     @property
     def point(self) -> Point | None:
-        return None if self.skeleton is None else Point(self.skeleton, self.values)
+        if self.skeleton is None:
+            return None
+        # the launch the strategy was measured with: the driver's (dpia.explore.launch)
+        launch = {LAUNCH: DRIVER} if offered(parse_steps(self.skeleton)) else {}
+        return Point(self.skeleton, {**launch, **self.values})
 
     def schedule(self):
         """The named strategy of functional.schedules it reproduces."""

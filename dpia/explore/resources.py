@@ -90,7 +90,8 @@ class KernelResources:
     """What one kernel of the host plan needs at given sizes.
 
     `local_size`, `work_group_size` and `work_groups` are None for a kernel without
-    work-groups (the runtime then lets OpenCL choose the local size); a sequential kernel
+    work-groups launched without a shape (the runtime then lets OpenCL choose the local
+    size; with a launch shape they are the shape's, as runtime.launch_plan folds it); a sequential kernel
     (`parallel` False) runs as one work-item.  Group and item counts are the launch's: the
     runtime launches at most 4096 work-groups, or 2^20 work-items, per dimension (its loops
     stride over the rest)."""
@@ -108,9 +109,11 @@ class KernelResources:
     work: int  # assignments executed by the whole kernel
 
 
-def kernel_resources(program: Program, sizes: Mapping[str, int]) -> tuple[KernelResources, ...]:
+def kernel_resources(program: Program, sizes: Mapping[str, int],
+                     shape: tuple[int, ...] | None = None) -> tuple[KernelResources, ...]:
     """Each kernel's resources, in the order the host plan runs them, for `program` (a
-    translated program after `imperative.passes.PIPELINE`) at `sizes` ({size variable: value})."""
+    translated program after `imperative.passes.PIPELINE`) at `sizes` ({size variable: value});
+    `shape`: the launch shape of the kernels without work-groups (None: the driver's)."""
     missing = [v.name for v in program.sizes if v.name not in sizes]
     if missing:
         raise ResourceError(f"no size given for {', '.join(missing)} (sizes: {dict(sizes)})", where=program.name)
@@ -123,7 +126,8 @@ def kernel_resources(program: Program, sizes: Mapping[str, int]) -> tuple[Kernel
     out = []
     for phase in phases(program):
         if phase.parallel:
-            global_size, local_size = launch_plan(phase.body, env, max_local=_UNCAPPED, required=contract)
+            global_size, local_size = launch_plan(phase.body, env, max_local=_UNCAPPED, required=contract,
+                                                  shape=shape)
         else:
             global_size, local_size = (1,), None
         work_items = math.prod(global_size)
@@ -149,7 +153,8 @@ def main_kernel(resources: Sequence[KernelResources]) -> KernelResources:
 def resource_problem(resources: Sequence[KernelResources], limits: DeviceLimits) -> str | None:
     """The first reason a device with `limits` cannot run these kernels well, or None.
 
-    Each kernel in plan order is checked for its work-group size, local memory and private
+    Each kernel in plan order is checked for its work-group size (in all and per
+    dimension), local memory and private
     values; then the main kernel (`main_kernel`) for occupancy: work-groups at least as wide
     as the device's SIMD width (a GPU's warp), at least one work-group per compute unit, or
     one work-item per compute unit for a kernel without work-groups.  A
@@ -159,6 +164,9 @@ def resource_problem(resources: Sequence[KernelResources], limits: DeviceLimits)
         if r.work_group_size is not None and r.work_group_size > limits.max_work_group_size:
             return (f"work-group size: kernel {r.name} asks for {r.work_group_size} items per work-group "
                     f"> {limits.max_work_group_size}")
+        for d, (size, most) in enumerate(zip(r.local_size or (), limits.max_item_sizes)):
+            if size > most:
+                return f"work-group size: kernel {r.name} asks for {size} items in dimension {d} > {most}"
         if r.local_bytes > limits.local_mem_bytes:
             return f"local memory: kernel {r.name} needs {r.local_bytes} bytes > {limits.local_mem_bytes}"
         if r.private_values > limits.private_values:

@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 import attrs
 import numpy as np
 
+from .launch import LAUNCH
 from .space import Point, Space
 
 PENDING = "pending"  # a trial proposed but not finished
@@ -192,9 +193,11 @@ class Model:
     across skeletons (`_Features`): one per skeleton class (`skeleton_class`), per skeleton,
     per move, per (move, parameter, value) and per (move, two parameters, their values),
 
-        log t(p) = w[class f] + w[f] + sum_m w[m] + sum_c w[m_c, p_c] + sum_{c<d} w[m, c, d, p_c, p_d] + noise
+        log t(p) = w[class f] + w[f] + sum_m w[m] + sum_c w[m_c, p_c] + sum_{c<d} w[m, c, d, p_c, p_d]
+                   + w[launch p_l] + w[class f, launch p_l] + noise
 
-    for a point p of skeleton f, m its moves, p_c its value for slot c; in the prior a
+    for a point p of skeleton f, m its moves, p_c its value for slot c, p_l its launch shape (a
+    value like the others: its weights vary as much, a failure is blamed on it too); in the prior a
     class's weight has spread `prior_sd` (log units), the skeleton's own a tenth of its
     variance (skeletons of one class differ in the loops one item runs: alike), moves and
     values a quarter, pairs of values a tenth (`_Features.prior_variances`); measurements
@@ -374,7 +377,9 @@ class _Features:
     """Columns of the model's weights, shared across skeletons so that what one skeleton's
     measurements teach carries to the others: per skeleton class; per skeleton; per move a skeleton uses (a
     mapping scheme's lowering and dimension included); per (move, parameter, value); per
-    (move, two parameters of one step, their values).  A point uses one column of each kind
+    (move, two parameters of one step, their values); per launch shape (dpia.explore.launch),
+    over all skeletons and per skeleton class (a shape matters for the classes that map onto
+    global ids only).  A point uses one column of each kind
     that applies to it.  `columns(points)` gives them as an array (vectorised: the search
     scores every untried point of a space of thousands at each batch)."""
 
@@ -400,6 +405,10 @@ class _Features:
                 for (pa, sa), (pb, sb) in itertools.combinations(slots, 2):
                     pairs.append((sa, sb, {(va, vb): column(("pair", step.move, pa, pb, va, vb), "pair")
                                            for va in f.choices[sa] for vb in f.choices[sb]}))
+            if LAUNCH in f.choices:  # no move's: shared by every skeleton, and by those of its class
+                cls = skeleton_class(f)
+                singles.append((LAUNCH, {v: column(("value", LAUNCH, v), "value") for v in f.choices[LAUNCH]}))
+                singles.append((LAUNCH, {v: column(("value", LAUNCH, cls, v), "value") for v in f.choices[LAUNCH]}))
             covered = {slot for slot, _ in singles}
             for slot in sorted(set(f.choices) - covered):  # slots of a hand-made skeleton without steps
                 singles.append((slot, {v: column(("value", f.name, slot, v), "value") for v in f.choices[slot]}))

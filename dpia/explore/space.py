@@ -5,7 +5,8 @@ macro rules (dpia.explore.algorithmic), then stage 2's mapping of maps onto Open
 (dpia.explore.mapping); the default lowering completes whatever no move decided (the
 reductions' stages, the remaining loops, storage), so every skeleton lowers completely.  Its
 numeric parameters are slots (`s0`, `s1`, ...) whose candidate values, stage 3, are divisors
-of the length each one splits (powers of two first).  A `Point` is a skeleton and one value
+of the length each one splits (powers of two first), and the launch shape of its kernels
+without work-groups (slot `launch`: dpia.explore.launch).  A `Point` is a skeleton and one value
 per slot; the empty skeleton is the default lowering itself.
 
     space = Space.build(program, {"N": 1 << 20}, DeviceLimits.of(device))
@@ -34,6 +35,8 @@ from functional.expr import Expr, Identifier, Lambda, NatLambda, substitute_nat
 from functional.infer import infer
 from functional.nat import Nat, Var
 from functional.strategies import Failure, Strategy, Success, at_path, replace_at, seq
+
+from .launch import LAUNCH
 
 
 class SpaceError(FunctionalError):
@@ -73,6 +76,7 @@ class DeviceLimits:
     compute_units: int
     device_type: str = "CPU"
     private_values: int = PRIVATE_VALUES_PER_ITEM
+    max_item_sizes: tuple[int, ...] = attrs.field(default=(1 << 30,) * 3, converter=tuple)  # per dimension of a group
 
     @property
     def simd_width(self) -> int:
@@ -84,9 +88,10 @@ class DeviceLimits:
     @staticmethod
     def of_identity(identity: Mapping) -> DeviceLimits:
         device_type = str(identity.get("device_type", "CPU"))
-        return DeviceLimits(int(identity["max_work_group_size"]), int(identity["local_mem_bytes"]),
-                            int(identity["compute_units"]), device_type,
-                            private_values_for(device_type, identity.get("native_float_vector_width")))
+        most = int(identity["max_work_group_size"])
+        return DeviceLimits(most, int(identity["local_mem_bytes"]), int(identity["compute_units"]), device_type,
+                            private_values_for(device_type, identity.get("native_float_vector_width")),
+                            max_item_sizes=tuple(int(n) for n in identity.get("max_work_item_sizes", (most,) * 3)))
 
     @staticmethod
     def of(device) -> DeviceLimits:
@@ -270,7 +275,8 @@ def point_facts(program: Expr, sizes: Mapping[str, int], params: Mapping[str, in
     own = {v.name: v.multiple_of for v in Shape.of(program).sizes}
     out = {}
     for name, real in sizes.items():
-        values = [v for slot, v in params.items() if v > 1 and (slot_sizes is None or name in slot_sizes.get(slot, ()))]
+        values = [v for slot, v in params.items() if slot != LAUNCH and v > 1
+                  and (slot_sizes is None or name in slot_sizes.get(slot, ()))]
         bound = math.prod(values) if product else math.lcm(*values) if values else 1
         out[name] = math.lcm(own.get(name, 1), math.gcd(real, bound))
     return out

@@ -7,9 +7,12 @@ SimplifyAndFuse); stage 1 (dpia.explore.algorithmic) and stage 2 (dpia.explore.m
 generate the skeletons' moves (stage 2: the maps' schemes, then the loops' schemes: an
 accumulator in registers, unrolling, program-level reductions as one item's loop or a
 further tree stage; a register-blocked tile reduction's tiles in the memory hierarchy and
-the layouts of its local copies: mapping.tile_schemes); stage 3 (`parameters`) is each slot's candidate values, drawn in
-stages 1 and 2 (a further tree stage's and a vectorised accumulator's slots); `completion` is the rest of the default lowering (reductions' stages,
-remaining loops, storage, the check that nothing is left high level).
+the layouts of its local copies: mapping.tile_schemes); stage 3 (`parameters`) is each
+slot's candidate values, drawn in stages 1 and 2 (a further tree stage's and a vectorised
+accumulator's slots), and the launch shape of a skeleton that may launch kernels without
+work-groups (dpia.explore.launch: their local size, up to the dimensions its maps nest);
+`completion` is the rest of the default lowering (reductions' stages, remaining loops,
+storage, the check that nothing is left high level).
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from functional.infer import infer
 from functional.strategies import Strategy, seq
 
 from .algorithmic import Heuristics, algorithmic_variants
-from .mapping import loop_schemes, mappings, relabelled, tile_schemes
+from .launch import LAUNCH, launch_values, offered
+from .mapping import loop_schemes, mappings, nest_depth, relabelled, tile_schemes
 from .space import Skeleton, with_size_facts
 
 PREPARE = ("eta", "hoist", "fuse")
@@ -63,18 +67,20 @@ def _normal(e: Expr) -> Expr:
 
 
 def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heuristics | None = None) -> tuple[Skeleton, ...]:
-    """Stage 1's variants times stage 2's mappings, with stage 3's slot values; the default
-    lowering (no move) first."""
+    """Stage 1's variants times stage 2's mappings, with stage 3's slot values (and the launch
+    shape slot, dpia.explore.launch.offered); the default lowering (no move) first."""
     body = prepared_body(program, sizes)
     heuristics = heuristics or Heuristics()
     out: list[Skeleton] = []
     seen: set[str] = set()
 
-    def add(variant, steps, new_slots) -> None:
+    def add(variant, steps, new_slots, dims: int) -> None:
         slots = {**variant.slots, **new_slots}
         choices = {name: slot.values for name, slot in slots.items()}
         divides = {name: slot.divides for name, slot in slots.items() if slot.divides}
         slot_sizes = {name: slot.sizes for name, slot in slots.items()}
+        if heuristics.launch and offered(variant.steps + steps):  # the launch shape of kernels without work-groups
+            choices[LAUNCH], slot_sizes[LAUNCH] = launch_values(dims), ()  # it splits no length
         within = {name: slot.within for name, slot in slots.items() if slot.within}
         within_slot = {name: slot.within_slot for name, slot in slots.items() if slot.within_slot}
         skeleton = Skeleton(variant.steps + steps, choices, divides, slot_sizes, within, within_slot)
@@ -84,12 +90,13 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
 
     for variant in algorithmic_variants(body, sizes, heuristics):
         expr = _normal(variant.expr)
+        dims = nest_depth(expr)  # the launch shapes offered: up to the dimensions its maps can take
         for mapping in mappings(expr):
             loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots) if heuristics.loops else [((), {})]
             for steps, new_slots in loops:
-                add(variant, mapping + steps, new_slots)
+                add(variant, mapping + steps, new_slots, dims)
         for steps, new_slots in tile_schemes(expr, sizes, variant.slots):  # register-blocked tiles, where it has them
-            add(variant, steps, new_slots)
+            add(variant, steps, new_slots, dims)
     return tuple(out)
 
 
@@ -100,7 +107,8 @@ STAGES = (
                  "item's loop or further tree stages; accumulators in registers; short loops unrolled; "
                  "register-blocked tiles in local and private memory, the local copies' layouts "
                  "(dpia.explore.mapping)")),
-    ("parameters", "each slot's values: divisors of the length it splits (dpia.explore.algorithmic.trial_slots)"),
+    ("parameters", "each slot's values: divisors of the length it splits (dpia.explore.algorithmic.trial_slots); "
+                   "the local size of kernels without work-groups (dpia.explore.launch)"),
     ("completion", "the rest of the default lowering: reductions, loops, storage, check"),
 )
 

@@ -4,7 +4,8 @@ One SQLite file (WAL mode, so several explorer processes can write at once) hold
 measured candidate.  A row is keyed by the program's canonical text, the input sizes, the
 device identity ("platform | device | driver version") and the dpia version, and stores the
 candidate's derivation as replayable TEXT (never pickled, never evaluated), its status, the
-stage that failed and why, its time and the search that produced it:
+stage that failed and why, its time and the search that produced it (`params`, with the
+launch options it ran with, params["launch"], which a replay uses too):
 
     with TuningDB() as db:                       # --db PATH, else $DPIA_TUNING_DB, else the user cache
         db.add(Candidate(program, {"N": 1024}, device, derivation.to_text(), "ok", time_s=1.2e-4))
@@ -372,15 +373,18 @@ class TuningDB:
         return self._select(" AND ".join(conditions) or "1", tuple(values), order="id ASC")
 
     def seen(self, program: str, sizes: Mapping[str, int], device: str, derivation: str,
-             version: str | None = None) -> Candidate | None:
-        """The latest measurement of this derivation for this key, so an explorer can skip it."""
+             version: str | None = None, launch: Mapping | None = None) -> Candidate | None:
+        """The latest measurement of this derivation, launched with `launch` (runtime.Kernel's
+        options, the candidate's params["launch"]; None or empty: the default launch), for
+        this key, so an explorer can skip it."""
         rows = self._select(
             "program_hash = ? AND derivation_hash = ? AND program = ? AND derivation = ? AND sizes = ? "
             "AND device = ? AND version = ?",
             (_digest(program), _digest(derivation), program, derivation, canonical_json(sizes), device,
              version or VERSION),
-            order="id DESC", limit=1)
-        return rows[0] if rows else None
+            order="id DESC")
+        wanted = canonical_json(launch or {})
+        return next((c for c in rows if canonical_json(c.params.get("launch") or {}) == wanted), None)
 
     def summary(self, run_id: str) -> dict:
         """{'run_id', 'total', 'status': {status: count}, 'stage': {stage: count}} of one run."""

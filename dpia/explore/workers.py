@@ -209,7 +209,7 @@ class _Pool(PoolState):
                 worker.mark(message[1])
         elif kind == "derived":
             worker.derivation = message[2]
-            go = self._on_derived(worker.spec, message[1], message[2])
+            go = self._on_derived(worker.spec, *message[1:])  # low-level text, derivation, applied launch shape
             worker.send(("continue",) if go else ("skip",))
             if not go:
                 worker.state, worker.spec = "idle", None
