@@ -604,7 +604,13 @@ def _infer_prim_app(inf: Inference, prim: Prim, apps: list[App], env: dict) -> E
 def _finish(inf: Inference, e: Expr) -> Expr:
     """Resolve every node's type; default unconstrained literals (f32, i32)."""
 
+    finished: dict[int, tuple[Type, Type]] = {}  # id(type) -> (type, its final form): nodes share types
+
     def final(t: Type, node: Expr) -> Type:
+        done = finished.get(id(t))
+        if done is not None and done[0] is t:
+            return done[1]
+        start = t
         t = inf.resolve(t)
         t = _default(inf, t)
         bad = _unsolved(t)
@@ -614,6 +620,7 @@ def _finish(inf: Inference, e: Expr) -> Expr:
             k = size.as_int()
             if k is not None and k <= 0:
                 _fail(node, f"array of size {k}: sizes must be positive")
+        finished[id(start)] = (start, t)
         return t
 
     def go(x: Expr) -> Expr:
