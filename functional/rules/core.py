@@ -254,7 +254,7 @@ class _Retyping:
         return hash((self.key, self.env, self.expected))
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=1024)  # about 50 kB an entry: bounded well below a worker's memory
 def _inferred(r: _Retyping) -> Expr:
     """infer is a pure function of its arguments (failures are not cached: raised again)."""
     return infer(r.new, dict(r.env), expected=r.expected)
