@@ -43,6 +43,27 @@ class Expr:
         return _alpha_key(self, {}, {})
 
     @functools.cached_property
+    def exact_hash(self) -> int:
+        """hash(exact_key), once per node (memo lookups at every node of a term)."""
+        return hash(self.exact_key)
+
+    @functools.cached_property
+    def free_names(self) -> frozenset[str]:
+        """The identifiers free in the node (free_identifiers, cached on the node)."""
+        if isinstance(self, Identifier):
+            return frozenset({self.name})
+        if isinstance(self, Lambda):
+            return self.body.free_names - {self.param.name}
+        return frozenset().union(*(c.free_names for c in self.children()))
+
+    @functools.cached_property
+    def primitive_names(self) -> frozenset[str]:
+        """The names of the primitives the node uses."""
+        if isinstance(self, Prim):
+            return frozenset({self.name})
+        return frozenset().union(*(c.primitive_names for c in self.children()))
+
+    @functools.cached_property
     def exact_key(self) -> tuple:
         """The node as written: names, declarations and provenance included (equal keys,
         identical programs; `==` is up to renaming).  Memo keys of passes whose results

@@ -251,13 +251,13 @@ class _Retyping:
             other.key, other.env, other.expected)
 
     def __hash__(self) -> int:
-        return hash((self.key, self.env, self.expected))
+        return hash((self.new.exact_hash, self.env, self.expected))
 
 
 @functools.lru_cache(maxsize=1024)  # about 50 kB an entry: bounded well below a worker's memory
 def _inferred(r: _Retyping) -> Expr:
     """infer is a pure function of its arguments (failures are not cached: raised again)."""
-    return infer(r.new, dict(r.env), expected=r.expected)
+    return infer(r.new, dict(r.env), expected=r.expected, reuse=True)
 
 
 # ------------------------------------------------------------------ builder helpers
