@@ -42,6 +42,34 @@ class Expr:
     def alpha_key(self) -> tuple:
         return _alpha_key(self, {}, {})
 
+    @functools.cached_property
+    def exact_hash(self) -> int:
+        """hash(exact_key), once per node (memo lookups at every node of a term)."""
+        return hash(self.exact_key)
+
+    @functools.cached_property
+    def free_names(self) -> frozenset[str]:
+        """The identifiers free in the node (free_identifiers, cached on the node)."""
+        if isinstance(self, Identifier):
+            return frozenset({self.name})
+        if isinstance(self, Lambda):
+            return self.body.free_names - {self.param.name}
+        return frozenset().union(*(c.free_names for c in self.children()))
+
+    @functools.cached_property
+    def primitive_names(self) -> frozenset[str]:
+        """The names of the primitives the node uses."""
+        if isinstance(self, Prim):
+            return frozenset({self.name})
+        return frozenset().union(*(c.primitive_names for c in self.children()))
+
+    @functools.cached_property
+    def exact_key(self) -> tuple:
+        """The node as written: names, declarations and provenance included (equal keys,
+        identical programs; `==` is up to renaming).  Memo keys of passes whose results
+        carry the names and provenance of their input (functional.rules.core.retype)."""
+        return _exact_key(self)
+
     def __eq__(self, other: object):
         """Between two expressions: program equality (up to renaming), a Python bool.  With a
         number (`x == 0.0`): the comparison inside the program, `eq x 0.0`."""
@@ -320,6 +348,30 @@ def _alpha_key(e: Expr, env: dict, nat_env: dict) -> tuple:
         return ("lit", type(e.value).__name__, repr(e.value), e.decl)  # repr: nan == nan, 0.0 != -0.0
     if isinstance(e, Prim):
         return ("prim", e.name, tuple(_param_key(p, nat_env) for p in e.params))
+    raise TypeError(f"not an expression: {e!r}")
+
+
+def _exact_param(p: Any) -> tuple:
+    # the type keeps 1, 1.0 and True apart; a user function's NumPy meaning is no part of
+    # its equality: the object itself is
+    return (type(p), p, id(p)) if isinstance(p, UserFun) else (type(p), p)
+
+
+def _exact_key(e: Expr) -> tuple:
+    if isinstance(e, Identifier):
+        return ("id", e.name, e.decl, e.origin)
+    if isinstance(e, Lambda):
+        return ("lam", e.param.exact_key, e.body.exact_key, e.origin)
+    if isinstance(e, App):
+        return ("app", e.fun.exact_key, e.arg.exact_key, e.origin)
+    if isinstance(e, NatLambda):
+        return ("nlam", e.var, e.body.exact_key, e.origin)
+    if isinstance(e, NatApp):
+        return ("napp", e.fun.exact_key, e.nat, e.origin)
+    if isinstance(e, Literal):
+        return ("lit", type(e.value), repr(e.value), e.decl, e.origin)
+    if isinstance(e, Prim):
+        return ("prim", e.name, tuple(_exact_param(p) for p in e.params), e.origin)
     raise TypeError(f"not an expression: {e!r}")
 
 

@@ -9,6 +9,7 @@ the returned program carries its fully solved type in `.t`.
 
 from __future__ import annotations
 
+import functools
 from typing import Iterable
 
 import attrs
@@ -85,8 +86,12 @@ class _Deferred:
 class Inference:
     """One inference run: unknowns, their solutions and the equations still waiting."""
 
-    def __init__(self) -> None:
+    def __init__(self, reuse: bool = False, depth: int = 0) -> None:
         self.counter = 0
+        self.reuse = reuse  # type data subterms standing alone where that decides them (_standalone)
+        self.depth = depth  # how many standalone typings this one is nested in
+        self.named_vars = False  # whether a scheme named a size variable after the counter (iterate)
+        self.finished: set[int] = set()  # ids of the parts typed standing alone: final already
         self.types: dict[int, Type] = {}
         self.allowed: dict[int, frozenset] = {}
         self.nats: dict[Unknown, Nat] = {}
@@ -111,6 +116,7 @@ class Inference:
 
     def var(self, base: str) -> Var:
         self.counter += 1
+        self.named_vars = True
         return Var(f"{base}{self.counter}")
 
     # -- resolution -----------------------------------------------------------------------
@@ -352,12 +358,27 @@ class Inference:
 # ---------------------------------------------------------------------------- the pass
 
 
-def infer(e: Expr, env: dict | None = None, expected: Type | None = None) -> Expr:
+def infer(e: Expr, env: dict | None = None, expected: Type | None = None, reuse: bool = False) -> Expr:
     """Return `e` with every node's `.t` set to its solved type; raise TypeInferenceError
     naming the offending subexpression otherwise.  `env` gives the types of free
     identifiers and `expected` the type `e` must have (rules re-type a rewritten subterm
-    where it stands this way)."""
-    inf = Inference()
+    where it stands this way).
+
+    `reuse`: a subterm that carries a data type (one a rule kept from the program it
+    rewrites) is typed standing alone, with the types its free identifiers have there,
+    once per term and types (_standalone): where that decides every type in it (no
+    unknown left, no literal defaulted), every typing of the whole agrees with it there, so
+    it is the subterm's typing in place.  The answer is the same as without; an error is
+    reported by inferring again without (the same message, from the same node)."""
+    if reuse and "iterate" not in e.primitive_names:  # iterate's size variables are named by the run's counter
+        try:
+            return _infer_whole(Inference(reuse=True), e, env, expected)
+        except TypeInferenceError:
+            pass
+    return _infer_whole(Inference(), e, env, expected)
+
+
+def _infer_whole(inf: Inference, e: Expr, env: dict | None, expected: Type | None) -> Expr:
     typed = _infer(inf, e, dict(env or {}), expected)
     if expected is not None:
         _guard(inf, typed, lambda: inf.unify(expected, typed.t),
@@ -469,6 +490,15 @@ def _infer(inf: Inference, e: Expr, env: dict, expected: Type | None) -> Expr:
 
 
 def _infer_node(inf: Inference, e: Expr, env: dict, expected: Type | None) -> Expr:
+    if inf.reuse and isinstance(e.t, _DATA) and isinstance(e, App):
+        known = _typed_in_place(inf, e, env)
+        if known is not None:
+            inf.finished.add(id(known))  # `known` lives in the tree being built: its id stays its own
+            return known
+    return _infer_here(inf, e, env, expected)
+
+
+def _infer_here(inf: Inference, e: Expr, env: dict, expected: Type | None) -> Expr:
     if isinstance(e, Identifier):
         if e.name not in env:
             _fail(e, f"unbound identifier {e.name}")
@@ -516,6 +546,73 @@ def _infer_node(inf: Inference, e: Expr, env: dict, expected: Type | None) -> Ex
         _guard(inf, e, lambda: inf.unify(fun.t, FunType(arg.t, result)), lambda: _explain_app(inf, fun, arg))
         return attrs.evolve(e, fun=fun, arg=arg, t=result)
     raise TypeError(f"not an expression: {e!r}")
+
+
+_DATA = (ArrayType, TupleType, VectorType, ScalarType)
+
+
+def _typed_in_place(inf: Inference, e: Expr, env: dict) -> Expr | None:
+    """`e` typed standing alone (_standalone) with its free identifiers' types here, when
+    those are known and that decides it; else None (inferred in place)."""
+    types = []
+    for name in sorted(e.free_names):
+        t = inf.resolve(env[name]) if name in env else None
+        if t is None or _has_unknowns(t):
+            return None
+        types.append((name, t))
+    return _standalone(_Standing(e.exact_key, tuple(types), e, inf.depth + 1))
+
+
+@attrs.frozen(eq=False)
+class _Standing:
+    """_standalone's memo key: the term as written (Expr.exact_key) and the types of its
+    free identifiers; the term rides along, outside equality."""
+
+    key: tuple
+    env: tuple
+    term: Expr
+    depth: int = 1  # nesting (bounded: the stack); no part of the answer
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Standing) and (self.key, self.env) == (other.key, other.env)
+
+    def __hash__(self) -> int:
+        return hash((self.term.exact_hash, self.env))
+
+
+@functools.lru_cache(maxsize=4096)
+def _standalone(s: _Standing) -> Expr | None:
+    """The term typed alone with its free identifiers' types, where that decides every
+    type in it without defaulting a literal, naming a size variable or leaving an unknown;
+    else None.  (Decided alone, no context can change it: any typing of a program holding
+    the term with these identifier types is this one on the term.)"""
+    inf = Inference(reuse=s.depth < MAX_STANDING_DEPTH, depth=s.depth)  # its parts may stand alone in turn
+    try:
+        typed = _infer_here(inf, s.term, dict(s.env), None)
+        for d in list(inf.deferred):
+            inf.current = d.node
+            _guard(inf, d.node, lambda d=d: inf._solve(d.lhs, d.rhs))
+    except TypeInferenceError:
+        return None
+    if inf.deferred or inf.named_vars or not _decided(inf, typed):
+        return None
+    return _finish(inf, typed)
+
+
+MAX_STANDING_DEPTH = 32  # standalone typings nested in one another (each a few stack frames)
+
+
+def _decided(inf: Inference, typed: Expr) -> bool:
+    """Whether every type in `typed` is known (the parts typed alone are)."""
+    stack = [typed]
+    while stack:
+        x = stack.pop()
+        if id(x) in inf.finished:
+            continue
+        if _has_unknowns(inf.resolve(x.t)):
+            return False
+        stack.extend(x.children())
+    return True
 
 
 def _explain_app(inf: Inference, fun: Expr, arg: Expr) -> str:
@@ -574,9 +671,17 @@ def _infer_prim_app(inf: Inference, prim: Prim, apps: list[App], env: dict) -> E
     node: Expr = attrs.evolve(prim, t=full)
     remaining = full
     typed_args: list[Type] = []
+    early: dict[int, Expr] = {}
+    if inf.reuse and any(isinstance(app.arg, Lambda) for app in apps):
+        # the data first: the functions' parameters then have their types when their bodies
+        # are inferred, so the parts of those bodies can stand alone (the same solution)
+        for k, app in enumerate(apps):
+            if not isinstance(app.arg, Lambda):
+                early[k] = arg = _infer(inf, app.arg, env, arg_types[k])
+                _guard(inf, app, lambda expected=arg_types[k], arg=arg: inf.unify(expected, arg.t))
     for k, app in enumerate(apps):
         expected = arg_types[k]
-        arg = _infer(inf, app.arg, env, expected)
+        arg = early[k] if k in early else _infer(inf, app.arg, env, expected)
         typed_args.append(arg.t)
 
         def explain(k=k, arg=arg, expected=expected):
@@ -604,7 +709,13 @@ def _infer_prim_app(inf: Inference, prim: Prim, apps: list[App], env: dict) -> E
 def _finish(inf: Inference, e: Expr) -> Expr:
     """Resolve every node's type; default unconstrained literals (f32, i32)."""
 
+    finished: dict[int, tuple[Type, Type]] = {}  # id(type) -> (type, its final form): nodes share types
+
     def final(t: Type, node: Expr) -> Type:
+        done = finished.get(id(t))
+        if done is not None and done[0] is t:
+            return done[1]
+        start = t
         t = inf.resolve(t)
         t = _default(inf, t)
         bad = _unsolved(t)
@@ -614,9 +725,12 @@ def _finish(inf: Inference, e: Expr) -> Expr:
             k = size.as_int()
             if k is not None and k <= 0:
                 _fail(node, f"array of size {k}: sizes must be positive")
+        finished[id(start)] = (start, t)
         return t
 
     def go(x: Expr) -> Expr:
+        if id(x) in inf.finished:
+            return x
         if isinstance(x, Identifier):
             return attrs.evolve(x, t=final(x.t, x))
         if isinstance(x, Lambda):

@@ -80,7 +80,7 @@ class Unknown(Atom):
     id: int
     rank = 1
 
-    @property
+    @functools.cached_property
     def key(self) -> tuple:
         return (self.rank, self.id)
 
@@ -192,7 +192,7 @@ class Nat:
     def from_terms(terms: Iterable[tuple[Mono, Fraction]]) -> "Nat":
         acc: dict[Mono, Fraction] = {}
         for mono, c in terms:
-            acc[mono] = acc.get(mono, Fraction(0)) + c
+            acc[mono] = acc[mono] + c if mono in acc else c if type(c) is Fraction else Fraction(c)
         items = sorted(((m, c) for m, c in acc.items() if c != 0), key=lambda mc: _mono_key(mc[0]))
         n = Nat(tuple(items))
         return _recombine_divmod(n) if any(isinstance(a, Mod) for m, _ in items for a, _ in m) else n
@@ -237,11 +237,11 @@ class Nat:
                     out |= ch.atoms
         return frozenset(out)
 
-    @property
+    @functools.cached_property
     def vars(self) -> frozenset:
         return frozenset(a for a in self.atoms if isinstance(a, Var))
 
-    @property
+    @functools.cached_property
     def unknowns(self) -> frozenset:
         return frozenset(a for a in self.atoms if isinstance(a, Unknown))
 
@@ -311,6 +311,10 @@ class Nat:
         return isinstance(other, Nat) and self.terms == other.terms
 
     def __hash__(self) -> int:
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self) -> int:  # sizes are hashed again and again as memo keys in inference
         return hash(self.terms)
 
 
@@ -861,17 +865,20 @@ def divides(d: NatLike, n: NatLike) -> bool:
 def substitute(n: Nat, mapping: Mapping[Atom, Nat] | Callable[[Atom], Nat | None]) -> Nat:
     """Replace atoms (recursively inside floor/mod/... too) and re-normalise."""
     lookup = mapping if callable(mapping) else mapping.get
-    total = Nat.const(0)
+    total: Nat | None = None
     for mono, c in n.terms:
-        term = Nat.const(c)
+        term: Nat | None = None  # the product of the factors so far (None: 1)
         for a, p in mono:
             rep = lookup(a)
             if rep is None:
                 kids = a.children()
                 rep = a.rebuild(tuple(substitute(k, lookup) for k in kids)) if kids else Nat.atom(a)
-            term = term * power(rep, Nat.const(p))
-        total = total + term
-    return total
+            factor = rep if p == 1 else power(rep, Nat.const(p))
+            term = factor if term is None else term * factor
+        # x * 1 and 0 + x skipped: every Nat is in normal form already
+        term = Nat.const(c) if term is None else term if c == 1 else Nat.const(c) * term
+        total = term if total is None else total + term
+    return Nat.const(0) if total is None else total
 
 
 def evaluate(n: NatLike, env: Mapping[str, object]):

@@ -15,6 +15,7 @@ suite compares the interpreter before and after the rewrite.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import attrs
@@ -228,8 +229,35 @@ def free_identifier_types(e: Expr) -> dict[str, Type]:
 
 
 def retype(new: Expr, old: Expr) -> Expr:
-    """Infer `new` where `old` stood: free identifiers keep the types they had there."""
-    return infer(new, free_identifier_types(old), expected=old.t)
+    """Infer `new` where `old` stood: free identifiers keep the types they had there.
+    Memoised: an exploration rewrites the same subterm in the same place again and again
+    (the same move in the programs of other variants)."""
+    env = free_identifier_types(old)
+    return _inferred(_Retyping(new.exact_key, tuple(sorted(env.items())), old.t, new))
+
+
+@attrs.frozen(eq=False)
+class _Retyping:
+    """retype's memo key: the rewritten term as written (exact_key), the types of its
+    context.  `new` rides along to be inferred, outside equality."""
+
+    key: tuple
+    env: tuple
+    expected: Type | None
+    new: Expr
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Retyping) and (self.key, self.env, self.expected) == (
+            other.key, other.env, other.expected)
+
+    def __hash__(self) -> int:
+        return hash((self.new.exact_hash, self.env, self.expected))
+
+
+@functools.lru_cache(maxsize=1024)  # about 50 kB an entry: bounded well below a worker's memory
+def _inferred(r: _Retyping) -> Expr:
+    """infer is a pure function of its arguments (failures are not cached: raised again)."""
+    return infer(r.new, dict(r.env), expected=r.expected, reuse=True)
 
 
 # ------------------------------------------------------------------ builder helpers

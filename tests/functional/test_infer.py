@@ -394,3 +394,36 @@ def test_unknown_sizes_of_a_polymorphic_iterate_body_do_not_escape():
         if isinstance(node.t, ArrayType):
             sizes.append(node.t.size)
         assert not any(isinstance(a, Unknown) for s in sizes for a in s.atoms)
+
+
+# ------------------------------------------------- subterms typed standing alone (reuse)
+
+def _typing(e) -> list[tuple[str, str]]:
+    return [(str(n), repr(n.t)) for n in walk(e)]
+
+
+def test_a_subterm_typed_alone_only_where_that_decides_it():
+    """infer(..., reuse=True) (rules re-typing their results) types a data subterm standing
+    alone where that decides every type in it; a literal its context decides is typed in
+    place: here `map (fun(i) => 1.0) xs` alone would default 1.0 to f32, its use makes it f64."""
+    program = fl.parse("fun(xs: 4.f64) => map (fun(p) => fst p + snd p) (zip xs (map (fun(i) => 1.0) xs))")
+    typed = fl.infer(program)
+    again = fl.infer(typed, reuse=True)  # every node carries its type: each data subterm is tried alone
+    assert _typing(again) == _typing(typed)
+    ones = next(n for n in walk(again) if str(n) == "map (fun(i) => 1.0) xs")
+    assert str(ones.t) == "4.f64"
+    from functional.infer import _standalone, _Standing
+
+    env = (("xs", typed.t.param),)
+    assert _standalone(_Standing(ones.exact_key, env, ones)) is None  # alone, 1.0 would be an f32
+    assert _typing(_standalone(_Standing(typed.body.exact_key, env, typed.body))) == _typing(typed.body)
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_typing_with_reuse_is_the_typing_without(case):
+    """On the fuzzer's programs, re-inferred with their own types on every node (each data
+    subterm tried alone) and with those types erased: the same typing, node by node."""
+    from functional.random_programs import random_program
+
+    typed = fl.infer(random_program(case).program)
+    assert _typing(fl.infer(typed, reuse=True)) == _typing(typed) == _typing(fl.infer(typed))

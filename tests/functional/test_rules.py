@@ -211,3 +211,30 @@ def test_parameters_positionally_and_by_name():
         r(2, n=2, w=3)
     prog = fl.infer(fl.fun([array(8, f32)], lambda xs: fl.map(fl.neg, xs)))
     assert top_down(r(4))(prog).ok
+
+
+def test_retyping_is_memoised_on_the_term_as_written():
+    """retype's memo (functional.rules.core) keys on Expr.exact_key: a term equal up to
+    renaming, or with other provenance, is inferred on its own and keeps its own names and
+    origins; the same term in the same place is inferred once."""
+    import attrs
+
+    from functional.errors import TypeInferenceError
+    from functional.expr import walk
+    from functional.rules.core import _inferred, retype
+
+    old = fl.infer(fl.parse("fun(xs: 16.f32) => map (fun(a) => a * 2.0) xs")).body
+    renamed = fl.parse("fun(xs: 16.f32) => map (fun(b) => b * 2.0) xs").body
+    elsewhere = attrs.evolve(renamed, origin="another place")
+    first, second = retype(renamed, old), retype(elsewhere, old)
+    assert renamed == old and renamed.exact_key != old.exact_key and elsewhere.exact_key != renamed.exact_key
+    assert str(retype(old, old)) == str(old) and str(first) == str(second) == "map (fun(b) => b * 2.0) xs"
+    assert first.origin == renamed.origin != "another place" and second.origin == "another place"
+    assert all(n.t is not None for n in walk(first)) and first.t == old.t
+    hits = _inferred.cache_info().hits
+    assert retype(fl.parse("fun(xs: 16.f32) => map (fun(b) => b * 2.0) xs").body, old) is first  # a new object, as written
+    assert _inferred.cache_info().hits == hits + 1
+    scalar = fl.infer(fl.parse("fun(xs: 16.f32) => reduce (+) 0.0 xs")).body  # an array where a scalar stood
+    for _ in range(2):  # failures are not remembered: raised each time
+        with pytest.raises(TypeInferenceError):
+            retype(renamed, scalar)
