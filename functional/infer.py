@@ -9,6 +9,8 @@ the returned program carries its fully solved type in `.t`.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 from typing import Iterable
 
@@ -580,7 +582,45 @@ class _Standing:
         return hash((self.term.exact_hash, self.env))
 
 
-@functools.lru_cache(maxsize=4096)
+# ------------------------------------------------------------------------ typing memo
+
+_MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("typing_memo", default=None)
+
+
+@contextlib.contextmanager
+def typing_memo():
+    """Within the block, typings computed by `memoised` functions (retype, the standalone
+    typings of infer(reuse=True)) are remembered: one build of an exploration space rewrites
+    the same subterms in the same places again and again.  The memo lives as long as the
+    block (nested blocks share the outer one), so nothing outlives a build: a process-wide
+    cache had kept some 600,000 objects alive and slowed every later garbage collection.
+    Yields the memo (for tests)."""
+    memo = _MEMO.get()
+    token = _MEMO.set({} if memo is None else memo)
+    try:
+        yield _MEMO.get()
+    finally:
+        _MEMO.reset(token)
+
+
+def memoised(fn):
+    """`fn(key)`, a pure function of a hashable key, remembered within `typing_memo()` (and
+    computed each time outside one).  An exception is never remembered: raised again."""
+
+    @functools.wraps(fn)
+    def remembered(key):
+        memo = _MEMO.get()
+        if memo is None:
+            return fn(key)
+        slot = (fn, key)
+        if slot not in memo:
+            memo[slot] = fn(key)
+        return memo[slot]
+
+    return remembered
+
+
+@memoised
 def _standalone(s: _Standing) -> Expr | None:
     """The term typed alone with its free identifiers' types, where that decides every
     type in it without defaulting a literal, naming a size variable or leaving an unknown;

@@ -132,7 +132,10 @@ def test_cli_ctrl_c_on_a_local_cluster_keeps_the_measured_rows_and_leaves_no_ray
     assert "interrupted; the candidates measured so far are in" in err
     with TuningDB(path) as db:
         kept = db.candidates()
-    assert len(kept) >= rows and all(c.status in ("ok", "slow") for c in kept), [c.status for c in kept]
+    # none lost or spoilt by the interruption: measured, or refused by the resource filter before any run
+    # (a launch shape of fewer work-groups than compute units)
+    assert len(kept) >= rows and all(c.status in ("ok", "slow") or c.stage == "resources" for c in kept), \
+        [(c.status, c.stage) for c in kept]
     deadline = time.monotonic() + 20  # Ray's processes exit as the driver shuts the cluster down
     while _processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.2)

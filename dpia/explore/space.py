@@ -32,7 +32,7 @@ import attrs
 
 from functional.errors import FunctionalError
 from functional.expr import Expr, Identifier, Lambda, NatLambda, substitute_nat
-from functional.infer import infer
+from functional.infer import infer, typing_memo
 from functional.nat import Nat, Var
 from functional.strategies import Failure, Strategy, Success, at_path, replace_at, seq
 
@@ -354,7 +354,8 @@ class Space:
 
         typed = program if program.t is not None else infer(program)
         check_program_sizes(typed, sizes)
-        found = tuple(skeletons) if skeletons is not None else generate_skeletons(typed, sizes, heuristics)
+        with typing_memo():  # stages 1 and 2 re-type the same rewritten subterms again and again
+            found = tuple(skeletons) if skeletons is not None else generate_skeletons(typed, sizes, heuristics)
         points: list[Point] = []
         infeasible: dict[str, int] = {}
         cap = max(1, min(MAX_POINTS_PER_SKELETON, MAX_POINTS // max(1, len(found))))

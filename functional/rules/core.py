@@ -15,14 +15,13 @@ suite compares the interpreter before and after the rewrite.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable
 
 import attrs
 
 from ..errors import FunctionalError, TypeInferenceError
 from ..expr import App, Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, substitute, trivial
-from ..infer import infer
+from ..infer import infer, memoised
 from ..nat import Nat
 from ..strategies import Failure, Step, Strategy, Success
 from ..types import ArrayType, Type
@@ -254,7 +253,7 @@ class _Retyping:
         return hash((self.new.exact_hash, self.env, self.expected))
 
 
-@functools.lru_cache(maxsize=1024)  # about 50 kB an entry: bounded well below a worker's memory
+@memoised  # within functional.infer.typing_memo() (a space's build)
 def _inferred(r: _Retyping) -> Expr:
     """infer is a pure function of its arguments (failures are not cached: raised again)."""
     return infer(r.new, dict(r.env), expected=r.expected, reuse=True)
