@@ -176,14 +176,14 @@ def suite_targets(size_name: str) -> list[str]:
 def markdown_table(summaries: list[dict]) -> str:
     """One row per target: the explored best against the first reference (NumPy on the host;
     the device copy on a GPU), the baseline, what was tried."""
-    lines = ["| target | tried | best (ms) | baseline (ms) | reference | reference (ms) | best vs reference |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| target | tried | best (ms) | best (GB/s) | baseline (ms) | reference | reference (ms) | best vs reference |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in summaries:
         best, *others = s["rows"]
         baseline = next((r for r in others if r["variant"].startswith("baseline")), None)
         ref = next(r for r in others if not r["variant"].startswith("baseline"))
         baseline_ms = f"{baseline['time_s'] * 1e3:.3f}" if baseline else "-"
-        lines.append(f"| {s['target']} | {s['tried']} | {best['time_s'] * 1e3:.3f} | {baseline_ms} | "
+        lines.append(f"| {s['target']} | {s['tried']} | {best['time_s'] * 1e3:.3f} | {best['GB_per_s']:.1f} | {baseline_ms} | "
                      f"{ref['variant']} | {ref['time_s'] * 1e3:.3f} | {ref['ref_over_best']:.2f}x |")
     return "\n".join(lines) + "\n"
 
@@ -201,10 +201,15 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--out", default="explore_suite_out")
+    ap.add_argument("--part", default="1/1", help="K/N: every N-th target from the K-th (a run split over calls)")
     args = ap.parse_args(argv)
     targets = list(args.targets) + (suite_targets(args.suite) if args.suite else [])
     if not targets:
         ap.error("name targets or --suite")
+    k, _, n = args.part.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        ap.error(f"--part wants K/N with 1 <= K <= N, got {args.part!r}")
+    targets = targets[int(k) - 1::int(n)]
     summaries = []
     for spec in targets:
         try:

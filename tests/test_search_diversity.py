@@ -8,6 +8,7 @@ PoCL with a small budget."""
 from __future__ import annotations
 
 import functools
+import random
 import sys
 from pathlib import Path
 
@@ -161,3 +162,48 @@ def test_a_class_counts_as_tried_after_a_trial_that_did_not_fail_or_after_its_fa
     assert _visited_classes(history, classes, 3) == {"B", "C"}
     assert _visited_classes(history[:3], classes, 3) == set()
     assert _visited_classes(history, classes, 1) == {"A", "B", "C"}
+
+
+def _another_launch_of(p, q) -> bool:
+    """p is q's kernel with another launch shape."""
+    a, b = p.as_dict(), q.as_dict()
+    return p.family == q.family and a.pop(LAUNCH, None) != b.pop(LAUNCH, None) and a == b
+
+
+def _history_with_incumbent(space: Space, incumbent, others: int, seed_: int) -> list:
+    """The incumbent measured fastest, then `others` points of other skeletons measured slower."""
+    from dpia.explore.search import Trial
+
+    rng = random.Random(seed_)
+    rest = [p for p in space.points if p.family != incumbent.family]
+    return [Trial(incumbent, "ok", 1e-3)] + [Trial(p, "ok", 5e-3) for p in rng.sample(rest, others)]
+
+
+def test_each_batch_tries_the_incumbents_kernel_with_another_launch_shape(gemv_space):
+    """Part of each batch goes to the fastest point's kernel with other launch shapes: with
+    launch weights shared across skeletons, shapes that failed elsewhere (too few work-groups)
+    and a short budget spent on new classes would otherwise keep the incumbent from being
+    timed with them (PoCL mm: 72 trials, none of the preset's kernel with another shape)."""
+    from dpia.explore.search import Trial
+
+    shaped = [f for f in gemv_space.families if LAUNCH in f.choices]
+    incumbent = next(p for p in gemv_space.points if p.family == shaped[0].name)
+    settings = Model(immigrants=0.0)
+    for seed_ in range(6):
+        history = _history_with_incumbent(gemv_space, incumbent, settings.warmup, seed_)
+        batch = bayesian(gemv_space, history, random.Random(seed_), 4, settings)
+        assert any(_another_launch_of(p, incumbent) for p in batch), seed_
+    # the next fastest kernel's shapes once the fastest's are tried
+    second = next(p for p in gemv_space.points if p.family == shaped[1].name)
+    history = _history_with_incumbent(gemv_space, incumbent, settings.warmup, 0) + [Trial(second, "ok", 2e-3)]
+    history += [Trial(p, "ok", 3e-3) for p in gemv_space.points if _another_launch_of(p, incumbent)]
+    batch = bayesian(gemv_space, history, random.Random(0), 4, settings)
+    assert any(_another_launch_of(p, second) for p in batch)
+    assert not any(_another_launch_of(p, incumbent) for p in batch)  # none left
+    # without the share (Model.exploit = 0) a batch is the model's and the new classes' alone
+    plain = Model(immigrants=0.0, exploit=0.0)
+    missed = [seed_ for seed_ in range(6) if not any(
+        _another_launch_of(p, incumbent)
+        for p in bayesian(gemv_space, _history_with_incumbent(gemv_space, incumbent, plain.warmup, seed_),
+                          random.Random(seed_), 4, plain))]
+    assert missed

@@ -16,7 +16,8 @@ seed (the explorer's `random.Random(seed)`) and the same history it proposes the
                     weights: the family with the fastest measured point (give or take a
                     measurement's noise), then its untried point fastest under the draw
                     (draws differ: a batch explores); part of each batch goes to skeleton
-                    classes (moves made, levels mapped onto) not tried yet, until none is left
+                    classes (moves made, levels mapped onto) not tried yet, until none is left,
+                    and part to the incumbent's kernel with other launch shapes
 
 Every search skips the points equivalent to one already tried (`Tried`): of the same
 skeleton, differing only in slots the history showed do not change the low-level program
@@ -218,6 +219,14 @@ class Model:
     # where it is fast (the tree in a work-group) would wait behind hundreds of others
     diversity: float = 0.5
     class_failures: int = 3  # failed trials after which a class counts as tried (`_visited_classes`)
+    # the share of each batch (after the diverse share) given to the incumbent's launch shapes:
+    # the fastest measured point's kernel with another launch shape (stage 3 of the kernel the
+    # search found best so far), the shape fastest under the draw.  The model shares launch
+    # weights across skeletons, so shapes that failed or were slow elsewhere (too few
+    # work-groups for another skeleton) would keep the incumbent from ever being timed with
+    # them; a tile or block slot changes the program and stays the model's to choose.
+    exploit: float = 0.25
+    incumbents: int = 3  # when the fastest point's launch shapes are all tried, the next fastest's
 
 
 def skeleton_class(family) -> tuple:
@@ -290,6 +299,8 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     classes = {f.name: skeleton_class(f) for f in space.families}
     visited = _visited_classes(history, classes, settings.class_failures)
     diverse = math.ceil(settings.diversity * count)
+    exploiting = range(diverse, diverse + math.ceil(settings.exploit * count))
+    incumbents = _incumbents(points, ys, failed, settings.incumbents)
     for j in range(count):
         if rng.random() < settings.immigrants:
             p = space.sample(rng, exclude=seen | set(out))
@@ -309,6 +320,13 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
                     family_scores[name] = float(np.median(scores[free, j])) + centre - settings.noise_sd
         if not family_scores:
             break
+        if j in exploiting:
+            near = _other_launches(incumbents, members, untried, taken, seen)
+            if near.size:
+                pick = int(near[np.argmin(scores[near, j])])
+                taken[pick] = True
+                out.append(untried[pick])
+                continue
         fresh = {name: v for name, v in family_scores.items() if classes.get(name) not in visited}
         if fresh and j < diverse:  # a class not tried yet: of the fewest moves, its best-scored skeleton
             chosen = min(fresh, key=lambda name: (_moves_in(classes[name]), fresh[name]))
@@ -321,6 +339,28 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
         visited.add(classes.get(untried[pick].family))
         out.append(untried[pick])
     return out
+
+
+def _incumbents(points: Sequence[Point], ys: np.ndarray, failed: np.ndarray, count: int) -> list[Point]:
+    """The `count` fastest measured points, fastest first (a slow candidate's lower bound
+    counts as its time: it is never ahead of a measured faster one)."""
+    timed = sorted((float(y), i) for i, (y, fail) in enumerate(zip(ys, failed)) if not fail)
+    return [points[i] for _, i in timed[:count]]
+
+
+def _other_launches(incumbents: Sequence[Point], members: dict, untried: Sequence[Point], taken: np.ndarray,
+                    seen: Tried) -> np.ndarray:
+    """Rows of `untried` not taken yet that are the first incumbent that has any with another
+    launch shape (its kernel, the same program, launched otherwise)."""
+    for inc in incumbents:
+        rows = members.get(inc.family)
+        if rows is None or LAUNCH not in inc.as_dict():
+            continue
+        mine = [kv for kv in seen.key(inc)[1] if kv[0] != LAUNCH]
+        near = [r for r in rows if not taken[r] and [kv for kv in seen.key(untried[r])[1] if kv[0] != LAUNCH] == mine]
+        if near:
+            return np.array(near)
+    return np.array([], dtype=np.int64)
 
 
 def _visited_classes(history: Sequence[Trial], classes: dict, failures: int) -> set:
