@@ -378,9 +378,11 @@ def probed_length(length_at: Callable[[Mapping[str, int]], int | None], length: 
     relations = constraints(slots)
     powers, moved = [], {}
     for name in sorted(slots):
+        if len(slots[name].values) < 2:
+            continue  # one value at every point: a constant factor
         others = [v for v in slots[name].values if v != trials[name] and relations.valid({**trials, name: v})]
         if not others:
-            continue  # the point fixes it to its trial value: a constant factor
+            return None  # its other values need others' to move too: not probed alone
         other = min(others, key=lambda v: (abs(v.bit_length() - trials[name].bit_length()), v))
         there = length_at({**trials, name: other})
         if there is None or there < 1:

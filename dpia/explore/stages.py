@@ -27,6 +27,7 @@ from functional.strategies import Strategy, seq
 from .algorithmic import Heuristics, algorithmic_variants
 from .launch import LAUNCH, launch_values, offered
 from .mapping import apply_steps, loop_schemes, mappings, nest_depth, relabelled, tile_schemes
+from .moves import ALGORITHMIC_MOVES, Move
 from .space import Skeleton, with_size_facts
 
 PREPARE = ("eta", "hoist", "fuse")
@@ -77,9 +78,11 @@ def _replay(body: Expr, steps) -> Callable[[Mapping[str, int]], Expr | None]:
     return at_values
 
 
-def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heuristics | None = None) -> tuple[Skeleton, ...]:
-    """Stage 1's variants times stage 2's mappings, with stage 3's slot values (and the launch
-    shape slot, dpia.explore.launch.offered); the default lowering (no move) first."""
+def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heuristics | None = None,
+                       moves: tuple[Move, ...] = ALGORITHMIC_MOVES) -> tuple[Skeleton, ...]:
+    """Stage 1's variants (of `moves`: the whole vocabulary unless narrowed) times stage 2's
+    mappings, with stage 3's slot values (and the launch shape slot,
+    dpia.explore.launch.offered); the default lowering (no move) first."""
     body = prepared_body(program, sizes)
     heuristics = heuristics or Heuristics()
     out: list[Skeleton] = []
@@ -100,7 +103,7 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
             seen.add(skeleton.name)
             out.append(skeleton)
 
-    for variant in algorithmic_variants(body, sizes, heuristics):
+    for variant in algorithmic_variants(body, sizes, heuristics, moves):
         expr = _normal(variant.expr)
         dims = nest_depth(expr)  # the launch shapes offered: up to the dimensions its maps can take
         for mapping in mappings(expr):
