@@ -64,8 +64,8 @@ from collections.abc import Callable, Iterator, Mapping
 import attrs
 
 from functional import algebra
-from functional.errors import FunctionalError
 from functional.default_lowering import _more_stages, _scalar_values, lowering_sites
+from functional.errors import FunctionalError
 from functional.expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine, walk
 from functional.primitives import (
     LAYOUT,
