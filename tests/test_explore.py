@@ -7,6 +7,7 @@ hand-made one may name a move that does not apply where it stands (it fails at d
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import random
@@ -31,13 +32,14 @@ from dpia.explore import (
     write_exploration_plots,
 )
 from dpia.programs import random_inputs
-from dpia.explore.algorithmic import Heuristics
+from dpia.explore.algorithmic import Heuristics, Slot, probed_length
 from dpia.explore.launch import DRIVER, LAUNCH
 from dpia.explore.search import SEARCHES, Model, Trial, bayesian, evolutionary, random_search
 from dpia.explore.space import (
     DeviceLimits,
     Point,
     Skeleton,
+    SlotLength,
     Space,
     SpaceError,
     Step,
@@ -171,6 +173,32 @@ def test_coupled_slots_are_neighbours():
     child = space.crossover(point, Point(tree.name, {"s0": 128, "s1": 16}), random.Random(0))
     assert child is None or child in set(space.points)
     assert space.crossover(point, Point("default", {}), random.Random(0)) is None
+
+
+def test_a_length_other_slots_determine_is_probed_and_constrains_the_points():
+    """A constant length at the trial values is read as the product of powers of the slots'
+    values that explains how it changes when each slot moves alone (checked with them all
+    moved): 3 * s0 * s1, s0 / s1; a sum of slots or a constant of the program is none."""
+    powers = (2, 4, 8, 16, 32)
+    slots = {"s0": Slot(powers, 8), "s1": Slot(powers, 4, divides="s0"), "s2": Slot(powers, 16)}
+    trials = {"s0": 8, "s1": 4, "s2": 16}
+
+    def probed(f):
+        return probed_length(lambda v: f(v) if v["s1"] <= v["s0"] else None, f(trials), slots)
+
+    assert probed(lambda v: 3 * v["s0"] * v["s1"]) == SlotLength(3, (("s0", 1), ("s1", 1)))
+    assert probed(lambda v: v["s0"] // v["s1"]) == SlotLength(1, (("s0", 1), ("s1", -1)))
+    assert probed(lambda v: v["s0"] * v["s0"] * v["s2"]) == SlotLength(1, (("s0", 2), ("s2", 1)))
+    assert probed(lambda v: v["s0"] + v["s1"]) is None  # no product of powers
+    assert probed(lambda v: 12) is None  # no slot changes it: a constant of the program
+    assert probed_length(lambda v: None, 32, slots) is None  # a probe that does not derive: no reading
+    # a skeleton's point is valid only where the slot divides its length at the point's values
+    copy = Skeleton((Step("vectorized_copy", (), (), (("n", "s2"),)),), {n: powers for n in trials}, {"s1": "s0"},
+                    slot_lengths={"s2": SlotLength(1, (("s0", 1), ("s1", 1)))})
+    assert copy.valid({"s0": 8, "s1": 4, "s2": 32}) and not copy.valid({"s0": 8, "s1": 2, "s2": 32})
+    assert sum(map(copy.valid, copy.all_params())) == len(copy.all_params()) == sum(
+        p["s1"] <= p["s0"] and p["s0"] % p["s1"] == 0 and (p["s0"] * p["s1"]) % p["s2"] == 0
+        for p in (dict(zip(sorted(trials), v)) for v in itertools.product(powers, repeat=3)))
 
 
 def test_sizes_are_facts_not_constants():

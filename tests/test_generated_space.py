@@ -15,7 +15,9 @@ import functional as fl
 from dpia.explore.algorithmic import Heuristics
 from dpia.explore.evaluate import checkable_sizes
 from dpia.explore.presets import PRESETS, preset_for
-from dpia.explore.space import DEFAULT_NAME, DeviceLimits, Space
+from dpia.explore.moves import ALGORITHMIC_MOVES
+from dpia.explore.space import DEFAULT_NAME, DeviceLimits, Point, Skeleton, Space
+from dpia.explore.stages import generate_skeletons
 from dpia.programs import random_inputs, relative_error, size_vars
 from functional.derivation import derive
 from functional.errors import FunctionalError
@@ -153,3 +155,44 @@ def test_a_work_group_scheme_over_a_map_of_symbolic_length_compiles():
     assert "to_global (map_local" in str(low) and "to_local" not in str(low)
     inputs = random_inputs(space.program, checkable_sizes(derivation.program, sizes, 64), 0)
     assert relative_error(dpia.compile(low)(*inputs), fl.interpret(space.program, *inputs)) < 1e-4
+
+
+# ------------------------------------------------------------- lengths products of slots
+
+REGISTER_BLOCKED_TILES = tuple(m for m in ALGORITHMIC_MOVES if m.name in ("tile_2d", "tile_reduction",
+                                                                          "register_blocking_2d"))
+
+
+def test_a_length_that_is_a_product_of_slots_constrains_the_points():
+    """vectorized_copy's n splits a local tile copy of k x m values, both slots (tile_reduction's
+    k, tile_2d's m): each point's n divides the product of their values there, so no point is
+    refused at derivation ("reshape_parallel: 128 does not divide 64"), and every point whose n
+    divides it is kept (the points dropped are exactly those the rule refuses)."""
+    sizes = {"M": 16, "N": 16, "K": 64}
+    mm = fl.infer(seed.mm)
+    space = Space.build(mm, sizes, GPU, skeletons=generate_skeletons(mm, sizes, Heuristics(loops=True),
+                                                                     REGISTER_BLOCKED_TILES))
+    copying = [f for f in space.families if any(s.move == "vectorized_copy" for s in f.steps)]
+    assert copying, "the register-blocked tiles' layouts include vectorised copies"
+    family = copying[0]
+    slot_of = {(s.move, p): v for s in family.steps for p, v in s.slots}
+    n = slot_of[("vectorized_copy", "n")]
+    k, tile_m, tile_n = slot_of[("tile_reduction", "k")], slot_of[("tile_2d", "m")], slot_of[("tile_2d", "n")]
+    length = family.slot_lengths[n]
+    assert dict(length.powers) in ({k: 1, tile_m: 1}, {k: 1, tile_n: 1}) and length.scale == 1, str(length)
+    unconstrained = Skeleton(family.steps, family.choices, family.divides, family.slot_sizes, family.within,
+                             family.within_slot)
+    every = unconstrained.all_params(cap=1 << 20)
+    kept = [p for p in every if family.admits(p)]
+    assert kept and all(family.admits(p) == (length.at(p) % p[n] == 0) for p in every)
+    # each value of n at the smallest other values admitting it: the points most likely refused
+    smallest = {}
+    for p in sorted(kept, key=lambda p: sorted((name, v) for name, v in p.items() if name != n)):
+        smallest.setdefault(p[n], p)
+    for params in smallest.values():
+        _derive(space, Point(family.name, params))  # raises where the rule refuses the point
+    # a few of the points the constraint drops: each one the rule refuses
+    dropped = [p for p in every if not family.admits(p)]
+    for params in random.Random(0).sample(dropped, min(3, len(dropped))):
+        with pytest.raises(FunctionalError, match="does not divide"):
+            _derive(space, Point(family.name, params))

@@ -10,8 +10,11 @@ value from the divisors of the length the parameter splits, evaluated at the rea
 (a register block inside a tile) is recorded as dividing that slot; one whose constant length
 is a slot's value over others' (the blocks of a vector's lanes: w / block) as nested in it
 (`Slot.within_slot`), and one whose length is a size over slots' values (N / block) as
-nested in the size (`Slot.within`): a point is valid only where the products divide, so
-stage 3 draws no point whose split the rules refuse.
+nested in the size (`Slot.within`).  A constant length none of these readings explains (a
+copied tile's s2 x s1 elements) is probed where the caller can re-derive the node at other
+slot values (`trial_slots`' probe): how it changes with each slot gives it as a product of
+powers of their values (`probed_length`, a SlotLength).  A point is valid only where the
+products divide, so stage 3 draws no point whose split the rules refuse.
 
 Lift's heuristics bound the sequences (dpia.explore.algorithmic.Heuristics):
 
@@ -34,7 +37,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from fractions import Fraction
 
 import attrs
 
@@ -46,7 +50,7 @@ from functional.rules.core import free_identifier_types
 from functional.strategies import children, replace_at
 
 from .moves import ALGORITHMIC_MOVES, Move
-from .space import Step
+from .space import Skeleton, SlotLength, Step
 
 TRIAL = 16  # trial values are the divisors nearest this (in log scale), distinct across slots where possible
 MAX_VALUES = 16  # candidate values per slot
@@ -172,6 +176,19 @@ class Slot:
     # those slots), ...), every reading of the trial values that explains it, so a point is
     # valid only where each product with this slot's value divides that slot's value
     within_slot: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # a constant length earlier slots' values determine some other way (a product of them,
+    # found by probing): a point is valid only where this slot's value divides it there
+    length: SlotLength | None = None
+
+
+def constraints(slots: Mapping[str, Slot]) -> Skeleton:
+    """The slots' relations as a skeleton without steps (its `valid` decides a point)."""
+    return Skeleton((), {name: slot.values for name, slot in slots.items()},
+                    {name: slot.divides for name, slot in slots.items() if slot.divides},
+                    {name: slot.sizes for name, slot in slots.items()},
+                    {name: slot.within for name, slot in slots.items() if slot.within},
+                    {name: slot.within_slot for name, slot in slots.items() if slot.within_slot},
+                    {name: slot.length for name, slot in slots.items() if slot.length})
 
 
 @attrs.frozen
@@ -272,10 +289,15 @@ def _trial(values: tuple[int, ...], used: set[int], within: int | None = None) -
     return min(fresh, key=lambda v: (abs(v.bit_length() - TRIAL.bit_length()), v))
 
 
+Probe = Callable[[Mapping[str, int]], "Expr | None"]  # slot values -> the node derived at them (None: not there)
+
+
 def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping[str, Slot],
-                first: int) -> dict[str, tuple[str, Slot]] | None:
+                first: int, probe: Probe | None = None) -> dict[str, tuple[str, Slot]] | None:
     """{parameter: (slot name, Slot)} for the move at `node`, or None when a parameter has no
-    candidate value (its length has no divisor, or is not known at these sizes)."""
+    candidate value (its length has no divisor, or is not known at these sizes).  `probe`,
+    where given, derives the node at other values of the earlier slots (`slots`), so that a
+    constant length no trial value explains is related to the values it depends on."""
     try:
         lengths = move.lengths(node) if move.lengths else {}
     except (AttributeError, IndexError, TypeError):
@@ -317,12 +339,68 @@ def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping
             else:
                 values = _only(divisor_values(length, pow2), allowed)
                 within = _quotient_of(target, sizes, length, slots)
-                slot = Slot(values, _trial(values, used), None, names, within) if values else None
+                of_slots = probed_length(_length_at(move, param, sizes, probe), length, slots) \
+                    if probe is not None and values and not names and slots else None
+                slot = Slot(values, _trial(values, used), None, names, within, length=of_slots) if values else None
         if slot is None:
             return None
         used.add(slot.trial)
         out[param] = (name, slot)
     return out
+
+
+def _length_at(move: Move, param: str, sizes: Mapping[str, int], probe: Probe) -> Callable[[Mapping[str, int]], int | None]:
+    """The constant length `param` splits at the node `probe` derives at other slot values."""
+
+    def length_at(values: Mapping[str, int]) -> int | None:
+        node = probe(values)
+        if node is None:
+            return None
+        try:
+            return int(evaluate(move.lengths(node)[param], sizes))
+        except (AttributeError, IndexError, KeyError, TypeError, NatError, ValueError):
+            return None
+
+    return length_at
+
+
+MAX_POWER = 3  # the largest power of one slot's value a probed length is read with
+
+
+def probed_length(length_at: Callable[[Mapping[str, int]], int | None], length: int,
+                  slots: Mapping[str, Slot]) -> SlotLength | None:
+    """The constant `length` (at the slots' trial values) as the slots' values determine it:
+    each slot moved alone to another of its values (one the others' trial values admit), the
+    ratio of the lengths is a power of the ratio of its values; the product of those powers,
+    checked once with all of them moved together.  None where the length depends on no slot
+    (a constant of the program) or is not such a product, or a probe does not derive."""
+    trials = {name: slot.trial for name, slot in slots.items()}
+    relations = constraints(slots)
+    powers, moved = [], {}
+    for name in sorted(slots):
+        if len(slots[name].values) < 2:
+            continue  # one value at every point: a constant factor
+        others = [v for v in slots[name].values if v != trials[name] and relations.valid({**trials, name: v})]
+        if not others:
+            return None  # its other values need others' to move too: not probed alone
+        other = min(others, key=lambda v: (abs(v.bit_length() - trials[name].bit_length()), v))
+        there = length_at({**trials, name: other})
+        if there is None or there < 1:
+            return None
+        ratio, step = Fraction(there, length), Fraction(other, trials[name])
+        power = next((k for k in range(-MAX_POWER, MAX_POWER + 1) if step ** k == ratio), None)
+        if power is None:
+            return None
+        if power:
+            powers.append((name, power))
+            moved[name] = other
+    if not powers:
+        return None
+    found = SlotLength(Fraction(length) / SlotLength(1, powers).at(trials), powers)
+    together = {**trials, **moved}
+    if len(moved) > 1 and relations.valid(together) and length_at(together) != found.at(together):
+        return None  # not a product of powers: its slots interact
+    return found
 
 
 def _nested_in(name: str, whole: str, slots: Mapping[str, Slot], seen: frozenset = frozenset()) -> bool:
@@ -528,6 +606,7 @@ def _apply(move: Move, node: Expr, trials: dict) -> Expr | None:
     return result.expr if result.ok else None
 
 
-__all__ = ["ANYWHERE", "EXCLUSIONS", "INSIDE", "OVERLAPPING", "SPLIT_KINDS", "Exclusion", "Heuristics", "Slot",
-           "Variant", "acceptable", "add_mul_distance", "algorithmic_variants", "divisor_values", "excluded_by",
-           "map_depth", "out_of_order", "positions", "resplits", "split_kind", "trial_slots"]
+__all__ = ["ANYWHERE", "EXCLUSIONS", "INSIDE", "OVERLAPPING", "SPLIT_KINDS", "Exclusion", "Heuristics", "Probe", "Slot",
+           "Variant", "acceptable", "add_mul_distance", "algorithmic_variants", "constraints", "divisor_values",
+           "excluded_by", "map_depth", "out_of_order", "positions", "probed_length", "resplits", "split_kind",
+           "trial_slots"]

@@ -59,12 +59,13 @@ loops, storage.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 
 from functional import algebra
 from functional.default_lowering import _more_stages, _scalar_values, lowering_sites
+from functional.errors import FunctionalError
 from functional.expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine, walk
 from functional.primitives import (
     LAYOUT,
@@ -81,7 +82,7 @@ from functional.storage import GROUP, HOST, ITEM, arg_path, function_context
 from functional.strategies import at_path, replace_at
 from functional.types import ArrayType
 
-from .algorithmic import positions, trial_slots
+from .algorithmic import Probe, positions, trial_slots
 from .moves import (
     MOVES,
     computing_map,
@@ -495,7 +496,8 @@ def contexts(e: Expr) -> dict[tuple, str]:
     return out
 
 
-def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tuple[tuple[Step, ...], dict]]:
+def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
+                 replay: Callable[[Mapping[str, int]], Expr | None] | None = None) -> list[tuple[tuple[Step, ...], dict]]:
     """(steps, new slots) placing register-blocked tiles in the memory hierarchy, where a
     variant has them (the rules' own preconditions decide; nothing else is matched):
 
@@ -511,7 +513,9 @@ def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tupl
                     (accumulator_registers); a group's 2D accumulator spread over its items
                     (accumulator_among_items)
 
-    Empty where a variant has no register-blocked tile reduction."""
+    Empty where a variant has no register-blocked tile reduction.  `replay`, where given,
+    derives the variant (`e`) at other values of its slots: the layouts' lengths are probed
+    on it (trial_slots)."""
     if not blocked_tile_reduction(e):
         return []  # no rule application needed to know: blocked_accumulator could apply nowhere
     steps: list[Step] = []
@@ -538,7 +542,31 @@ def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tupl
     where = contexts(e)
     spread: list[Step] = []
     _everywhere(e, "accumulator_among_items", spread, lambda p: where.get(p) == GROUP)
-    return [(tuple(steps) + layout + tuple(spread), new_slots) for layout, new_slots in layouts(e, sizes, slots)]
+    placed = _memoised(lambda values: _replayed(replay, tuple(steps), values)) if replay is not None else None
+    return [(tuple(steps) + layout + tuple(spread), new_slots)
+            for layout, new_slots in layouts(e, sizes, slots, placed)]
+
+
+def _memoised(f: Callable[[Mapping[str, int]], Expr | None]) -> Callable[[Mapping[str, int]], Expr | None]:
+    """`f` of slot values, computed once per values (a probe replays many steps)."""
+    memo: dict = {}
+
+    def remembered(values: Mapping[str, int]) -> Expr | None:
+        key = tuple(sorted(values.items()))
+        if key not in memo:
+            memo[key] = f(values)
+        return memo[key]
+
+    return remembered
+
+
+def _replayed(replay, steps: tuple[Step, ...], values: Mapping[str, int]) -> Expr | None:
+    """`steps` on the variant `replay` derives at these values; None where one does not apply."""
+    try:
+        e = replay(values)
+        return apply_steps(e, steps, values) if e is not None else None
+    except (FunctionalError, ValueError):  # a rule refusing the values (as stage 1's _apply)
+        return None
 
 
 # A local copy's layouts, as moves at the copy (`to_local C`, C the parallel copy at +1):
@@ -563,15 +591,17 @@ def local_copies(e: Expr) -> list[tuple]:
             and parallel_copy(applied(node, "to_local", 1)[0])]
 
 
-def layouts(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tuple[tuple[Step, ...], dict]]:
+def layouts(e: Expr, sizes: Mapping[str, int], slots: Mapping,
+            replay: Callable[[Mapping[str, int]], Expr | None] | None = None) -> list[tuple[tuple[Step, ...], dict]]:
     """(steps, new slots) of the layouts of the local copies (COPY_LAYOUTS each, combined; the
     default first, at most MAX_LAYOUTS): each layout's moves where their rules apply, their
-    parameters slots drawn like stage 1's (divisors of the lengths they split)."""
+    parameters slots drawn like stage 1's (divisors of the lengths they split; probed on
+    `replay`, `e` derived at other slot values, where given)."""
     per_copy = []
     for path in local_copies(e):
         options: list[tuple[tuple[Step, ...], dict]] = []
         for layout in COPY_LAYOUTS:
-            option = _copy_layout(e, path, layout, sizes, {**slots}, len(slots))
+            option = _copy_layout(e, path, layout, sizes, {**slots}, len(slots), replay)
             if option is not None:
                 options.append(option)
         per_copy.append(options)
@@ -593,13 +623,16 @@ def _renamed_slots(steps: tuple[Step, ...], new: dict, first: int) -> tuple[tupl
     """The option's slots renumbered from s{first} (each copy's options drew theirs from the same start)."""
     names = {old: f"s{first + k}" for k, old in enumerate(sorted(new, key=lambda n: int(n[1:])))}
     return (tuple(attrs.evolve(s, slots=tuple((p, names.get(v, v)) for p, v in s.slots)) for s in steps),
-            {names[n]: (attrs.evolve(slot, divides=names.get(slot.divides, slot.divides)) if slot.divides else slot)
+            {names[n]: attrs.evolve(slot, divides=names.get(slot.divides, slot.divides) if slot.divides else None,
+                                    length=slot.length.renamed(names) if slot.length else None)
              for n, slot in new.items()})
 
 
-def _copy_layout(e: Expr, path: tuple, layout, sizes, slots: dict, first: int):
+def _copy_layout(e: Expr, path: tuple, layout, sizes, slots: dict, first: int,
+                 replay: Callable[[Mapping[str, int]], Expr | None] | None = None):
     """The layout's steps at the copy at `path` with their new slots, or None where a move
-    does not apply (at the trial values)."""
+    does not apply (at the trial values); each move's lengths probed on `replay` (`e` at
+    other slot values) with the layout's earlier steps, where given."""
     steps: list[Step] = []
     new: dict = {}
     places = {"store": path, "copy": path + (1,), "inner": path + (1, 1)}
@@ -612,7 +645,8 @@ def _copy_layout(e: Expr, path: tuple, layout, sizes, slots: dict, first: int):
         spec = MOVES[move]
         if node.t is None or not spec.site(node):
             return None
-        drawn = trial_slots(spec, node, sizes, {**slots, **new}, first + len(new)) if spec.tuned else {}
+        drawn = trial_slots(spec, node, sizes, {**slots, **new}, first + len(new),
+                            _probe(replay, tuple(steps), node_path)) if spec.tuned else {}
         if drawn is None:
             return None
         step = Step(move, node_path, (), tuple((p, name) for p, (name, _) in drawn.items()))
@@ -623,6 +657,21 @@ def _copy_layout(e: Expr, path: tuple, layout, sizes, slots: dict, first: int):
         e = done
         steps.append(step)
     return tuple(steps), new
+
+
+def _probe(replay, steps: tuple[Step, ...], path: tuple) -> Probe | None:
+    """The node at `path` after `steps`, on `replay` at other slot values."""
+    if replay is None:
+        return None
+
+    def node_at(values: Mapping[str, int]) -> Expr | None:
+        e = _replayed(replay, steps, values)
+        try:
+            return at_path(e, path) if e is not None else None
+        except (IndexError, AttributeError):
+            return None
+
+    return node_at
 
 
 def blocked_tile_reduction(e: Expr) -> bool:

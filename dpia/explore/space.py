@@ -27,6 +27,7 @@ import math
 import random
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from fractions import Fraction
 
 import attrs
 
@@ -183,10 +184,37 @@ def parse_steps(name: str) -> tuple[Step, ...]:
 
 
 @attrs.frozen
+class SlotLength:
+    """A length the values of other slots determine: `scale` times the product of their
+    values, each to its power (`powers`: (slot, power), ...), e.g. the element count of a
+    copied tile of s2 x s1 values (scale 1, powers s2: 1, s1: 1), a size over a slot's value
+    (scale N, power -1).  Found by probing (dpia.explore.algorithmic.probed_length)."""
+
+    scale: Fraction = attrs.field(converter=Fraction)
+    powers: tuple[tuple[str, int], ...] = attrs.field(converter=lambda p: tuple(sorted(p)))
+
+    def at(self, params: Mapping[str, int]) -> Fraction:
+        return self.scale * math.prod((Fraction(params[slot]) ** power for slot, power in self.powers), start=Fraction(1))
+
+    def divided_by(self, value: int, params: Mapping[str, int]) -> bool:
+        """Whether `value` divides the length at these values (a whole number there)."""
+        length = self.at(params)
+        return length.denominator == 1 and length.numerator % value == 0
+
+    def renamed(self, names: Mapping[str, str]) -> SlotLength:
+        return SlotLength(self.scale, tuple((names.get(slot, slot), power) for slot, power in self.powers))
+
+    def __str__(self) -> str:
+        factors = " * ".join(f"{slot}^{power}" if power != 1 else slot for slot, power in self.powers)
+        return f"{self.scale} * {factors}" if self.scale != 1 else factors
+
+
+@attrs.frozen
 class Skeleton:
     """A generated parametric lowering: moves in order, each slot's candidate values, and
     the slots that must divide another slot's value (`divides`: slot -> slot) or, with
-    others, a size's (`within`) or another slot's value (`within_slot`)."""
+    others, a size's (`within`) or another slot's value (`within_slot`), or a length other
+    slots' values determine (`slot_lengths`: a product of them, say)."""
 
     steps: tuple[Step, ...]
     choices: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict, converter=lambda c: dict(c))
@@ -200,6 +228,9 @@ class Skeleton:
     # value must divide that slot's value
     within_slot: Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]] = attrs.field(
         factory=dict, converter=lambda c: dict(c))
+    # slot -> the length it splits, as other slots' values determine it: a point is valid
+    # only where the slot's value divides that length at the point's values
+    slot_lengths: Mapping[str, SlotLength] = attrs.field(factory=dict, converter=lambda c: dict(c))
 
     @property
     def name(self) -> str:
@@ -210,7 +241,9 @@ class Skeleton:
                 and all(whole % (params[slot] * math.prod(params[o] for o in outer)) == 0
                         for slot, (whole, outer) in self.within.items() if slot in params)
                 and all(params[whole] % (params[slot] * math.prod(params[o] for o in outer)) == 0
-                        for slot, nests in self.within_slot.items() if slot in params for whole, outer in nests))
+                        for slot, nests in self.within_slot.items() if slot in params for whole, outer in nests)
+                and all(length.divided_by(params[slot], params) for slot, length in self.slot_lengths.items()
+                        if slot in params and all(factor in params for factor, _ in length.powers)))
 
     def admits(self, params: Mapping[str, int]) -> bool:
         """Whether `params` gives every slot one of its candidate values, validly (a point of
@@ -474,5 +507,5 @@ def check_program_sizes(program: Expr, sizes: Mapping[str, int]) -> None:
 
 
 
-__all__ = ["CHECK_FLOOR", "DEFAULT_NAME", "DeviceLimits", "Point", "Shape", "Skeleton", "Space", "SpaceError", "Step", "at",
+__all__ = ["CHECK_FLOOR", "DEFAULT_NAME", "DeviceLimits", "Point", "Shape", "Skeleton", "SlotLength", "Space", "SpaceError", "Step", "at",
            "check_program_sizes", "check_size", "parse_steps", "point_facts", "with_size_facts"]

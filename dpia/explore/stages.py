@@ -17,7 +17,7 @@ storage, the check that nothing is left high level).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from functional.default_lowering import phases
 from functional.expr import Expr, Lambda, NatLambda
@@ -26,7 +26,8 @@ from functional.strategies import Strategy, seq
 
 from .algorithmic import Heuristics, algorithmic_variants
 from .launch import LAUNCH, launch_values, offered
-from .mapping import loop_schemes, mappings, nest_depth, relabelled, tile_schemes
+from .mapping import apply_steps, loop_schemes, mappings, nest_depth, relabelled, tile_schemes
+from .moves import ALGORITHMIC_MOVES, Move
 from .space import Skeleton, with_size_facts
 
 PREPARE = ("eta", "hoist", "fuse")
@@ -66,9 +67,22 @@ def _normal(e: Expr) -> Expr:
     return result.expr if result.ok else e
 
 
-def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heuristics | None = None) -> tuple[Skeleton, ...]:
-    """Stage 1's variants times stage 2's mappings, with stage 3's slot values (and the launch
-    shape slot, dpia.explore.launch.offered); the default lowering (no move) first."""
+def _replay(body: Expr, steps) -> Callable[[Mapping[str, int]], Expr | None]:
+    """Stage 1's steps on the prepared body at other slot values, in the normal form between
+    the stages (None where a step does not apply there)."""
+
+    def at_values(values: Mapping[str, int]) -> Expr | None:
+        e = apply_steps(body, steps, values)
+        return _normal(e) if e is not None else None
+
+    return at_values
+
+
+def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heuristics | None = None,
+                       moves: tuple[Move, ...] = ALGORITHMIC_MOVES) -> tuple[Skeleton, ...]:
+    """Stage 1's variants (of `moves`: the whole vocabulary unless narrowed) times stage 2's
+    mappings, with stage 3's slot values (and the launch shape slot,
+    dpia.explore.launch.offered); the default lowering (no move) first."""
     body = prepared_body(program, sizes)
     heuristics = heuristics or Heuristics()
     out: list[Skeleton] = []
@@ -83,19 +97,21 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
             choices[LAUNCH], slot_sizes[LAUNCH] = launch_values(dims), ()  # it splits no length
         within = {name: slot.within for name, slot in slots.items() if slot.within}
         within_slot = {name: slot.within_slot for name, slot in slots.items() if slot.within_slot}
-        skeleton = Skeleton(variant.steps + steps, choices, divides, slot_sizes, within, within_slot)
+        slot_lengths = {name: slot.length for name, slot in slots.items() if slot.length}
+        skeleton = Skeleton(variant.steps + steps, choices, divides, slot_sizes, within, within_slot, slot_lengths)
         if skeleton.name not in seen:
             seen.add(skeleton.name)
             out.append(skeleton)
 
-    for variant in algorithmic_variants(body, sizes, heuristics):
+    for variant in algorithmic_variants(body, sizes, heuristics, moves):
         expr = _normal(variant.expr)
         dims = nest_depth(expr)  # the launch shapes offered: up to the dimensions its maps can take
         for mapping in mappings(expr):
             loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots) if heuristics.loops else [((), {})]
             for steps, new_slots in loops:
                 add(variant, mapping + steps, new_slots, dims)
-        for steps, new_slots in tile_schemes(expr, sizes, variant.slots):  # register-blocked tiles, where it has them
+        replay = _replay(body, variant.steps)  # the variant at other slot values: its layouts' lengths are probed
+        for steps, new_slots in tile_schemes(expr, sizes, variant.slots, replay):  # register-blocked tiles, where it has them
             add(variant, steps, new_slots, dims)
     return tuple(out)
 
