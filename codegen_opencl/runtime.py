@@ -363,12 +363,13 @@ class Kernel:
                                     f"{describe(self.device)} has {limit}")
 
     def _check_launch(self, launches) -> None:
-        """Refuse a launch the device or the built kernel cannot run (the kernel's own limit
-        may be below the device's: a kernel holding many registers), before it is enqueued."""
-        cl = _import_cl()
+        """Refuse, before it is enqueued, a launch beyond the device's limits.  The kernel's own
+        reported limit (CL_KERNEL_WORK_GROUP_SIZE) is not a refusal here: NVIDIA's OpenCL
+        reports 256 for every kernel (25 registers, 8 KiB of local memory) and runs it with
+        1,024 items; a launch the driver does refuse is a RuntimeError_ at `_run`."""
         max_group = int(self.device.max_work_group_size)
         max_items = [int(n) for n in self.device.max_work_item_sizes]
-        for ph, kernel, (_, local) in zip(self.phases, self._kernels, launches):
+        for ph, (_, local) in zip(self.phases, launches):
             if local is None:
                 continue
             if _product(local) > max_group:
@@ -378,10 +379,6 @@ class Kernel:
                 if size > max_items[d]:
                     raise RuntimeError_(f"kernel {ph.name}: {size} items in dimension {d} of a work-group exceed "
                                         f"the device's {max_items[d]}")
-            own = int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device))
-            if _product(local) > own:
-                raise RuntimeError_(f"kernel {ph.name}: a work-group of {_product(local)} items exceeds the "
-                                    f"{own} this kernel allows on {describe(self.device)}")
 
     def _prepare(self, arrays, uploads: Uploads | None = None):
         cl = _import_cl()
@@ -424,8 +421,19 @@ class Kernel:
         return args, outputs, launches
 
     def _run(self, args, launches) -> list:
-        """Enqueue every kernel of the plan in order (an in-order queue)."""
-        return [k(self.queue, g, lc, *args) for k, (g, lc) in zip(self._kernels, launches)]
+        """Enqueue every kernel of the plan in order (an in-order queue); a launch the driver
+        refuses is a RuntimeError_ naming the kernel, its launch and the kernel's reported limit."""
+        cl = _import_cl()
+        events = []
+        for ph, k, (g, lc) in zip(self.phases, self._kernels, launches):
+            try:
+                events.append(k(self.queue, g, lc, *args))
+            except cl.Error as exc:
+                own = k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device)
+                raise RuntimeError_(f"kernel {ph.name}: {describe(self.device)} refused the launch of {g} items in "
+                                    f"work-groups of {lc} (the kernel reports at most {own} items a group): "
+                                    f"{exc}") from exc
+        return events
 
     def __call__(self, *arrays):
         cl = _import_cl()
