@@ -1,7 +1,7 @@
 """Exploration on Ray (dpia.explore.cluster), on one machine: one cluster shared by the module
 (a head node of three logical CPUs, no dashboard, joined by its address), two measuring
-actors sharing the PoCL device, an Oclgrind device, a preparation worker killed
-mid-candidate, actors that die or fail while starting, a second node removed
+actors sharing the PoCL device, an Oclgrind device, actors kept for the next exploration
+(one killed while kept), a preparation worker killed mid-candidate, actors that die or fail while starting, a second node removed
 mid-exploration, Ctrl-C, a sweep, the CLI (on a driver that opens no device)."""
 
 from __future__ import annotations
@@ -171,6 +171,25 @@ def test_candidates_are_prepared_on_workers_and_measured_by_every_device_actor(c
     assert len(measured_by) == 2, where  # both actors of the PoCL device took candidates
     stages = result.stage_seconds()
     assert {"derive", "translate", "emit", "build", "queue", "time"} <= set(stages), stages
+
+
+def test_a_cluster_keeps_its_actors_for_the_next_exploration_and_starts_again_one_that_died_meanwhile(cluster,
+                                                                                                     tmp_path):
+    def explored(run: int) -> dict[str, list[int]]:
+        with TuningDB(tmp_path / f"{run}.sqlite") as db:
+            result = explore(TOTAL, {"N": 4096}, db=db, executor=cluster, workers=1, seed=0, max_candidates=1,
+                             skeletons=[_global_chunks((256,))], baseline="default", evaluator=QUICK)
+        assert result.tried == 1 and result.failed == 0 and not result.lost and not result.dropped, result.report()
+        return cluster.kept_pids()
+
+    first = explored(0)
+    assert len(first["preparation worker"]) == 1 and len(first["measuring actor"]) == 2, first
+    assert explored(1) == first  # the same processes prepared and measured again
+    dead, alive = first["measuring actor"]
+    os.kill(dead, signal.SIGKILL)  # one dies while kept: started again (not dropped, explored() checks)
+    third = explored(2)
+    assert third["preparation worker"] == first["preparation worker"], (first, third)
+    assert alive in third["measuring actor"] and dead not in third["measuring actor"], (first, third)
 
 
 def test_a_program_built_by_a_worker_runs_from_its_binary_in_another_session_without_compiling():

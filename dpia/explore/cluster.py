@@ -33,6 +33,14 @@ its preparation workers start again on other nodes (a ClusterWarning).  One that
 `timeout_s` is killed and replaced, its candidate a "timeout" as in the local pool.  Ctrl-C
 stops the run: everything measured is already in the database, and the actors are killed.
 
+Actors are kept across the explorations of one `Cluster` (starting one costs seconds: a
+process importing the compiler and opening its device): a run that ends normally hands its
+idle actors back to the cluster, the next run takes those made for it (the same device key,
+evaluator and settings), asks each whether it is ready as a new one is asked, and kills the
+rest (they would hold CPUs the run may need).  One that died while kept is started again.  A
+run that ends with an exception (Ctrl-C, a ClusterError) kills its actors and the kept ones;
+`Cluster.close` kills the kept ones.
+
 Ray is optional (`pip install dpia[ray]`); this module imports it when a cluster is opened.
 """
 
@@ -41,6 +49,7 @@ from __future__ import annotations
 import collections
 import os
 import re
+import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -119,6 +128,16 @@ def _build_options(evaluator: Evaluator, spec: Spec):
     return evaluator.options(spec).launch.get("options")
 
 
+def _set_env(env: Mapping[str, str]) -> None:
+    """This process's FORWARDED_ENV as the driver's now (a kept actor records the kernels of
+    each run where that run's driver says)."""
+    for name in FORWARDED_ENV:
+        if name in env:
+            os.environ[name] = env[name]
+        else:
+            os.environ.pop(name, None)
+
+
 def _identity() -> dict:
     """Where an actor runs: its process, its host, its Ray node (the driver drops every
     actor of a node that is gone)."""
@@ -134,7 +153,7 @@ class _Preparer:
     """A preparation worker: derive, then (told to go on) translate .. emit and build."""
 
     def __init__(self, key: str, evaluator: Evaluator, env: Mapping[str, str], ship_binaries: bool = True):
-        os.environ.update(env)
+        _set_env(env)
         self._evaluator, self._key, self._ship_binaries = evaluator, key, ship_binaries
         self._clock = _Clock()
         self._held = None  # (spec, low, derivation) between derive and build
@@ -145,7 +164,12 @@ class _Preparer:
         except Exception:  # noqa: BLE001 -- no such device on this node: the measuring actor builds
             self._session = None
 
-    def ready(self) -> dict:
+    def ready(self, env: Mapping[str, str]) -> dict:
+        """Where it runs; asked at the start of each run, with the run's environment (a kept
+        worker drops the programs an earlier run built: it builds each as a new one would)."""
+        _set_env(env)
+        if self._session is not None:
+            self._session.clear()
         return {**_identity(), "builds": self._session is not None}
 
     def stage(self) -> str | None:
@@ -195,7 +219,7 @@ class _Measurer:
     one prepared candidate at a time."""
 
     def __init__(self, key: str, ordinal: int, evaluator: Evaluator, env: Mapping[str, str]):
-        os.environ.update(env)
+        _set_env(env)
         self._evaluator, self._clock, self._key = evaluator, _Clock(), key
         self._problem = None
         try:
@@ -209,11 +233,17 @@ class _Measurer:
             self._problem = _error_text(exc)
         self._cache = _Inputs()
 
-    def ready(self) -> dict:
+    def ready(self, env: Mapping[str, str]) -> dict:
         """Where it runs, and its device's limits (the driver checks them against the
-        explored device's) or why it could not open the device."""
+        explored device's) or why it could not open the device.  Asked at the start of each
+        run, with the run's environment: a kept actor drops the programs and inputs an
+        earlier run made, so that it builds (or loads from a worker's binary) each of this
+        run's, and holds its memory, as a new actor would."""
+        _set_env(env)
         limits = None
         if self._problem is None:
+            self._session.clear()
+            self._cache = _Inputs()
             from codegen_opencl.runtime import device_identity
 
             limits = DeviceLimits.of_identity(device_identity(self._session.device))
@@ -315,6 +345,7 @@ class Cluster:
                  ship_binaries: bool = True):
         self._ray, self._owned = ray, owned
         self.actors_per_device, self.worker_cpus, self.ship_binaries = actors_per_device, worker_cpus, ship_binaries
+        self._kept = _KeptActors(ray)  # the idle actors of its finished explorations, for the next
 
     @classmethod
     def connect(cls, address: str = "auto", *, num_cpus: int | None = None, actors_per_device: int = 1,
@@ -341,7 +372,10 @@ class Cluster:
         self.close()
 
     def close(self) -> None:
-        """Shut down a cluster this object started or joined (a connection it was handed is kept)."""
+        """Kill the actors kept for later explorations; shut down a cluster this object started
+        or joined (a connection it was handed is kept)."""
+        if self._ray.is_initialized():
+            self._kept.kill_all()
         if self._owned and self._ray.is_initialized():
             self._ray.shutdown()
         self._owned = False
@@ -378,6 +412,13 @@ class Cluster:
 
     def _here(self) -> str:
         return self._ray.get_runtime_context().get_node_id()
+
+    def kept_pids(self) -> dict[str, list[int]]:
+        """The process ids of the actors kept for the next exploration, by kind (for tests)."""
+        kept = self._kept.take()
+        self._kept.keep(kept)
+        return {kind: sorted(a.pid for a in kept if a.kind == kind and a.pid is not None)
+                for kind in ("preparation worker", "measuring actor")}
 
     def run_on_device(self, key: str, function: Callable, *args):
         """`function(device, *args)` on a node that has a device of `key` (the driver's own
@@ -417,7 +458,48 @@ class Cluster:
             raise ClusterError(f"no node of the cluster has the device {key!r}", where=key)
         slots = [s for s in slots for _ in range(self.actors_per_device)]
         return RayPool(self._ray, size, slots, key, evaluator, timeout_s, exclusive, on_derived, on_done, on_lost,
-                       self.worker_cpus, self.ship_binaries, limits)
+                       self.worker_cpus, self.ship_binaries, limits, kept=self._kept)
+
+
+class _KeptActors:
+    """The idle actors a cluster keeps between its explorations (a resource of the Cluster,
+    killed with it); a sweep's lanes open and close pools at once, hence the lock.
+    `stops`: how many times a run ended with an exception (the kept actors were killed): a
+    run open meanwhile (another lane of an interrupted sweep) keeps none either."""
+
+    def __init__(self, ray):
+        self._ray, self._actors, self._lock = ray, [], threading.Lock()
+        self.stops = 0
+
+    def take(self) -> list[_Actor]:
+        """Every kept actor (the taker keeps or kills those it does not use)."""
+        with self._lock:
+            taken, self._actors = self._actors, []
+        return taken
+
+    def keep(self, actors: list[_Actor], since: int | None = None) -> None:
+        """Keep `actors`, unless a run ended with an exception since `stops` was `since`."""
+        with self._lock:
+            if since is None or since == self.stops:
+                self._actors.extend(actors)
+                return
+        for actor in actors:
+            _kill(self._ray, actor)
+
+    def kill_all(self, stop: bool = False) -> None:
+        """Kill the kept actors; `stop`: a run ended with an exception."""
+        with self._lock:
+            taken, self._actors = self._actors, []
+            self.stops += stop
+        for actor in taken:
+            _kill(self._ray, actor)
+
+
+def _kill(ray, actor: _Actor) -> None:
+    try:
+        ray.kill(actor.handle, no_restart=True)
+    except Exception:  # noqa: BLE001, S110 -- already gone
+        pass
 
 
 # ------------------------------------------------------------------------------ the pool
@@ -439,14 +521,19 @@ class _Actor:
     """A preparation worker or measuring actor and what it is doing: starting, idle,
     compiling (preparers) or measuring (measurers)."""
 
-    def __init__(self, handle, kind: str, slot: DeviceSlot | None = None):
+    def __init__(self, handle, kind: str, made_with: tuple, env: Mapping[str, str], slot: DeviceSlot | None = None,
+                 reused: _Actor | None = None):
         self.handle, self.kind, self.slot = handle, kind, slot
-        self.state, self.job, self.ref = "starting", None, handle.ready.remote()
+        self.made_with = made_with  # its constructor's arguments: a later run with the same ones may reuse it
+        self.reused = reused is not None  # kept from an earlier run: started again if it died meanwhile
+        self.state, self.job, self.ref = "starting", None, handle.ready.remote(env)
         self.step: str | None = "ready"  # the method under way: ready, derive, prepare, measure
         self.deadline = time.monotonic() + STARTUP_TIMEOUT_S
         self.where = ""
         self.pid: int | None = None
         self.node: str | None = slot.node if slot is not None else None  # a preparer's once it has started
+        if reused is not None:
+            self.node = reused.node
         self.last_used = -1.0  # when it was last given a candidate (measuring actors take turns)
 
     def describe(self) -> str:
@@ -467,32 +554,73 @@ class RayPool(PoolState):
 
     def __init__(self, ray, size: int, slots: list[DeviceSlot], key: str, evaluator: Evaluator, timeout_s: float,
                  exclusive: bool, on_derived: Callable, on_done: Callable, on_lost: Callable, worker_cpus: float,
-                 ship_binaries: bool = True, limits: DeviceLimits | None = None):
+                 ship_binaries: bool = True, limits: DeviceLimits | None = None, kept: _KeptActors | None = None):
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self._ray, self._key, self._evaluator, self._timeout = ray, key, evaluator, timeout_s
         self._exclusive, self._ship_binaries, self._limits = exclusive, ship_binaries, limits
         self._on_derived, self._on_done, self._on_lost = on_derived, on_done, on_lost
         self._env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
-        options = {"runtime_env": {"env_vars": self._env}} if self._env else {}
-        self._preparer_class = ray.remote(num_cpus=worker_cpus, max_concurrency=2, **options)(_Preparer)
-        self._measurer_class = ray.remote(num_cpus=0, max_concurrency=2, **options)(_Measurer)
+        # No runtime_env: an actor sets the environment itself (constructor, then each run's
+        # `ready`), so Ray can start it in a worker process it has already (seconds sooner)
+        self._preparer_class = ray.remote(num_cpus=worker_cpus, max_concurrency=2)(_Preparer)
+        self._measurer_class = ray.remote(num_cpus=0, max_concurrency=2)(_Measurer)
         self._affinity = NodeAffinitySchedulingStrategy
-        self._preparers = [self._start_preparer() for _ in range(size)]
-        self._measurers = [self._start_measurer(slot) for slot in slots]
+        self._worker_cpus, self._kept = worker_cpus, kept
+        self._stops_at_open = kept.stops if kept is not None else 0
+        reusable = kept.take() if kept is not None else []
+        if reusable:  # those of a node gone meanwhile went with it
+            live = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
+            reusable = [a for a in reusable if a.node is None or a.node in live]
+        preparers = [self._reuse(self._preparer_made_with(), self._env, reusable) for _ in range(size)]
+        measurers = [(slot, self._reuse(self._measurer_made_with(slot), self._env, reusable)) for slot in slots]
+        self._make_room(reusable, worker_cpus * preparers.count(None))
+        self._preparers = [actor or self._start_preparer() for actor in preparers]
+        self._measurers = [actor or self._start_measurer(slot) for slot, actor in measurers]
         self._waiting: collections.deque[_Job] = collections.deque()  # prepared, waiting for a device
         self.dropped: list[str] = []
         self._ever_started: set[str] = set()  # the kinds of which one actor has started
 
+    # What an actor is made with, but the environment (each run's `ready` sets it).
+    def _preparer_made_with(self) -> tuple:
+        return ("preparation worker", self._key, self._evaluator, self._ship_binaries, self._worker_cpus)
+
+    def _measurer_made_with(self, slot: DeviceSlot) -> tuple:
+        return ("measuring actor", self._key, slot, self._evaluator)
+
+    @staticmethod
+    def _reuse(made_with: tuple, env: Mapping[str, str], reusable: list[_Actor]) -> _Actor | None:
+        """A kept actor made with `made_with`, taken out of `reusable` (asked again whether it
+        is ready, as a new one is), or None."""
+        for index, old in enumerate(reusable):
+            if old.made_with == made_with:
+                reusable.pop(index)
+                return _Actor(old.handle, old.kind, made_with, env, old.slot, reused=old)
+        return None
+
+    def _make_room(self, others: list[_Actor], cpus: float) -> None:
+        """Of the kept actors this run does not use, those of this device key (made with
+        another evaluator or settings, or more than it needs) are killed; those of other
+        keys (a sweep's other lanes) stay kept unless the run's new workers need their CPUs."""
+        ray = self._ray
+        mine = [a for a in others if a.made_with[1] == self._key]
+        rest = [a for a in others if a.made_with[1] != self._key]
+        if rest and cpus and ray.available_resources().get("CPU", 0) < cpus:
+            mine, rest = mine + rest, []
+        for actor in mine:
+            _kill(ray, actor)
+        if rest:
+            self._kept.keep(rest)
+
     def _start_preparer(self) -> _Actor:
         return _Actor(self._preparer_class.remote(self._key, self._evaluator, self._env, self._ship_binaries),
-                      "preparation worker")
+                      "preparation worker", self._preparer_made_with(), self._env)
 
     def _start_measurer(self, slot: DeviceSlot) -> _Actor:
         strategy = self._affinity(slot.node, soft=False)
         handle = self._measurer_class.options(scheduling_strategy=strategy).remote(
             self._key, slot.ordinal, self._evaluator, self._env)
-        return _Actor(handle, "measuring actor", slot)
+        return _Actor(handle, "measuring actor", self._measurer_made_with(slot), self._env, slot)
 
     # -- state (workers.PoolState) ------------------------------------------------------
 
@@ -690,6 +818,8 @@ class RayPool(PoolState):
         elsewhere."""
         if actor.node is not None and not self._node_alive(actor.node):
             self._node_lost(actor.node, actor)
+        elif actor.state == "starting" and actor.reused:  # it died while kept: started again, as a new one
+            self._replace(actor)
         elif actor.state == "starting":
             self._not_started(actor, f"died while starting: {_why_it_died(exc)}")
             return
@@ -746,12 +876,24 @@ class RayPool(PoolState):
                 self._replace(actor)
         return len(dropped)
 
-    def close(self) -> None:
-        for actor in self._preparers + self._measurers:
-            try:
-                self._ray.kill(actor.handle, no_restart=True)
-            except Exception:  # noqa: BLE001, S110 -- already gone
-                pass
+    def __exit__(self, kind, *exc) -> None:
+        self.close(keep=kind is None)
+
+    def close(self, keep: bool = False) -> None:
+        """Kill the actors; `keep`: the run ended normally, its idle actors are handed back to
+        the cluster for its next run (one that ended with an exception, Ctrl-C or a
+        ClusterError, leaves none running: the cluster's kept ones are killed too)."""
+        actors = self._preparers + self._measurers
+        kept = [a for a in actors if keep and self._kept is not None and a.job is None
+                and a.state in ("idle", "starting")]
+        for actor in actors:
+            if actor not in kept:
+                _kill(self._ray, actor)
+        if self._kept is not None:
+            if keep:
+                self._kept.keep(kept, since=self._stops_at_open)
+            else:
+                self._kept.kill_all(stop=True)
         self._preparers, self._measurers, self._waiting = [], [], collections.deque()
 
     # -- for tests and reports ----------------------------------------------------------
