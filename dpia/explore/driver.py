@@ -316,7 +316,15 @@ class _Run:
         from .presets import preset_for
 
         found = preset_for(self.space.program, self.space.sizes, limits)
-        return None if found is None else self._replay(found[2].to_text(), "preset")
+        if found is None:
+            return None
+        spec = self._replay(found[2].to_text(), "preset")
+        point = found[0].point
+        if point is not None and point in self.space.feasible_points:
+            # the search sees the preset's measurement as its point's: an incumbent whose
+            # launch shapes it tries (search.Model.exploit), a point it does not measure again
+            self.trials[spec.index] = Trial(point)
+        return spec
 
     def _replay(self, text: str, kind: str, launch: Mapping = {}) -> Spec:  # noqa: B006 -- read only
         """A baseline that replays a derivation, checked at sizes its program's facts allow."""
