@@ -425,3 +425,20 @@ def test_the_preset_a_baseline_replays_is_its_points_trial_in_the_search():
     assert run.trials[spec.index].succeeded and run.trials[spec.index].time_s == 1e-3
     proposed = [Point(s.family_name, s.params) for _ in range(4) for s in run.propose(8)]
     assert preset.point not in proposed
+
+
+def test_a_preset_that_keeps_more_in_global_memory_than_the_default_is_not_used():
+    """The chunked sum derives on a dot product only by materialising the products (a pass
+    over memory the default lowering fuses away: 10x slower on PoCL); dpia run keeps the
+    default there, and the preset where it keeps only partial sums."""
+    from dpia.explore.presets import _default_temporary_bytes, global_temporary_bytes, preset_for
+
+    dot = fl.infer(seed.dot)
+    sizes = {"N": 1 << 20}
+    chunked = next(p for p in PRESETS["CPU"] if p.strategy_name == "chunked_sum")
+    low, _ = derive_preset(dot, sizes, chunked)  # it derives, and fits
+    assert global_temporary_bytes(low, sizes) >= 4 * sizes["N"] > _default_temporary_bytes(dot, sizes)
+    assert preset_for(dot, sizes, CPU) is None
+    found = preset_for(SUM, sizes, CPU)
+    assert found is not None and found[0] is chunked
+    assert global_temporary_bytes(found[1], sizes) < _default_temporary_bytes(SUM, sizes)

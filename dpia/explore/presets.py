@@ -13,12 +13,16 @@ Nothing matches program shapes: a preset applies to a program when its moves der
 (its rules' own preconditions decide), on the program re-declared with the divisibility
 facts the real sizes give its values (`dpia.explore.space.point_facts`), and when the
 translated program fits the device (`dpia.explore.resources`: work-group size, local and
-private memory, occupancy).  The first preset of the device's kind that applies is used;
-none leaves the default.
+private memory, occupancy), keeping no more in global temporaries than the default lowering
+does (`global_temporary_bytes`: the presets were measured where they keep less, partial sums
+per chunk; one that materialises an intermediate the default fuses costs a pass over memory,
+as the chunked sum on a dot product did, 10x slower than the default on PoCL).  The first
+preset of the device's kind that applies is used; none leaves the default.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import attrs
@@ -169,17 +173,49 @@ def fits(low: Expr, sizes: Mapping[str, int], limits: DeviceLimits) -> str | Non
     return resource_problem(kernel_resources(translate(low), sizes), limits)
 
 
+def global_temporary_bytes(low: Expr, sizes: Mapping[str, int]) -> int:
+    """Bytes of the global temporaries the host allocates for the lowered program at these
+    sizes (the translated program's, after the imperative passes)."""
+    from functional.nat import evaluate
+    from functional.types import VectorType
+    from imperative.ir import leaves
+
+    from ..pipeline import PIPELINE
+
+    total = 0
+    for mem in PIPELINE.translate(low).temporaries:
+        for _, dims, elem in leaves(mem.type):
+            count = math.prod(int(evaluate(d, sizes)) for d in dims)
+            if isinstance(elem, VectorType):
+                count, elem = count * int(evaluate(elem.width, sizes)), elem.elem
+            total += count * elem.dtype.itemsize
+    return total
+
+
+def _default_temporary_bytes(program: Expr, sizes: Mapping[str, int]) -> int:
+    from ..programs import fix_sizes
+
+    fixed = infer(fix_sizes(program, dict(sizes)))
+    return global_temporary_bytes(derive(fixed, schedules.default_schedule(fixed))[0], sizes)
+
+
 def preset_for(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits) -> tuple[Preset, Expr, Derivation] | None:
-    """The first preset of this kind of device that derives on the program and fits the
-    device at these sizes, derived; None when none does."""
+    """The first preset of this kind of device that derives on the program, fits the device
+    at these sizes and keeps no more in global temporaries than the default lowering,
+    derived; None when none does."""
+    default_bytes = None
     for preset in PRESETS.get(_kind(limits), ()):
         try:
             low, derivation = derive_preset(program, sizes, preset)
-            if fits(low, sizes, limits) is None:
+            if fits(low, sizes, limits) is not None:
+                continue
+            if default_bytes is None:
+                default_bytes = _default_temporary_bytes(program, sizes)
+            if global_temporary_bytes(low, sizes) <= default_bytes:
                 return preset, low, derivation
         except FunctionalError:
             continue
     return None
 
 
-__all__ = ["PRESETS", "Preset", "derive_preset", "fits", "preset_for"]
+__all__ = ["PRESETS", "Preset", "derive_preset", "fits", "global_temporary_bytes", "preset_for"]

@@ -1,0 +1,48 @@
+"""float32 NumPy equivalents of some suite entries whose oracle (examples/suite.py) computes in
+float64, timed on the host: what the PoCL suite table's ratios should also be read against.
+
+    python benchmarks/numpy_f32_refs.py
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+def _median_ms(fn, repeat: int = 7) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times)) * 1e3
+
+
+def main() -> int:
+    rng = np.random.default_rng(0)
+    n = 1 << 24
+    x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    g = rng.standard_normal((2048, 2048), dtype=np.float32)
+    rows = {
+        "asum:n=16777216 (np.abs(x).sum())": lambda: np.abs(x).sum(),
+        "dot:n=16777216 (np.dot(x, y))": lambda: np.dot(x, y),
+        "mean_variance:n=16777216 (x.mean(), x.var())": lambda: (x.mean(), x.var()),
+        "scal:n=16777216 (1.5 * x)": lambda: np.float32(1.5) * x,
+        "jacobi2d_5:h=2048,w=2048 (slices of a zero-padded copy)": lambda: _jacobi(g),
+    }
+    print("| suite entry (float32 NumPy) | ms |\n| --- | --- |")
+    for name, fn in rows.items():
+        print(f"| {name} | {_median_ms(fn):.3f} |")
+    return 0
+
+
+def _jacobi(g):
+    p = np.pad(g, 1)
+    return np.float32(0.2) * (p[1:-1, 1:-1] + p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
