@@ -6,19 +6,13 @@ float64, timed on the host: what the PoCL suite table's ratios should also be re
 
 from __future__ import annotations
 
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 
-
-def _median_ms(fn, repeat: int = 7) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times)) * 1e3
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from explore_targets import _median_s  # noqa: E402 -- the same timing helper as the other benchmarks
 
 
 def main() -> int:
@@ -35,7 +29,7 @@ def main() -> int:
     }
     print("| suite entry (float32 NumPy) | ms |\n| --- | --- |")
     for name, fn in rows.items():
-        print(f"| {name} | {_median_ms(fn):.3f} |")
+        print(f"| {name} | {_median_s(fn, 7) * 1e3:.3f} |")
     return 0
 
 
