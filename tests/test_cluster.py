@@ -158,6 +158,19 @@ def cluster(head):
         yield c
 
 
+def test_a_local_cluster_is_a_new_one_while_another_runs_on_the_machine(head):
+    """`--cluster local` starts its own cluster: with no address, Ray would join the last one
+    `ray start` left on this machine and refuse the CPU count asked for."""
+    import subprocess
+    import sys
+
+    probe = ("from dpia.explore.cluster import Cluster\n"
+             "with Cluster.connect('local', worker_cpus=1) as c:\n"
+             "    import ray; print('cpus', ray.cluster_resources().get('CPU'))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "cpus 2.0" in done.stdout, done.stderr[-2000:]
+
+
 def test_candidates_are_prepared_on_workers_and_measured_by_every_device_actor(cluster, tmp_path):
     with TuningDB(tmp_path / "t.sqlite") as db:
         result = explore(TOTAL, SIZES, db=db, executor=cluster, workers=2, seed=0, skeletons=[CHUNKS],

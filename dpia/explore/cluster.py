@@ -357,8 +357,8 @@ class Cluster:
             return cls(ray, False, actors_per_device, worker_cpus, ship_binaries)
         settings = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
         try:
-            if address == "local":
-                ray.init(num_cpus=num_cpus or 2, **settings)
+            if address == "local":  # a new cluster even where one already runs on this machine
+                ray.init(address="local", num_cpus=num_cpus or 2, **settings)
             else:
                 ray.init(address=address, **settings)
         except (ConnectionError, RuntimeError, ValueError) as exc:
