@@ -1,8 +1,9 @@
-"""The Lift application suite as natural high-level programs, each with its NumPy reference,
-input generator and sizes.  Tests (tests/test_suite.py) and the benchmark
-(benchmarks/suite_pocl.py) iterate over `SUITE` (the applications) and `ALTERNATIVES` (other
-natural formulations of some of them); benchmarks/SUITE.md has the measurements and the
-reproducers of what the compiler does not yet do well.
+"""The Lift application suite as natural high-level programs, each with its NumPy reference
+(the oracle), its float32 NumPy equivalent (what the benchmarks time), input generator and
+sizes.  Tests (tests/test_suite.py) and the benchmark (benchmarks/suite_pocl.py) iterate
+over `SUITE` (the applications) and `ALTERNATIVES` (other natural formulations of some of
+them); benchmarks/SUITE.md has the measurements and the reproducers of what the compiler
+does not yet do well.
 
 Every program is written as a user would write it — no schedule, no lowering hints: the
 default lowering (functional/default_lowering.py) has to cope.  The sizes are size variables,
@@ -441,6 +442,211 @@ def ref_srad(img):
     return c + 0.25 * SRAD_LAMBDA * div
 
 
+# ================================================================ float32 NumPy equivalents
+# What a NumPy user writes for the same computation: vectorised, float32 in and out (Python
+# float constants stay float32 under NEP 50), BLAS where natural.  The benchmarks time these
+# against our kernels; the float64 references above stay the oracles.
+
+
+def numpy_asum(x):
+    return np.abs(x).sum()
+
+
+def numpy_dot(x, y):
+    return np.dot(x, y)
+
+
+def numpy_scal(a, x):
+    return a * x
+
+
+def numpy_mean_variance(x):
+    return x.mean(), x.var()
+
+
+def numpy_gemv(a, x, y, alpha, beta):
+    return alpha * (a @ x) + beta * y
+
+
+def numpy_gemv_t(a, x, y, alpha, beta):
+    return alpha * (x @ a) + beta * y  # x^T A: BLAS reads A transposed, no copy
+
+
+def numpy_atax(a, x):
+    return (a @ x) @ a
+
+
+def numpy_gesummv(a, b, x, alpha, beta):
+    return alpha * (a @ x) + beta * (b @ x)
+
+
+def numpy_transpose(a):
+    return np.ascontiguousarray(a.T)
+
+
+def numpy_nbody(pos):
+    d = pos[None, :, :3] - pos[:, None, :3]
+    inv = 1.0 / np.sqrt(np.einsum("ijk,ijk->ij", d, d) + SOFTENING)
+    return np.einsum("ij,ijk->ik", pos[None, :, 3] * inv * inv * inv, d)
+
+
+def numpy_md(pos, nbrs):
+    p = pos[:, :3]
+    d = p[:, None, :] - p[nbrs]
+    r2 = np.einsum("ijk,ijk->ij", d, d)
+    r2inv = 1.0 / r2
+    r6inv = r2inv * r2inv * r2inv
+    force = np.where(r2 < CUTOFF_SQ, r2inv * r6inv * (LJ1 * r6inv - LJ2), np.float32(0.0))
+    return np.einsum("ij,ijk->ik", force, d)
+
+
+def normal_cdf_polynomial(x):
+    """The standard normal CDF by Abramowitz and Stegun 26.2.17 (error below 7.5e-8), in
+    float32: what Black-Scholes codes use where no erfc is at hand."""
+    a = np.abs(x)
+    k = 1.0 / (1.0 + 0.2316419 * a)
+    poly = k * (0.319381530 + k * (-0.356563782 + k * (1.781477937 + k * (-1.821255978 + k * 1.330274429))))
+    upper = (1.0 / math.sqrt(2.0 * math.pi)) * np.exp(-0.5 * a * a) * poly  # P(Z > |x|)
+    return np.where(x < 0, upper, 1.0 - upper)
+
+
+def _normal_cdf():
+    try:
+        from scipy.special import erfc  # has a float32 loop
+    except ImportError:
+        return normal_cdf_polynomial
+    return lambda x: 0.5 * erfc(x * (-1.0 / math.sqrt(2.0)))
+
+
+def black_scholes_f32(s, k, t, cnd):
+    sqrt_t = np.sqrt(t)
+    d1 = (np.log(s / k) + (RATE + 0.5 * VOLATILITY ** 2) * t) / (VOLATILITY * sqrt_t)
+    d2 = d1 - VOLATILITY * sqrt_t
+    disc = k * np.exp(-RATE * t)
+    return s * cnd(d1) - disc * cnd(d2), disc * cnd(-d2) - s * cnd(-d1)
+
+
+def numpy_black_scholes(s, k, t):
+    return black_scholes_f32(s, k, t, _normal_cdf())
+
+
+def numpy_mriq(kx, ky, kz, phi, x, y, z):
+    arg = (2.0 * np.pi) * (np.stack([x, y, z], 1) @ np.stack([kx, ky, kz]))  # N x K
+    return np.cos(arg) @ phi, np.sin(arg) @ phi
+
+
+def numpy_kmeans(points, centroids):
+    d = points[:, None, :] - centroids[None]
+    return np.einsum("nkf,nkf->nk", d, d).argmin(1).astype(np.int32)
+
+
+def numpy_nn(records, lat, lng):
+    return np.sqrt((records[:, 0] - lat) ** 2 + (records[:, 1] - lng) ** 2)
+
+
+def numpy_conv2d(img, weights):
+    h, w = img.shape
+    p = np.pad(img, 2, mode="edge")
+    out = np.zeros_like(img)
+    for dy in range(5):
+        for dx in range(5):
+            out += weights[dy, dx] * p[dy:dy + h, dx:dx + w]
+    return out
+
+
+def numpy_separable(img, row_k, col_k):
+    h, w = img.shape
+    p = np.pad(img, ((0, 0), (2, 2)), mode="edge")
+    tmp = np.zeros_like(img)
+    for dx in range(5):
+        tmp += row_k[dx] * p[:, dx:dx + w]
+    q = np.pad(tmp, ((2, 2), (0, 0)), mode="edge")
+    out = np.zeros_like(img)
+    for dy in range(5):
+        out += col_k[dy] * q[dy:dy + h]
+    return out
+
+
+def numpy_jacobi2d_5(g):
+    p = np.pad(g, 1)
+    return 0.2 * (p[1:-1, 1:-1] + p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:])
+
+
+def numpy_jacobi2d_5_clamp(g):
+    p = np.pad(g, 1, mode="edge")
+    return 0.2 * (p[1:-1, 1:-1] + p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:])
+
+
+def numpy_jacobi2d_9(g):
+    h, w = g.shape
+    p = np.pad(g, 1, mode="wrap")
+    out = np.zeros_like(g)
+    for dy in range(3):
+        for dx in range(3):
+            out += p[dy:dy + h, dx:dx + w]
+    return out / 9.0
+
+
+def numpy_jacobi3d_7(g):
+    p = np.pad(g, 1, mode="edge")
+    c = p[1:-1, 1:-1, 1:-1]
+    return 0.5 * c + (p[:-2, 1:-1, 1:-1] + p[2:, 1:-1, 1:-1] + p[1:-1, :-2, 1:-1] + p[1:-1, 2:, 1:-1]
+                      + p[1:-1, 1:-1, :-2] + p[1:-1, 1:-1, 2:]) * (1.0 / 12.0)
+
+
+def numpy_jacobi3d_27(g):
+    d, h, w = g.shape
+    p = np.pad(g, 1, mode="edge")
+    out = np.zeros_like(g)
+    for dz in range(3):
+        for dy in range(3):
+            for dx in range(3):
+                out += p[dz:dz + d, dy:dy + h, dx:dx + w]
+    return out / 27.0
+
+
+def numpy_stencil2d(g):
+    p = np.pad(g, 1, mode="symmetric")
+    a, b, c = SHOC_WEIGHTS
+    return (a * p[1:-1, 1:-1] + b * (p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:])
+            + c * (p[:-2, :-2] + p[:-2, 2:] + p[2:, :-2] + p[2:, 2:]))
+
+
+def numpy_hotspot2d(temp, power):
+    p = np.pad(temp, 1, mode="edge")
+    c = p[1:-1, 1:-1]
+    return c + HS_STEP * (power + (p[2:, 1:-1] + p[:-2, 1:-1] - 2.0 * c) * HS_RY
+                          + (p[1:-1, 2:] + p[1:-1, :-2] - 2.0 * c) * HS_RX + (HS_AMB - c) * HS_RZ)
+
+
+def numpy_hotspot3d(temp, power):
+    p = np.pad(temp, 1, mode="edge")
+    return (HS3_CC * p[1:-1, 1:-1, 1:-1]
+            + HS3_CN * (p[1:-1, :-2, 1:-1] + p[1:-1, 2:, 1:-1] + p[1:-1, 1:-1, :-2] + p[1:-1, 1:-1, 2:])
+            + HS3_CT * (p[:-2, 1:-1, 1:-1] + p[2:, 1:-1, 1:-1]) + HS3_DT * power + HS3_CT * HS_AMB)
+
+
+def numpy_srad(img):
+    mean = img.mean()
+    q0sqr = (np.mean(img * img) - mean * mean) / (mean * mean)
+    p = np.pad(img, 1, mode="edge")
+    c = p[1:-1, 1:-1]
+    dn, ds, dw, de = p[:-2, 1:-1] - c, p[2:, 1:-1] - c, p[1:-1, :-2] - c, p[1:-1, 2:] - c
+    g2 = (dn * dn + ds * ds + dw * dw + de * de) / (c * c)
+    lap = (dn + ds + dw + de) / c
+    num = 0.5 * g2 - (1.0 / 16.0) * lap * lap
+    den = 1.0 + 0.25 * lap
+    qsqr = num / (den * den)
+    coeff = np.clip(1.0 / (1.0 + (qsqr - q0sqr) / (q0sqr * (1.0 + q0sqr))), 0.0, 1.0)
+    cp = np.pad(coeff, 1, mode="edge")
+    cc = cp[1:-1, 1:-1]
+    return c + (0.25 * SRAD_LAMBDA) * (cc * dn + cp[2:, 1:-1] * ds + cc * dw + cp[1:-1, 2:] * de)
+
+
+def numpy_nn_argmin(records, lat, lng):
+    return np.int32(np.argmin((records[:, 0] - lat) ** 2 + (records[:, 1] - lng) ** 2))
+
+
 # ================================================================================ inputs
 
 
@@ -502,13 +708,16 @@ def inputs_hotspot(rng, **size):
 
 class Entry(NamedTuple):
     """One application: `make_inputs(rng, **size)` builds its inputs; `reference(*inputs)`
-    is NumPy's answer; `tolerance` bounds dpia.programs.relative_error (largest difference
-    over max(1, largest magnitude)); `small` for tests and the interpreter, `moderate` for
-    tests on PoCL, `bench` for the benchmark only."""
+    is NumPy's answer, the oracle (in float64 where that matters); `numpy(*inputs)` is the
+    same computation as a NumPy user writes it in float32, what the benchmarks time;
+    `tolerance` bounds dpia.programs.relative_error (largest difference over max(1, largest
+    magnitude)); `small` for tests and the interpreter, `moderate` for tests on PoCL, `bench`
+    for the benchmark only."""
 
     name: str
     program: fl.Expr
     reference: Callable
+    numpy: Callable
     make_inputs: Callable
     small: dict
     moderate: dict
@@ -523,57 +732,60 @@ class Entry(NamedTuple):
 # mean/variance: 1e-5, what summing in a tree gives in f32 (~1e-7 at 2^20); a sequential f32
 # sum of 2^20 terms is off by ~1e-4.
 SUITE: list[Entry] = [
-    Entry("nbody", nbody, ref_nbody, inputs_nbody, dict(n=64), dict(n=2048), dict(n=2048), 1e-3),
-    Entry("kmeans", kmeans, ref_kmeans, inputs_kmeans, dict(n=256, k=8, f=4), dict(n=1 << 16, k=16, f=8),
-          dict(n=1 << 17, k=16, f=8), 0.0),
-    Entry("nn", nearest_neighbour, ref_nn, inputs_nn, dict(n=1000), dict(n=1 << 20), dict(n=1 << 22)),
-    Entry("mri_q", mri_q, ref_mriq, inputs_mriq, dict(k=64, n=128), dict(k=1024, n=8192), dict(k=1024, n=16384),
+    Entry("nbody", nbody, ref_nbody, numpy_nbody, inputs_nbody, dict(n=64), dict(n=2048), dict(n=2048), 1e-3),
+    Entry("kmeans", kmeans, ref_kmeans, numpy_kmeans, inputs_kmeans, dict(n=256, k=8, f=4),
+          dict(n=1 << 16, k=16, f=8), dict(n=1 << 17, k=16, f=8), 0.0),
+    Entry("nn", nearest_neighbour, ref_nn, numpy_nn, inputs_nn, dict(n=1000), dict(n=1 << 20), dict(n=1 << 22)),
+    Entry("mri_q", mri_q, ref_mriq, numpy_mriq, inputs_mriq, dict(k=64, n=128), dict(k=1024, n=8192),
+          dict(k=1024, n=16384), 1e-3),
+    Entry("md", md, ref_md, numpy_md, inputs_md, dict(n=64, m=8), dict(n=1 << 14, m=32), dict(n=1 << 15, m=64),
           1e-3),
-    Entry("md", md, ref_md, inputs_md, dict(n=64, m=8), dict(n=1 << 14, m=32), dict(n=1 << 15, m=64), 1e-3),
-    Entry("black_scholes", black_scholes, ref_black_scholes, inputs_black_scholes, dict(n=1000), dict(n=1 << 18),
-          dict(n=1 << 21)),
-    Entry("atax", atax, lambda a, x: a.T @ (a @ x),
+    Entry("black_scholes", black_scholes, ref_black_scholes, numpy_black_scholes, inputs_black_scholes,
+          dict(n=1000), dict(n=1 << 18), dict(n=1 << 21)),
+    Entry("atax", atax, lambda a, x: a.T @ (a @ x), numpy_atax,
           lambda r, m, n: (_f32(r, m, n), _f32(r, n)), dict(m=24, n=32), dict(m=1024, n=1024), dict(m=2048, n=2048),
           1e-3),
-    Entry("gesummv", gesummv, lambda a, b, x, al, be: al * (a @ x) + be * (b @ x),
+    Entry("gesummv", gesummv, lambda a, b, x, al, be: al * (a @ x) + be * (b @ x), numpy_gesummv,
           lambda r, n: (_f32(r, n, n), _f32(r, n, n), _f32(r, n), np.float32(1.5), np.float32(1.2)),
           dict(n=32), dict(n=1024), dict(n=2048), 1e-3),
-    Entry("gemv", gemv, lambda a, x, y, al, be: al * (a @ x) + be * y,
+    Entry("gemv", gemv, lambda a, x, y, al, be: al * (a @ x) + be * y, numpy_gemv,
           lambda r, m, n: (_f32(r, m, n), _f32(r, n), _f32(r, m), np.float32(0.5), np.float32(2.0)),
           dict(m=24, n=32), dict(m=1024, n=1024), dict(m=4096, n=4096), 1e-3),
-    Entry("gemv_t", gemv_t, lambda a, x, y, al, be: al * (a.T @ x) + be * y,
+    Entry("gemv_t", gemv_t, lambda a, x, y, al, be: al * (a.T @ x) + be * y, numpy_gemv_t,
           lambda r, m, n: (_f32(r, m, n), _f32(r, m), _f32(r, n), np.float32(0.5), np.float32(2.0)),
           dict(m=24, n=32), dict(m=1024, n=1024), dict(m=4096, n=4096), 1e-3),
-    Entry("transpose", transpose, lambda a: np.ascontiguousarray(a.T), lambda r, m, n: (_f32(r, m, n),), dict(m=24, n=40),
-          dict(m=1024, n=512), dict(m=4096, n=4096), 0.0),
-    Entry("conv2d_5x5", conv2d, ref_conv2d, lambda r, h, w: (_f32(r, h, w), _f32(r, 5, 5, low=0.0, high=0.08)),
+    Entry("transpose", transpose, lambda a: np.ascontiguousarray(a.T), numpy_transpose,
+          lambda r, m, n: (_f32(r, m, n),), dict(m=24, n=40), dict(m=1024, n=512), dict(m=4096, n=4096), 0.0),
+    Entry("conv2d_5x5", conv2d, ref_conv2d, numpy_conv2d,
+          lambda r, h, w: (_f32(r, h, w), _f32(r, 5, 5, low=0.0, high=0.08)),
           dict(h=20, w=24), dict(h=512, w=512), dict(h=2048, w=2048)),
-    Entry("separable_conv", separable_conv, ref_separable,
+    Entry("separable_conv", separable_conv, ref_separable, numpy_separable,
           lambda r, h, w: (_f32(r, h, w), _f32(r, 5, low=0.0, high=0.4), _f32(r, 5, low=0.0, high=0.4)),
           dict(h=20, w=24), dict(h=512, w=512), dict(h=2048, w=2048)),
-    Entry("hotspot2d", hotspot2d, ref_hotspot2d, inputs_hotspot, dict(h=16, w=20), dict(h=512, w=512),
+    Entry("hotspot2d", hotspot2d, ref_hotspot2d, numpy_hotspot2d, inputs_hotspot, dict(h=16, w=20),
+          dict(h=512, w=512), dict(h=2048, w=2048)),
+    Entry("hotspot3d", hotspot3d, ref_hotspot3d, numpy_hotspot3d, inputs_hotspot, dict(d=6, h=8, w=10),
+          dict(d=8, h=256, w=256), dict(d=16, h=512, w=512)),
+    Entry("jacobi2d_5", jacobi2d_5, ref_jacobi2d_5, numpy_jacobi2d_5, inputs_grid, dict(h=16, w=20),
+          dict(h=512, w=512), dict(h=2048, w=2048)),
+    Entry("jacobi2d_9", jacobi2d_9, ref_jacobi2d_9, numpy_jacobi2d_9, inputs_grid, dict(h=16, w=20),
+          dict(h=512, w=512), dict(h=2048, w=2048)),
+    Entry("jacobi3d_7", jacobi3d_7, ref_jacobi3d_7, numpy_jacobi3d_7, inputs_grid, dict(d=6, h=8, w=10),
+          dict(d=64, h=64, w=64), dict(d=128, h=128, w=128)),
+    Entry("jacobi3d_27", jacobi3d_27, ref_jacobi3d_27, numpy_jacobi3d_27, inputs_grid, dict(d=6, h=8, w=10),
+          dict(d=64, h=64, w=64), dict(d=128, h=128, w=128)),
+    Entry("srad", srad, ref_srad, numpy_srad, inputs_grid, dict(h=16, w=20), dict(h=512, w=512),
           dict(h=2048, w=2048)),
-    Entry("hotspot3d", hotspot3d, ref_hotspot3d, inputs_hotspot, dict(d=6, h=8, w=10), dict(d=8, h=256, w=256),
-          dict(d=16, h=512, w=512)),
-    Entry("jacobi2d_5", jacobi2d_5, ref_jacobi2d_5, inputs_grid, dict(h=16, w=20), dict(h=512, w=512),
-          dict(h=2048, w=2048)),
-    Entry("jacobi2d_9", jacobi2d_9, ref_jacobi2d_9, inputs_grid, dict(h=16, w=20), dict(h=512, w=512),
-          dict(h=2048, w=2048)),
-    Entry("jacobi3d_7", jacobi3d_7, ref_jacobi3d_7, inputs_grid, dict(d=6, h=8, w=10), dict(d=64, h=64, w=64),
-          dict(d=128, h=128, w=128)),
-    Entry("jacobi3d_27", jacobi3d_27, ref_jacobi3d_27, inputs_grid, dict(d=6, h=8, w=10), dict(d=64, h=64, w=64),
-          dict(d=128, h=128, w=128)),
-    Entry("srad", srad, ref_srad, inputs_grid, dict(h=16, w=20), dict(h=512, w=512), dict(h=2048, w=2048)),
-    Entry("stencil2d", stencil2d, ref_stencil2d, inputs_grid, dict(h=16, w=20), dict(h=512, w=512),
-          dict(h=2048, w=2048)),
-    Entry("asum", asum, lambda x: np.abs(x.astype(np.float64)).sum(), inputs_vec, dict(n=1000), dict(n=1 << 20),
-          dict(n=1 << 24), 1e-3),
-    Entry("dot", dot, lambda x, y: np.dot(x.astype(np.float64), y), lambda r, n: (_f32(r, n), _f32(r, n)),
+    Entry("stencil2d", stencil2d, ref_stencil2d, numpy_stencil2d, inputs_grid, dict(h=16, w=20),
+          dict(h=512, w=512), dict(h=2048, w=2048)),
+    Entry("asum", asum, lambda x: np.abs(x.astype(np.float64)).sum(), numpy_asum, inputs_vec, dict(n=1000),
+          dict(n=1 << 20), dict(n=1 << 24), 1e-3),
+    Entry("dot", dot, lambda x, y: np.dot(x.astype(np.float64), y), numpy_dot, lambda r, n: (_f32(r, n), _f32(r, n)),
           dict(n=1000), dict(n=1 << 20), dict(n=1 << 24), 1e-3),
-    Entry("scal", scal, lambda a, x: a * x, lambda r, n: (np.float32(1.5), _f32(r, n)), dict(n=1000),
+    Entry("scal", scal, lambda a, x: a * x, numpy_scal, lambda r, n: (np.float32(1.5), _f32(r, n)), dict(n=1000),
           dict(n=1 << 20), dict(n=1 << 24)),
     Entry("mean_variance", mean_variance, lambda x: (x.astype(np.float64).mean(), x.astype(np.float64).var()),
-          inputs_vec, dict(n=1000), dict(n=1 << 20), dict(n=1 << 24), 1e-5),
+          numpy_mean_variance, inputs_vec, dict(n=1000), dict(n=1 << 20), dict(n=1 << 24), 1e-5),
 ]
 
 
@@ -619,10 +831,11 @@ ALTERNATIVES: list[Entry] = [
     _by["atax"]._replace(name="atax_inline", program=atax_inline, moderate=dict(m=128, n=128),
                          bench=dict(m=128, n=128), note="A^T (A x) without the let: A x per column"),
     _by["gemv_t"]._replace(name="gemv_t_columns", program=gemv_t_columns, note="dot product spelt out"),
-    Entry("nn_argmin", nn_argmin, ref_nn_argmin, inputs_nn_distinct, dict(n=1000), dict(n=1 << 20), dict(n=1 << 22),
-          0.0, note="the nearest record's index: argmin over all records"),
+    Entry("nn_argmin", nn_argmin, ref_nn_argmin, numpy_nn_argmin, inputs_nn_distinct, dict(n=1000),
+          dict(n=1 << 20), dict(n=1 << 22), 0.0, note="the nearest record's index: argmin over all records"),
     _by["jacobi2d_5"]._replace(name="jacobi2d_5_clamp_sum", program=jacobi2d_5_clamp_sum,
-                               reference=ref_jacobi2d_5_clamp, note="window sum minus the corners, clamped"),
+                               reference=ref_jacobi2d_5_clamp,
+                               numpy=numpy_jacobi2d_5_clamp, note="window sum minus the corners, clamped"),
 ]
 
 BY_NAME = {e.name: e for e in SUITE + ALTERNATIVES}

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dpia
@@ -51,6 +52,49 @@ def test_the_suite_holds_every_application_of_the_issue():
 def test_interpreter_agrees_with_numpy_at_small_sizes(entry):
     args = suite.inputs(entry, entry.small)
     assert relative_error(fl.interpret(entry.program, *args), entry.reference(*args)) <= max(entry.tolerance, 1e-4)
+
+
+def _leaves(value) -> list:
+    return [x for v in value for x in _leaves(v)] if isinstance(value, tuple) else [value]
+
+
+def _structure(value):
+    """The nesting of tuples, with each array's shape at the leaves."""
+    return tuple(_structure(v) for v in value) if isinstance(value, tuple) else np.shape(value)
+
+
+@pytest.mark.parametrize("entry", [pytest.param(e, id=e.name) for e in ALL])
+def test_the_float32_numpy_equivalent_agrees_with_the_reference_at_small_sizes(entry):
+    """`Entry.numpy` (what the benchmarks time) computes what the oracle does, in float32:
+    the same outputs within the entry's tolerance, float32 (or the oracle's integer type),
+    and it leaves its inputs as they were (the benchmarks call it repeatedly)."""
+    import copy
+    import inspect
+
+    assert callable(entry.numpy)
+    args = suite.inputs(entry, entry.small)
+    assert all(np.asarray(a).dtype in (np.float32, np.int32) for a in args)
+    kept = copy.deepcopy(args)
+    want, got = entry.reference(*args), entry.numpy(*args)
+    assert all(np.array_equal(a, b) for a, b in zip(args, kept)), f"{entry.name}: numpy changed its inputs"
+    assert _structure(got) == _structure(want)
+    err = relative_error(got, want)
+    assert err <= entry.tolerance, f"{entry.name}: relative error {err:.2e} over {entry.tolerance:.0e}"
+    for g, w in zip(_leaves(got), _leaves(want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype != np.float64
+        assert g.dtype == (w.dtype if np.issubdtype(w.dtype, np.integer) else np.float32), (g.dtype, w.dtype)
+    assert "float64" not in inspect.getsource(entry.numpy), f"{entry.name}: numpy upcasts"
+
+
+def test_black_scholes_without_scipy_agrees_with_the_reference():
+    """Where scipy's erfc is not installed, the float32 Black-Scholes uses the polynomial
+    normal CDF: it too agrees with the oracle, in float32."""
+    entry = suite.BY_NAME["black_scholes"]
+    args = suite.inputs(entry, entry.moderate)
+    got = suite.black_scholes_f32(*args, suite.normal_cdf_polynomial)
+    assert relative_error(got, entry.reference(*args)) <= entry.tolerance
+    assert [g.dtype for g in got] == [np.float32, np.float32]
 
 
 def _run_compiled(entry, size):
