@@ -142,6 +142,32 @@ def test_a_partly_lowered_program_compiles_as_written():
 # ----------------------------------------------------------------------------------- presets
 
 
+def test_a_size_generic_tuned_variant_is_compiled_at_the_input_sizes(private_db):
+    """The explorer stores derivations of the program with its sizes as variables; dpia.compile
+    replays one and compiles it at the input sizes, as the default is compiled: no size is a
+    kernel argument, each parallel map is one guarded iteration per work-item (the
+    size-generic kernel strides by the launch size: 2.3x slower on PoCL for a separable
+    convolution), and it computes what the size-generic kernel does."""
+    from dpia.variants import at_sizes
+
+    for name, generic_at_these_sizes in (("scal", False), ("dot", True)):
+        program, sizes = _program(name), {"N": 4096}
+        generic_low, derivation = derive(fl.infer(program), S.default_schedule(fl.infer(program)))
+        assert "fun(N: nat" in derivation.to_text()  # size-generic: N a variable
+        _store(private_db, program, sizes, derivation.to_text())
+        kernel = dpia.compile(program)
+        inputs = _check(kernel, program, sizes)
+        generic = dpia.compile(generic_low)
+        assert kernel.variant.kind == "tuned" and "const int N" in generic.source
+        assert relative_error(kernel(*inputs), generic(*inputs)) <= 1e-6
+        if generic_at_these_sizes:  # dot's `take (32 * (N // 32768))` is `take 0` here: no type
+            assert kernel.source == generic.source and "compiled size-generic" in kernel.variant.note
+        else:
+            assert "const int N" not in kernel.source and "get_global_size" in generic.source
+            assert "get_global_size" not in kernel.source
+            assert kernel.source == dpia.compile(at_sizes(generic_low, sizes)).source
+
+
 def test_a_preset_that_fits_runs_before_the_default():
     """On a CPU device the naive mm gets the CPU shape measured on PoCL (mm_rows_vectorized)
     when the sizes fit it; sizes it does not divide get the default."""
