@@ -11,10 +11,10 @@
     kernel.variant.kind, kernel.variant.derivation, kernel.variant.launch, kernel.source, kernel.time(x)
 
 A tuned or preset variant is derived size-generic (its program's sizes are variables with
-facts: one kernel the explorer checks at small sizes, probes and times) and compiled at the
-input sizes (`at_sizes`: the lowered program's size variables replaced by the sizes), as the
-default is: constant loop bounds let the printer give one guarded iteration per work-item
-instead of a loop striding by the launch size (2.3x on PoCL for a separable convolution).
+facts: one kernel the explorer checks at small sizes and probes) and compiled at the input
+sizes (`dpia.programs.at_sizes`), as the explorer timed it and as the default is compiled:
+constant loop bounds let the printer give one guarded iteration per work-item instead of a
+loop striding by the launch size (2.3x on PoCL for a separable convolution).
 
 The database is `db` (a TuningDB, a path, or None for TuningDB()'s default location; False:
 never consult one).  A database that cannot be opened, or a stored derivation that no longer
@@ -38,11 +38,10 @@ from functional.errors import FunctionalError, InterpretError
 from functional.expr import Expr
 from functional.infer import infer
 from functional.interp import _collect, bind_sizes, layout
-from functional.rules.vocabulary import specialise
 from functional.schedules import default_schedule
 
 from .pipeline import PIPELINE, Options
-from .programs import canonical, differs_at, fix_sizes, signature, size_vars, user_functions
+from .programs import at_sizes, canonical, differs_at, fix_sizes, signature, size_vars, user_functions
 
 KINDS = ("tuned", "preset", "default")
 
@@ -141,13 +140,6 @@ def tuned_variant(candidate, program: Expr, sizes: dict, kind: str = "tuned", no
     low, _ = PIPELINE["derive"].fn(program, derivation, Options())
     return low, Variant(kind, candidate.derivation, candidate.time_s, candidate.run_id, note,
                         dict(candidate.params.get("launch") or {}))
-
-
-def at_sizes(low: Expr, sizes: dict) -> Expr:
-    """A lowered program at these sizes: its size binders and its inputs' size variables
-    replaced by the values (correct wherever the size-generic program is: the sizes satisfy
-    its facts, or the derivation's replay would have refused them)."""
-    return infer(specialise(low, {name: sizes[name] for name in sizes}))
 
 
 def _at_sizes_if_typed(low: Expr, sizes: dict, variant: Variant) -> tuple[Expr, Variant]:

@@ -49,7 +49,7 @@ from dpia.explore.space import (
 from dpia.explore.stages import generate_skeletons
 from dpia.explore.tuning import TuningDB
 from functional import schedules
-from functional.derivation import Derivation
+from functional.derivation import Derivation, derive
 from functional.errors import FunctionalError, StrategyError
 from functional.infer import infer
 
@@ -681,3 +681,49 @@ def test_sizes_whose_inputs_cannot_fit_are_refused():
     with pytest.raises(InputsTooLargeError, match=r"take 4\.4e\+03 GB"):
         explore(TOTAL, {"N": 1 << 40}, budget_s=5)
     assert time.monotonic() - started < 5  # refused before any worker starts
+
+
+class _Sink:
+    """A worker's connection to the explorer, for evaluate._measure driven in this process."""
+
+    def __init__(self):
+        self.sent = []
+
+    def send(self, message):
+        self.sent.append(message)
+
+
+def test_a_candidate_is_timed_compiled_at_its_real_sizes_once_it_computes_there_what_the_generic_kernel_does():
+    """Checked at small sizes and probed with its size-generic kernel, a candidate is timed
+    compiled at its real sizes (what `dpia run` compiles from its derivation), after both
+    ran at the real sizes on the device and agreed; one that disagrees is wrong."""
+    from dpia.explore.evaluate import Evaluator, Spec, _Inputs, _measure, _Uploaded, at_real_sizes
+    from dpia.pipeline import PIPELINE
+    from codegen_opencl.runtime import choose_device, session_for
+
+    program = with_size_facts(infer(seed.stencil), {"N": 256})
+    sizes = {"N": 1 << 12}
+    spec = Spec(0, program, None, {}, {"N": 256}, sizes, 0)
+    evaluator = Evaluator(repeat=2, min_timed_s=0.0, max_timed_s=0.2)
+    session, cache = session_for(choose_device()), _Inputs()
+    low, _ = evaluator.derive(spec)
+    generic = PIPELINE.compile(low, evaluator.options(spec), session=session)
+    real = at_real_sizes(low, spec, evaluator, session, lambda stage, taken: stage.fn(*taken, evaluator.options(spec)))
+    assert "const int N" in generic.source and "const int N" not in real["source"].text
+    cache.expected(spec.oracle, spec.check_sizes, spec.seed)
+    timed = []
+
+    class Recorded(_Uploaded):  # which kernel the time stage runs
+        def bind(self, *arrays):
+            timed.append(self.source)
+            return super().bind(*arrays)
+
+    outcome = _measure(_Sink(), spec, evaluator, _Uploaded(generic, cache.uploads), cache, None,
+                       Recorded(real["kernel"], cache.uploads))
+    assert outcome.status == "ok" and timed and set(timed) == {real["kernel"].source}
+    doubled = infer(fl.fun([fl.array(sizes["N"], fl.f32)], lambda xs: fl.map(lambda x: x * 2.0, xs)))
+    other = PIPELINE.compile(derive(doubled, schedules.default_schedule(doubled))[0], evaluator.options(spec),
+                             session=session)
+    outcome = _measure(_Sink(), spec, evaluator, _Uploaded(generic, cache.uploads), cache, None,
+                       _Uploaded(other, cache.uploads))
+    assert outcome.status == "wrong" and "compiled at the real sizes" in outcome.error

@@ -376,6 +376,8 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
     try:
         kernel = evaluator.pipeline.run({"low": low, "session": session}, evaluator.options(spec), "translate",
                                         "build", call)["kernel"]
+        real = at_real_sizes(low, spec, evaluator, session, call)
+        real = None if real is None else real["kernel"]
     except _StageFailure as f:
         conn.send(("done", Outcome("failed", f.stage, _error_text(f.cause))))
         return
@@ -386,10 +388,29 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
         return
     conn.send(("built",))
     _, best_s = conn.recv()
-    conn.send(("done", _measure(conn, spec, evaluator, _Uploaded(kernel, cache.uploads), cache, best_s)))
+    conn.send(("done", _measure(conn, spec, evaluator, _Uploaded(kernel, cache.uploads), cache, best_s,
+                                None if real is None else _Uploaded(real, cache.uploads))))
 
 
-def _measure(conn, spec: Spec, evaluator: Evaluator, kernel, cache: _Inputs, best_s) -> Outcome:
+def at_real_sizes(low: Expr, spec: Spec, evaluator: Evaluator, session, call, last: str = "build") -> dict | None:
+    """The candidate compiled at its real sizes (dpia.programs.at_sizes), what `dpia run`
+    compiles from its derivation: the pipeline's values from translate to `last` ("build":
+    with the runtime Kernel), or None where a length the sizes make zero is no type (then
+    the size-generic kernel is timed, and `dpia run` compiles that one too)."""
+    from ..programs import at_sizes
+
+    try:
+        specialised = at_sizes(low, spec.sizes)
+    except FunctionalError:
+        return None
+    return evaluator.pipeline.run({"low": specialised, "session": session}, evaluator.options(spec), "translate",
+                                  last, call)
+
+
+def _measure(conn, spec: Spec, evaluator: Evaluator, kernel, cache: _Inputs, best_s, real=None) -> Outcome:
+    """Checked at small sizes and probed with the size-generic `kernel`; timed at the real
+    sizes with `real` (the kernel compiled at them) once it computes there what `kernel`
+    does (both on the device: no interpreter at the real sizes), else with `kernel`."""
     try:
         small = cache.inputs(spec.oracle, spec.check_sizes, spec.seed)
         got = _stage(conn, "run", evaluator.run, kernel, small, spec)
@@ -403,8 +424,16 @@ def _measure(conn, spec: Spec, evaluator: Evaluator, kernel, cache: _Inputs, bes
             if estimate > PROBE_SLACK * evaluator.slow_factor * best_s:
                 return Outcome("slow", "time", f"abandoned on probe sizes {dict(sizes)}: "
                                f"about {estimate:.3g} s at the real sizes", float(estimate))
-        real = cache.inputs(spec.oracle, spec.sizes, spec.seed, pin=True)
-        status, seconds = _stage(conn, "time", evaluator.time, kernel, real, best_s, spec)
+        inputs = cache.inputs(spec.oracle, spec.sizes, spec.seed, pin=True)
+        if real is not None:
+            want = _stage(conn, "run", evaluator.run, kernel, inputs, spec)
+            got = _stage(conn, "run", evaluator.run, real, inputs, spec)
+            wrong = _stage(conn, "check", lambda: evaluator.check(got, want, spec))
+            if wrong:
+                return Outcome("wrong", "check", f"compiled at the real sizes, not what the size-generic kernel "
+                                                 f"computes there: {wrong}")
+            kernel = real
+        status, seconds = _stage(conn, "time", evaluator.time, kernel, inputs, best_s, spec)
     except _StageFailure as f:
         return Outcome("failed", f.stage, _error_text(f.cause))
     return Outcome(status, None, None, float(seconds))
