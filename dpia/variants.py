@@ -12,9 +12,11 @@
 
 A tuned or preset variant is derived size-generic (its program's sizes are variables with
 facts: one kernel the explorer checks at small sizes and probes) and compiled at the input
-sizes (`dpia.programs.at_sizes`), as the explorer timed it and as the default is compiled:
-constant loop bounds let the printer give one guarded iteration per work-item instead of a
-loop striding by the launch size (2.3x on PoCL for a separable convolution).
+sizes (`dpia.programs.at_sizes`), as the default is: constant loop bounds let the printer
+give one guarded iteration per work-item instead of a loop striding by the launch size
+(2.3x on PoCL for a separable convolution).  A tuned variant is compiled so only where the
+explorer timed it so (`Variant.at_sizes`, the candidate's params["at_sizes"]): it had run
+there beside the size-generic kernel on the device and computed the same.
 
 The database is `db` (a TuningDB, a path, or None for TuningDB()'s default location; False:
 never consult one).  A database that cannot be opened, or a stored derivation that no longer
@@ -65,6 +67,9 @@ class Variant:
     # runtime.Kernel's launch options the variant was measured with (a tuned one's stored
     # params["launch"]: its local shape, dpia.explore.launch); empty: the default launch
     launch: dict = attrs.field(factory=dict, converter=lambda v: dict(v or {}))
+    # compiled at the input sizes (dpia.programs.at_sizes), not size-generic: presets, and
+    # tuned variants the explorer timed so
+    at_sizes: bool = True
 
 
 def is_high_level(program: Expr) -> bool:
@@ -139,7 +144,7 @@ def tuned_variant(candidate, program: Expr, sizes: dict, kind: str = "tuned", no
         raise ForeignVariantError(f"the stored derivation is not for this program: {reason}")
     low, _ = PIPELINE["derive"].fn(program, derivation, Options())
     return low, Variant(kind, candidate.derivation, candidate.time_s, candidate.run_id, note,
-                        dict(candidate.params.get("launch") or {}))
+                        dict(candidate.params.get("launch") or {}), bool(candidate.params.get("at_sizes")))
 
 
 def _at_sizes_if_typed(low: Expr, sizes: dict, variant: Variant) -> tuple[Expr, Variant]:
@@ -149,7 +154,7 @@ def _at_sizes_if_typed(low: Expr, sizes: dict, variant: Variant) -> tuple[Expr, 
         return at_sizes(low, sizes), variant
     except FunctionalError as exc:
         note = f"compiled size-generic (at these sizes: {exc})"
-        return low, attrs.evolve(variant, note=f"{variant.note}; {note}" if variant.note else note)
+        return low, attrs.evolve(variant, note=f"{variant.note}; {note}" if variant.note else note, at_sizes=False)
 
 
 def default_variant(program: Expr, sizes: dict | None = None, note: str = "") -> tuple[Expr, Variant]:
@@ -286,7 +291,8 @@ class VariantKernel:
         if variant.kind == "default":
             return self._build(low), variant
         try:
-            low, variant = _at_sizes_if_typed(low, sizes, variant)
+            if variant.at_sizes:
+                low, variant = _at_sizes_if_typed(low, sizes, variant)
             return self._build(low, variant.launch), variant
         except FunctionalError as exc:  # a stored or preset variant this version cannot translate or build
             note = f"the {'stored' if variant.kind == 'tuned' else 'preset'} variant does not compile: {exc}"

@@ -125,6 +125,7 @@ class Prepared:
     # the size-generic one is), and its binary where the worker built it
     real_source: object | None = None
     real_binary: bytes | None = None
+    real_refused: str | None = None  # why there is no real_source
 
 
 def _build_options(evaluator: Evaluator, spec: Spec):
@@ -209,9 +210,9 @@ class _Preparer:
         try:
             values = evaluator.pipeline.run({"low": low, "session": self._session}, evaluator.options(spec),
                                             "translate", last, call)
-            real = at_real_sizes(low, spec, evaluator, self._session, call, last)
         except _StageFailure as f:
             return ("done", Outcome("failed", f.stage, _error_text(f.cause), stage_s=self._clock.seconds()))
+        real, refused = at_real_sizes(low, spec, evaluator, self._session, call, last)
         binary = real_binary = None
         if self._session is not None and self._ship_binaries:
             binary = self._session.binary(values["source"].text, _build_options(evaluator, spec))
@@ -219,7 +220,7 @@ class _Preparer:
                 real_binary = self._session.binary(real["source"].text, _build_options(evaluator, spec))
         return ("built", Prepared(spec, values["source"], self._clock.seconds(), binary,
                                   self._key if binary is not None else None,
-                                  None if real is None else real["source"], real_binary))
+                                  None if real is None else real["source"], real_binary, refused))
 
 
 class _Measurer:
@@ -271,11 +272,16 @@ class _Measurer:
                       and self._session.adopt(source.text, binary, _build_options(evaluator, spec))
                       for source, binary in ((prepared.source, prepared.binary),
                                              (prepared.real_source, prepared.real_binary)) if source is not None)
+        refused = prepared.real_refused
         try:
             kernel = _stage(clock, "build", build, prepared.source, self._session, spec)
-            real = (None if prepared.real_source is None
-                    else _Uploaded(_stage(clock, "build", build, prepared.real_source, self._session, spec),
-                                   self._cache.uploads))
+            real = None
+            if prepared.real_source is not None:
+                try:
+                    real = _Uploaded(_stage(clock, "build", build, prepared.real_source, self._session, spec),
+                                     self._cache.uploads)
+                except _StageFailure as f:  # timed size-generic, as a local worker does
+                    refused = f"compiled at the real sizes, the build stage failed: {_error_text(f.cause)}"
             built_from = "binary" if adopted and self._session.builds == builds else "source"
             self._cache.expected(spec.oracle, spec.check_sizes, spec.seed)
         except _StageFailure as f:
@@ -283,7 +289,8 @@ class _Measurer:
         except Exception as exc:  # noqa: BLE001 -- the interpreter's answer: reported as the check's failure
             return Outcome("failed", "check", _error_text(exc), stage_s=clock.seconds()), built_from
         outcome = _measure(clock, spec, evaluator, _Uploaded(kernel, self._cache.uploads), self._cache, best_s, real)
-        return attrs.evolve(outcome, stage_s=clock.seconds()), built_from
+        return attrs.evolve(outcome, stage_s=clock.seconds(), at_sizes_refused=outcome.at_sizes_refused or refused), \
+            built_from
 
 
 def _identity_here(wanted: str | None) -> dict | str:

@@ -443,6 +443,10 @@ class _Run:
             params["stage_s"] = dict(outcome.stage_s)
         if outcome.where:
             params["where"] = outcome.where
+        if outcome.at_sizes:  # dpia run compiles it at the sizes too (dpia.variants)
+            params["at_sizes"] = True
+        if outcome.at_sizes_refused:
+            params["at_sizes_refused"] = outcome.at_sizes_refused
         text = derivation or Derivation(spec.program, ()).to_text()  # failed before a derivation existed
         return Candidate(self.program_text, dict(spec.sizes), self.device, text, outcome.status,
                          time_s=outcome.time_s, stage=outcome.stage, error=outcome.error, params=params,
