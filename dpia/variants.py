@@ -67,9 +67,9 @@ class Variant:
     # runtime.Kernel's launch options the variant was measured with (a tuned one's stored
     # params["launch"]: its local shape, dpia.explore.launch); empty: the default launch
     launch: dict = attrs.field(factory=dict, converter=lambda v: dict(v or {}))
-    # compiled at the input sizes (dpia.programs.at_sizes), not size-generic: presets, and
-    # tuned variants the explorer timed so
-    at_sizes: bool = True
+    # a size-generic derivation compiled at the input sizes (dpia.programs.at_sizes): presets,
+    # and tuned variants the explorer timed so (the default is derived at the sizes)
+    at_sizes: bool = False
 
 
 def is_high_level(program: Expr) -> bool:
@@ -175,7 +175,8 @@ def preset_variant(program: Expr, sizes: dict, limits, note: str = "") -> tuple[
     if found is None:
         return None
     preset, low, derivation = found
-    return low, Variant("preset", derivation.to_text(), note=f"{note}; preset {preset}" if note else f"preset {preset}")
+    return low, Variant("preset", derivation.to_text(), note=f"{note}; preset {preset}" if note else f"preset {preset}",
+                        at_sizes=True)
 
 
 def choose_variant(program: Expr, sizes: dict | None = None, device_key: str | None = None,
