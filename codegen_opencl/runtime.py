@@ -36,6 +36,10 @@ class RuntimeError_(FunctionalError):
     """No OpenCL device, a kernel that fails to build (with its log and source), bad inputs."""
 
 
+# the byte a poisoned run fills its buffers with: 0xFFFFFFFF is a NaN in float32 (and -1 in int32)
+POISON = 0xFF
+
+
 def _import_cl():
     try:
         import pyopencl as cl
@@ -380,7 +384,7 @@ class Kernel:
                     raise RuntimeError_(f"kernel {ph.name}: {size} items in dimension {d} of a work-group exceed "
                                         f"the device's {max_items[d]}")
 
-    def _prepare(self, arrays, uploads: Uploads | None = None):
+    def _prepare(self, arrays, uploads: Uploads | None = None, poison: bool = False):
         cl = _import_cl()
         p = self.program
         if len(arrays) != len(p.inputs):
@@ -407,6 +411,8 @@ class Kernel:
                 shape, dtype = _leaf_shape(obj.type, proj, sizes)
                 host = np.empty(shape, dtype=dtype)
                 args.append(cl.Buffer(self.context, mf.READ_WRITE, max(host.nbytes, 4)))
+                if poison:
+                    cl.enqueue_fill_buffer(self.queue, args[-1], np.uint8(POISON), 0, max(host.nbytes, 4))
                 if kind == "output":
                     outputs.append((proj, host, args[-1]))
             else:
@@ -435,9 +441,12 @@ class Kernel:
                                     f"{exc}") from exc
         return events
 
-    def __call__(self, *arrays):
+    def __call__(self, *arrays, poison: bool = False):
+        """The results on `arrays`.  `poison`: every output and temporary buffer is first
+        filled with POISON bytes (NaN in floats), so a value the kernel leaves unwritten
+        shows: a fresh buffer may hold what another kernel wrote there."""
         cl = _import_cl()
-        args, outputs, launches = self._prepare(arrays)
+        args, outputs, launches = self._prepare(arrays, poison=poison)
         for ev in self._run(args, launches):
             ev.wait()
         results = {}
@@ -606,6 +615,7 @@ __all__ = [
     "Kernel",
     "Leaf",
     "Nat",
+    "POISON",
     "Session",
     "TupleType",
     "choose_device",

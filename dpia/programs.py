@@ -288,6 +288,17 @@ def fix_sizes(program: Expr, sizes: dict) -> Expr:
     return program
 
 
+
+def at_sizes(low: Expr, sizes: Mapping[str, int]) -> Expr:
+    """A lowered program at these sizes: its size binders and its inputs' size variables
+    replaced by the values, typed (correct wherever the size-generic program is: the sizes
+    satisfy its facts).  FunctionalError where a length the sizes make zero is no type
+    (`take (32 * (N // 32768))` at N = 4096)."""
+    from functional.rules.vocabulary import specialise
+
+    return infer(specialise(low, dict(sizes)))
+
+
 # --------------------------------------------------------------------------- inputs
 
 

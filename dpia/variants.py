@@ -10,6 +10,14 @@
                                             #   with the sizes fixed (dpia.programs.fix_sizes)
     kernel.variant.kind, kernel.variant.derivation, kernel.variant.launch, kernel.source, kernel.time(x)
 
+A tuned or preset variant is derived size-generic (its program's sizes are variables with
+facts: one kernel the explorer checks at small sizes and probes) and compiled at the input
+sizes (`dpia.programs.at_sizes`), as the default is: constant loop bounds let the printer
+give one guarded iteration per work-item instead of a loop striding by the launch size
+(2.3x on PoCL for a separable convolution).  A tuned variant is compiled so only where the
+explorer timed it so (`Variant.at_sizes`, the candidate's params["at_sizes"]): it had run
+there beside the size-generic kernel on the device and computed the same.
+
 The database is `db` (a TuningDB, a path, or None for TuningDB()'s default location; False:
 never consult one).  A database that cannot be opened, or a stored derivation that no longer
 replays or compiles, gives a TuningWarning and the default variant: running never depends
@@ -35,7 +43,7 @@ from functional.interp import _collect, bind_sizes, layout
 from functional.schedules import default_schedule
 
 from .pipeline import PIPELINE, Options
-from .programs import canonical, differs_at, fix_sizes, signature, size_vars, user_functions
+from .programs import at_sizes, canonical, differs_at, fix_sizes, signature, size_vars, user_functions
 
 KINDS = ("tuned", "preset", "default")
 
@@ -59,6 +67,9 @@ class Variant:
     # runtime.Kernel's launch options the variant was measured with (a tuned one's stored
     # params["launch"]: its local shape, dpia.explore.launch); empty: the default launch
     launch: dict = attrs.field(factory=dict, converter=lambda v: dict(v or {}))
+    # a size-generic derivation compiled at the input sizes (dpia.programs.at_sizes): presets,
+    # and tuned variants the explorer timed so (the default is derived at the sizes)
+    at_sizes: bool = False
 
 
 def is_high_level(program: Expr) -> bool:
@@ -133,7 +144,17 @@ def tuned_variant(candidate, program: Expr, sizes: dict, kind: str = "tuned", no
         raise ForeignVariantError(f"the stored derivation is not for this program: {reason}")
     low, _ = PIPELINE["derive"].fn(program, derivation, Options())
     return low, Variant(kind, candidate.derivation, candidate.time_s, candidate.run_id, note,
-                        dict(candidate.params.get("launch") or {}))
+                        dict(candidate.params.get("launch") or {}), bool(candidate.params.get("at_sizes")))
+
+
+def _at_sizes_if_typed(low: Expr, sizes: dict, variant: Variant) -> tuple[Expr, Variant]:
+    """`at_sizes`, else the size-generic program (what the explorer measured) where a
+    length the sizes make zero is no type (`take (32 * (N // 32768))` at N = 4096)."""
+    try:
+        return at_sizes(low, sizes), variant
+    except FunctionalError as exc:
+        note = f"compiled size-generic (at these sizes: {exc})"
+        return low, attrs.evolve(variant, note=f"{variant.note}; {note}" if variant.note else note, at_sizes=False)
 
 
 def default_variant(program: Expr, sizes: dict | None = None, note: str = "") -> tuple[Expr, Variant]:
@@ -154,7 +175,8 @@ def preset_variant(program: Expr, sizes: dict, limits, note: str = "") -> tuple[
     if found is None:
         return None
     preset, low, derivation = found
-    return low, Variant("preset", derivation.to_text(), note=f"{note}; preset {preset}" if note else f"preset {preset}")
+    return low, Variant("preset", derivation.to_text(), note=f"{note}; preset {preset}" if note else f"preset {preset}",
+                        at_sizes=True)
 
 
 def choose_variant(program: Expr, sizes: dict | None = None, device_key: str | None = None,
@@ -270,6 +292,8 @@ class VariantKernel:
         if variant.kind == "default":
             return self._build(low), variant
         try:
+            if variant.at_sizes:
+                low, variant = _at_sizes_if_typed(low, sizes, variant)
             return self._build(low, variant.launch), variant
         except FunctionalError as exc:  # a stored or preset variant this version cannot translate or build
             note = f"the {'stored' if variant.kind == 'tuned' else 'preset'} variant does not compile: {exc}"
@@ -291,5 +315,5 @@ class VariantKernel:
         return f"<VariantKernel {self.name} on {self.device_key}: {len(self._by_sizes)} size(s) compiled>"
 
 
-__all__ = ["KINDS", "ForeignVariantError", "TuningWarning", "Variant", "VariantKernel", "choose_variant", "default_variant",
-           "is_high_level", "open_database", "preset_variant", "tuned_variant"]
+__all__ = ["KINDS", "ForeignVariantError", "TuningWarning", "Variant", "VariantKernel", "at_sizes", "choose_variant",
+           "default_variant", "is_high_level", "open_database", "preset_variant", "tuned_variant"]

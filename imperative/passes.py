@@ -197,6 +197,17 @@ def _conflict(sets, pending) -> frozenset:
     return frozenset(space for space, _ in (r & pw) | rewritten | (w & pr))
 
 
+def _next_iteration_conflict(loop: For | ParFor, end) -> frozenset:
+    """The spaces in which the next iteration of `loop` must wait for this one's leftovers
+    (`end`).  The iterations of a work-group loop are iterations of a parallel map: each
+    reads and writes its own part of global memory (its slots of the temporaries, its
+    outputs), so only local memory, which the group reuses, orders them."""
+    spaces = _conflict(_local_sets(loop.body), end)
+    if isinstance(loop, ParFor) and loop.level is Level.WORKGROUP:
+        return spaces & {AddressSpace.LOCAL}
+    return spaces
+
+
 def _barrier(spaces: frozenset) -> Barrier:
     return Barrier(local=True, global_=AddressSpace.GLOBAL in spaces)
 
@@ -287,7 +298,7 @@ def _place(cmd: Cmd, pending, contract: dict):
             # one in every iteration (a reduction over a stage's results in global memory)
             before, pending = _barrier(spaces), _EMPTY
         body, end = _place(cmd.body, pending, contract)
-        if spaces := _conflict(_local_sets(cmd.body), end):  # one iteration's leftovers meet the next iteration
+        if spaces := _next_iteration_conflict(cmd, end):  # one iteration's leftovers meet the next iteration
             body, end = seq(body, _barrier(spaces)), _EMPTY
         return seq(before, attrs.evolve(cmd, body=body)), (pending[0] | end[0], pending[1] | end[1])
     if isinstance(cmd, Barrier):
@@ -304,7 +315,7 @@ def _barriers(cmd: Cmd, contract: dict) -> Cmd:
     """Find the work-group loops; their bodies are group-level code (see _place)."""
     if isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP:
         body, end = _place(cmd.body, _EMPTY, contract)
-        if spaces := _conflict(_local_sets(cmd.body), end):  # the group's next iteration reuses local memory
+        if spaces := _next_iteration_conflict(cmd, end):  # the group's next iteration reuses local memory
             body = seq(body, _barrier(spaces))
         return attrs.evolve(cmd, body=body)
     if isinstance(cmd, Seq):

@@ -52,3 +52,27 @@ def test_a_loop_over_what_the_stage_before_wrote_waits_once_before_it():
     loop = re.search(r"for \(int (i\d+) = 0; \1 < N / 2; \1 \+= 1\) \{", source)
     assert source[:loop.start()].rstrip().endswith("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"), source
     assert "barrier" not in source[loop.end():].split("}", 1)[0], source
+
+
+# The same at constant sizes, its products and pair sums in global temporaries.  The iterations
+# of the work-group loop are a parallel map's: each has its own slots of the temporaries, so no
+# barrier ends an iteration.  The barrier that did (for the global temporaries) was not needed,
+# and with it PoCL 3.0 computed NaN and 1e27 (Oclgrind computed the right sums).
+SUM_OF_PAIRS_AT_SIZES = (
+    "fun(mat: 64.64.f32, xs: 64.f32) => map_workgroup 0 (fun(row) => reduce_seq (+) 0.0 ({pairs} (map_local 0 "
+    "(fun(c) => reduce_seq (+) 0.0 c) (split 16 ({products} (map_local 0 (fun(p) => fst p * snd p) (zip row xs))))))) "
+    "mat")
+
+
+def test_a_work_group_loop_ends_an_iteration_with_a_barrier_only_where_the_next_reuses_local_memory():
+    rng = np.random.default_rng(7)
+    a, x = rng.random((64, 64), dtype=np.float32), rng.random(64, dtype=np.float32)
+    for pairs, products, ends_with_barrier in (("to_global", "to_global", False), ("to_local", "to_global", True),
+                                               ("to_global", "to_local", False), ("to_local", "to_local", True)):
+        program = parse(SUM_OF_PAIRS_AT_SIZES.format(pairs=pairs, products=products))
+        kernel = dpia.compile(program)
+        for _ in range(3):  # PoCL's wrong sums varied from run to run
+            np.testing.assert_allclose(kernel(a, x), interpret(program, a, x), rtol=1e-5)
+        loop_end = kernel.source.rstrip().rsplit("}", 2)[0].rstrip()  # the loop body's last statement
+        assert loop_end.endswith("}") or loop_end.endswith(";"), kernel.source
+        assert loop_end.endswith("barrier(CLK_LOCAL_MEM_FENCE);") == ends_with_barrier, kernel.source

@@ -49,7 +49,7 @@ from dpia.explore.space import (
 from dpia.explore.stages import generate_skeletons
 from dpia.explore.tuning import TuningDB
 from functional import schedules
-from functional.derivation import Derivation
+from functional.derivation import Derivation, derive
 from functional.errors import FunctionalError, StrategyError
 from functional.infer import infer
 
@@ -681,3 +681,108 @@ def test_sizes_whose_inputs_cannot_fit_are_refused():
     with pytest.raises(InputsTooLargeError, match=r"take 4\.4e\+03 GB"):
         explore(TOTAL, {"N": 1 << 40}, budget_s=5)
     assert time.monotonic() - started < 5  # refused before any worker starts
+
+
+class _Sink:
+    """A worker's connection to the explorer, for evaluate._measure driven in this process."""
+
+    def __init__(self):
+        self.sent = []
+
+    def send(self, message):
+        self.sent.append(message)
+
+
+def test_a_candidate_is_timed_compiled_at_its_real_sizes_once_it_computes_there_what_the_generic_kernel_does():
+    """Checked at small sizes and probed with its size-generic kernel, a candidate is timed
+    compiled at its real sizes (what `dpia run` compiles from its derivation), after both
+    ran at the real sizes on the device and agreed; where they disagree the size-generic
+    kernel is timed and the outcome says why (a device compiler may get one of two
+    equivalent kernels wrong: PoCL 3.0 did)."""
+    from dpia.explore.evaluate import Evaluator, Spec, _Inputs, _measure, _Uploaded, at_real_sizes
+    from dpia.pipeline import PIPELINE
+    from codegen_opencl.runtime import choose_device, session_for
+
+    program = with_size_facts(infer(seed.stencil), {"N": 256})
+    sizes = {"N": 1 << 12}
+    spec = Spec(0, program, None, {}, {"N": 256}, sizes, 0)
+    evaluator = Evaluator(repeat=2, min_timed_s=0.0, max_timed_s=0.2)
+    session, cache = session_for(choose_device()), _Inputs()
+    low, _ = evaluator.derive(spec)
+    generic = PIPELINE.compile(low, evaluator.options(spec), session=session)
+    real, refused = at_real_sizes(low, spec, evaluator, session,
+                                  lambda stage, taken: stage.fn(*taken, evaluator.options(spec)))
+    assert refused is None and "const int N" in generic.source and "const int N" not in real["source"].text
+    cache.expected(spec.oracle, spec.check_sizes, spec.seed)
+    timed = []
+
+    class Recorded(_Uploaded):  # which kernel the time stage runs
+        def bind(self, *arrays):
+            timed.append(self.source)
+            return super().bind(*arrays)
+
+    outcome = _measure(_Sink(), spec, evaluator, _Uploaded(generic, cache.uploads), cache, None,
+                       Recorded(real["kernel"], cache.uploads))
+    assert outcome.status == "ok" and outcome.at_sizes and outcome.at_sizes_refused is None
+    assert timed and set(timed) == {real["kernel"].source}
+    doubled = infer(fl.fun([fl.array(sizes["N"], fl.f32)], lambda xs: fl.map(lambda x: x * 2.0, xs)))
+    other = PIPELINE.compile(derive(doubled, schedules.default_schedule(doubled))[0], evaluator.options(spec),
+                             session=session)
+    timed.clear()
+    outcome = _measure(_Sink(), spec, evaluator, Recorded(generic, cache.uploads), cache, None,
+                       _Uploaded(other, cache.uploads))
+    assert outcome.status == "ok" and not outcome.at_sizes and set(timed) == {generic.source}
+    assert "compiled at the real sizes it computes there not what the size-generic kernel does" in \
+        outcome.at_sizes_refused
+
+
+def test_the_real_size_comparison_sees_the_values_a_kernel_leaves_unwritten():
+    """The two kernels run with poisoned buffers: one that writes only half its output
+    disagrees even where the memory it is given last held the other kernel's results."""
+    import numpy as np
+
+    from dpia.explore.evaluate import Evaluator, Spec, _Inputs, _measure, _Uploaded
+    from dpia.pipeline import PIPELINE
+    from codegen_opencl.runtime import choose_device, session_for
+
+    n = 1 << 12
+    program = infer(fl.fun([fl.array(n, fl.f32)], lambda xs: fl.map(lambda x: x * 2.0, xs)))
+    spec = Spec(0, program, None, {}, {}, {}, 0)
+    evaluator = Evaluator(repeat=2, min_timed_s=0.0, max_timed_s=0.2)
+    session, cache = session_for(choose_device()), _Inputs()
+    low, _ = evaluator.derive(spec)
+    whole = PIPELINE.compile(low, evaluator.options(spec), session=session)
+    halves = infer(fl.fun([fl.array(n, fl.f32)], lambda xs: fl.join(fl.map(
+        lambda half: fl.map(lambda x: x * 2.0, half), fl.split(n // 2, xs)))))
+    half = PIPELINE.compile(derive(halves, schedules.default_schedule(halves))[0], evaluator.options(spec),
+                            session=session)
+    x = np.arange(n, dtype=np.float32)
+    assert np.array_equal(half(x), whole(x))  # both right: the poisoning itself is what is tested
+
+    class Unwritten:  # the same kernel leaving its second half unwritten (as PoCL's wrong one did)
+        def __init__(self, k):
+            self._k = k
+
+        def __call__(self, *arrays, poison=False):
+            got = self._k(*arrays)
+            if poison:
+                got[n // 2:] = np.frombuffer(b"\xff" * 4, np.float32)[0]
+            return got
+
+        def __getattr__(self, name):
+            return getattr(self._k, name)
+
+    cache.expected(spec.oracle, spec.check_sizes, spec.seed)
+    outcome = _measure(_Sink(), spec, evaluator, _Uploaded(whole, cache.uploads), cache, None, Unwritten(half))
+    assert outcome.status == "ok" and not outcome.at_sizes and "relative error" in outcome.at_sizes_refused
+    # the runtime's poisoning: before the launch every output buffer holds POISON bytes
+    import pyopencl as cl
+
+    from codegen_opencl.runtime import POISON
+
+    _, outputs, _ = whole._prepare((x,), poison=True)
+    (_, host, buffer), = outputs
+    cl.enqueue_copy(whole.queue, host, buffer)
+    whole.queue.finish()
+    assert host.tobytes() == bytes([POISON]) * host.nbytes
+    assert np.array_equal(whole(x, poison=True), x * 2.0)  # what the kernel writes replaces the poison

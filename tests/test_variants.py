@@ -33,10 +33,11 @@ def _program(name: str):
     return load(f"{SEED}:{name}")[1]
 
 
-def _store(db_path, program, sizes, derivation_text: str, time_s: float = 1e-6) -> None:
+def _store(db_path, program, sizes, derivation_text: str, time_s: float = 1e-6, params=None) -> None:
     key = device_key(choose_device())
     with TuningDB(db_path) as db:
-        db.add(Candidate(canonical(program), sizes, key, derivation_text, "ok", time_s=time_s, run_id="test"))
+        db.add(Candidate(canonical(program), sizes, key, derivation_text, "ok", time_s=time_s, run_id="test",
+                         params=params or {}))
 
 
 def _check(kernel, program, sizes, seed=0):
@@ -140,6 +141,39 @@ def test_a_partly_lowered_program_compiles_as_written():
 
 
 # ----------------------------------------------------------------------------------- presets
+
+
+def test_a_size_generic_tuned_variant_is_compiled_at_the_input_sizes_where_the_explorer_timed_it_so(private_db):
+    """The explorer stores derivations of the program with its sizes as variables; dpia.compile
+    replays one and compiles it at the input sizes where the explorer timed it so
+    (params["at_sizes"]: it agreed there with the size-generic kernel on the device), as the
+    default is compiled: no size is a kernel argument, each parallel map is one guarded
+    iteration per work-item (the size-generic kernel strides by the launch size: 2.3x slower
+    on PoCL for a separable convolution), and it computes what the size-generic kernel does.
+    A candidate the explorer timed size-generic is compiled size-generic."""
+    from dpia.variants import at_sizes
+
+    for name, generic_at_these_sizes in (("scal", False), ("dot", True)):
+        program, sizes = _program(name), {"N": 4096}
+        generic_low, derivation = derive(fl.infer(program), S.default_schedule(fl.infer(program)))
+        assert "fun(N: nat" in derivation.to_text()  # size-generic: N a variable
+        generic = dpia.compile(generic_low)
+        for timed_at_sizes in (False, True):
+            _store(private_db, program, sizes, derivation.to_text(), 1e-7 if timed_at_sizes else 1e-6,
+                   {"at_sizes": True} if timed_at_sizes else {})  # the second, faster: the best
+            kernel = dpia.compile(program)
+            inputs = _check(kernel, program, sizes)
+            assert kernel.variant.kind == "tuned" and "const int N" in generic.source
+            assert relative_error(kernel(*inputs), generic(*inputs)) <= 1e-6
+            if not timed_at_sizes:
+                assert kernel.source == generic.source and not kernel.variant.at_sizes
+            elif generic_at_these_sizes:  # dot's `take (32 * (N // 32768))` is `take 0` here: no type
+                assert kernel.source == generic.source and "compiled size-generic" in kernel.variant.note
+                assert not kernel.variant.at_sizes
+            else:
+                assert "const int N" not in kernel.source and "get_global_size" in generic.source
+                assert "get_global_size" not in kernel.source and kernel.variant.at_sizes
+                assert kernel.source == dpia.compile(at_sizes(generic_low, sizes)).source
 
 
 def test_a_preset_that_fits_runs_before_the_default():

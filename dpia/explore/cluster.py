@@ -58,7 +58,7 @@ import attrs
 
 from .errors import ExploreError
 from .evaluate import (Evaluator, Outcome, Spec, _error_text, _Inputs, _measure, _method, _stage, _StageFailure,
-                       _Uploaded, checkable_sizes, derived_message, failing_rule, probe_levels)
+                       _Uploaded, at_real_sizes, checkable_sizes, derived_message, failing_rule, probe_levels)
 from .space import DeviceLimits
 from .workers import EXCLUSIVE_WAIT_S, STARTUP_TIMEOUT_S, PoolState, _find_device
 
@@ -121,6 +121,11 @@ class Prepared:
     stage_s: Mapping[str, float]
     binary: bytes | None = None
     binary_key: str | None = None
+    # the program compiled at the real sizes, the one timed (evaluate.at_real_sizes; None:
+    # the size-generic one is), and its binary where the worker built it
+    real_source: object | None = None
+    real_binary: bytes | None = None
+    real_refused: str | None = None  # why there is no real_source
 
 
 def _build_options(evaluator: Evaluator, spec: Spec):
@@ -207,11 +212,15 @@ class _Preparer:
                                             "translate", last, call)
         except _StageFailure as f:
             return ("done", Outcome("failed", f.stage, _error_text(f.cause), stage_s=self._clock.seconds()))
-        binary = None
+        real, refused = at_real_sizes(low, spec, evaluator, self._session, call, last)
+        binary = real_binary = None
         if self._session is not None and self._ship_binaries:
             binary = self._session.binary(values["source"].text, _build_options(evaluator, spec))
+            if real is not None:
+                real_binary = self._session.binary(real["source"].text, _build_options(evaluator, spec))
         return ("built", Prepared(spec, values["source"], self._clock.seconds(), binary,
-                                  self._key if binary is not None else None))
+                                  self._key if binary is not None else None,
+                                  None if real is None else real["source"], real_binary, refused))
 
 
 class _Measurer:
@@ -259,18 +268,29 @@ class _Measurer:
         spec, evaluator = prepared.spec, self._evaluator
         build = _method(evaluator, "build")
         builds, built_from = self._session.builds, "source"
-        adopted = (prepared.binary is not None and prepared.binary_key == self._key
-                   and self._session.adopt(prepared.source.text, prepared.binary, _build_options(evaluator, spec)))
+        adopted = all(binary is not None and prepared.binary_key == self._key
+                      and self._session.adopt(source.text, binary, _build_options(evaluator, spec))
+                      for source, binary in ((prepared.source, prepared.binary),
+                                             (prepared.real_source, prepared.real_binary)) if source is not None)
+        refused = prepared.real_refused
         try:
             kernel = _stage(clock, "build", build, prepared.source, self._session, spec)
+            real = None
+            if prepared.real_source is not None:
+                try:
+                    real = _Uploaded(_stage(clock, "build", build, prepared.real_source, self._session, spec),
+                                     self._cache.uploads)
+                except _StageFailure as f:  # timed size-generic, as a local worker does
+                    refused = f"compiled at the real sizes, the build stage failed: {_error_text(f.cause)}"
             built_from = "binary" if adopted and self._session.builds == builds else "source"
             self._cache.expected(spec.oracle, spec.check_sizes, spec.seed)
         except _StageFailure as f:
             return Outcome("failed", f.stage, _error_text(f.cause), stage_s=clock.seconds()), "source"
         except Exception as exc:  # noqa: BLE001 -- the interpreter's answer: reported as the check's failure
             return Outcome("failed", "check", _error_text(exc), stage_s=clock.seconds()), built_from
-        outcome = _measure(clock, spec, evaluator, _Uploaded(kernel, self._cache.uploads), self._cache, best_s)
-        return attrs.evolve(outcome, stage_s=clock.seconds()), built_from
+        outcome = _measure(clock, spec, evaluator, _Uploaded(kernel, self._cache.uploads), self._cache, best_s, real)
+        return attrs.evolve(outcome, stage_s=clock.seconds(), at_sizes_refused=outcome.at_sizes_refused or refused), \
+            built_from
 
 
 def _identity_here(wanted: str | None) -> dict | str:

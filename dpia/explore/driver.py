@@ -9,9 +9,11 @@ The pipeline: (1) the rules generate the space (dpia.explore.stages: macro moves
 position, mappings of the maps onto OpenCL, each slot's values from divisors), (2) the
 search (dpia.explore.search) picks points, (3) each candidate is derived, translated
 (whether it fits the device is decided from the imperative program: dpia.explore.resources),
-emitted, built, run at small check sizes
-and compared with the interpreter, then timed at the real sizes (median of event-timed
-runs; one run first, and a candidate slower than 5x the best so far is abandoned as
+emitted, built, run at small check sizes and compared with the interpreter, then timed
+at the real sizes, compiled at them (dpia.programs.at_sizes: constant bounds, what `dpia
+run` compiles from the derivation) where that kernel computes there what the size-generic
+one does, both run on the device with poisoned buffers (else the size-generic one is timed:
+params["at_sizes_refused"] says why) (median of event-timed runs; one run first, and a candidate slower than 5x the best so far is abandoned as
 "slow").  Once a best exists, a candidate first runs on probe sizes (about 1/1024, then
 1/32 of the work: the size variables halved while their facts allow): a probe that extrapolates to
 more than PROBE_SLACK x 5x the best is abandoned then (probes under PROBE_MIN_S are not
@@ -441,6 +443,10 @@ class _Run:
             params["stage_s"] = dict(outcome.stage_s)
         if outcome.where:
             params["where"] = outcome.where
+        if outcome.at_sizes:  # dpia run compiles it at the sizes too (dpia.variants)
+            params["at_sizes"] = True
+        if outcome.at_sizes_refused:
+            params["at_sizes_refused"] = outcome.at_sizes_refused
         text = derivation or Derivation(spec.program, ()).to_text()  # failed before a derivation existed
         return Candidate(self.program_text, dict(spec.sizes), self.device, text, outcome.status,
                          time_s=outcome.time_s, stage=outcome.stage, error=outcome.error, params=params,

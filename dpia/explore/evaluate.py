@@ -72,6 +72,8 @@ class Outcome:
     rule: str | None = None
     stage_s: Mapping[str, float] | None = None  # seconds per stage, measured by the parent ("queue": waiting for the device)
     where: str | None = None  # on a cluster: the hosts and processes that prepared and measured it
+    at_sizes: bool = False  # timed compiled at the real sizes (what `dpia run` then compiles), not size-generic
+    at_sizes_refused: str | None = None  # why the kernel compiled at the real sizes was not the one timed
 
 
 # ------------------------------------------------------------------------------ the jobs
@@ -272,8 +274,8 @@ class _Uploaded:
             self._bound = (arrays, self._kernel.bind(*arrays, uploads=self._uploads))
         return self._bound[1]
 
-    def __call__(self, *arrays):
-        return self._kernel(*arrays)
+    def __call__(self, *arrays, **options):
+        return self._kernel(*arrays, **options)
 
     def __getattr__(self, name):
         return getattr(self._kernel, name)
@@ -379,6 +381,7 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
     except _StageFailure as f:
         conn.send(("done", Outcome("failed", f.stage, _error_text(f.cause))))
         return
+    real, refused = at_real_sizes(low, spec, evaluator, session, call)
     try:  # the interpreter's answer before the device is asked for: checking must not hold it
         cache.expected(spec.oracle, spec.check_sizes, spec.seed)
     except Exception as exc:  # noqa: BLE001 -- reported as the check's failure
@@ -386,10 +389,35 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
         return
     conn.send(("built",))
     _, best_s = conn.recv()
-    conn.send(("done", _measure(conn, spec, evaluator, _Uploaded(kernel, cache.uploads), cache, best_s)))
+    outcome = _measure(conn, spec, evaluator, _Uploaded(kernel, cache.uploads), cache, best_s,
+                       None if real is None else _Uploaded(real["kernel"], cache.uploads))
+    conn.send(("done", attrs.evolve(outcome, at_sizes_refused=outcome.at_sizes_refused or refused)))
 
 
-def _measure(conn, spec: Spec, evaluator: Evaluator, kernel, cache: _Inputs, best_s) -> Outcome:
+def at_real_sizes(low: Expr, spec: Spec, evaluator: Evaluator, session, call,
+                  last: str = "build") -> tuple[dict | None, str | None]:
+    """The candidate compiled at its real sizes (dpia.programs.at_sizes), what `dpia run`
+    compiles from its derivation: (the pipeline's values from translate to `last` ("build":
+    with the runtime Kernel), None), or (None, why not) where a length the sizes make zero is
+    no type or a stage fails; then the size-generic kernel is timed, and `dpia run` compiles
+    that one too."""
+    from ..programs import at_sizes
+
+    try:
+        specialised = at_sizes(low, spec.sizes)
+    except FunctionalError as exc:
+        return None, f"no program at the real sizes: {exc}"
+    try:
+        return evaluator.pipeline.run({"low": specialised, "session": session}, evaluator.options(spec),
+                                      "translate", last, call), None
+    except _StageFailure as f:
+        return None, f"compiled at the real sizes, the {f.stage} stage failed: {_error_text(f.cause)}"
+
+
+def _measure(conn, spec: Spec, evaluator: Evaluator, kernel, cache: _Inputs, best_s, real=None) -> Outcome:
+    """Checked at small sizes and probed with the size-generic `kernel`; timed at the real
+    sizes with `real` (the kernel compiled at them) once it computes there what `kernel`
+    does (both on the device: no interpreter at the real sizes), else with `kernel`."""
     try:
         small = cache.inputs(spec.oracle, spec.check_sizes, spec.seed)
         got = _stage(conn, "run", evaluator.run, kernel, small, spec)
@@ -403,9 +431,26 @@ def _measure(conn, spec: Spec, evaluator: Evaluator, kernel, cache: _Inputs, bes
             if estimate > PROBE_SLACK * evaluator.slow_factor * best_s:
                 return Outcome("slow", "time", f"abandoned on probe sizes {dict(sizes)}: "
                                f"about {estimate:.3g} s at the real sizes", float(estimate))
-        real = cache.inputs(spec.oracle, spec.sizes, spec.seed, pin=True)
-        status, seconds = _stage(conn, "time", evaluator.time, kernel, real, best_s, spec)
+        inputs = cache.inputs(spec.oracle, spec.sizes, spec.seed, pin=True)
+        at_sizes, refused = _agrees_at_real_sizes(conn, spec, evaluator, kernel, real, inputs)
+        status, seconds = _stage(conn, "time", evaluator.time, real if at_sizes else kernel, inputs, best_s, spec)
     except _StageFailure as f:
         return Outcome("failed", f.stage, _error_text(f.cause))
-    return Outcome(status, None, None, float(seconds))
+    return Outcome(status, None, None, float(seconds), at_sizes=at_sizes, at_sizes_refused=refused)
+
+
+def _agrees_at_real_sizes(conn, spec: Spec, evaluator: Evaluator, kernel, real, inputs) -> tuple[bool, str | None]:
+    """Whether `real` (the candidate compiled at the real sizes) computes there what the
+    size-generic `kernel` does, both run on the device with poisoned buffers (a value one
+    leaves unwritten shows as NaN, not as what the other wrote in the same memory): (True,
+    None), or (False, why) -- then the size-generic kernel is timed and `dpia run` compiles
+    that one.  A device compiler can get one of two equivalent kernels wrong (PoCL 3.0 did)."""
+    if real is None:
+        return False, None
+    want = _stage(conn, "run", lambda: kernel(*inputs, poison=True))
+    got = _stage(conn, "run", lambda: real(*inputs, poison=True))
+    wrong = _stage(conn, "check", lambda: evaluator.check(got, want, spec))
+    if wrong:
+        return False, f"compiled at the real sizes it computes there not what the size-generic kernel does: {wrong}"
+    return True, None
 
