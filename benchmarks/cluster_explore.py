@@ -3,6 +3,10 @@
 measuring actor for the device), at equal budgets, the same program, sizes, search and seed.
 
     python benchmarks/cluster_explore.py --backend ray --workers 2 --budget 90 --out results.jsonl
+    python benchmarks/cluster_explore.py --target mm:m=4096,n=4096,k=4096 --backend ray ...
+
+The program is the sum of 2^log2n floats (PoCL, issue 15's figures), or --target: a target of
+benchmarks/explore_suite.py (a suite entry at its sizes, total or mm; issue 16's, on a GPU).
 
 One JSON line per run: the rate of finished candidates (measured or failed, per second from
 the first finished candidate to the last: the time to build the space and start workers or
@@ -45,11 +49,18 @@ def _rate(times: list[float]) -> float | None:
 
 
 def table(path: str) -> str:
-    """A Markdown table of the runs in `path`: per backend and workers, each run's figures
-    (runs in the order made) and their mean."""
-    rows: dict[tuple[str, int], list[dict]] = {}
+    """A Markdown table per program of the runs in `path`: per backend and workers, each
+    run's figures (runs in the order made) and their mean."""
+    by_target: dict[str, list[dict]] = {}
     for line in Path(path).read_text().splitlines():
         run = json.loads(line)
+        by_target.setdefault(run.get("target", "sum"), []).append(run)
+    return "\n\n".join(f"{name}:\n\n{_table(runs)}" for name, runs in by_target.items())
+
+
+def _table(runs_of_target: list[dict]) -> str:
+    rows: dict[tuple[str, int], list[dict]] = {}
+    for run in runs_of_target:
         rows.setdefault((run["backend"], run["workers"]), []).append(run)
 
     def figures(runs: list[dict], field: str, digits: int) -> str:
@@ -78,6 +89,21 @@ def table(path: str) -> str:
     return "\n".join(out)
 
 
+def _target(args) -> tuple:
+    """(program, sizes) of --target, or the sum of 2^log2n floats."""
+    if not args.target:
+        return PROGRAMS["sum"], {"N": 1 << args.log2n}
+    import numpy as np
+
+    import dpia
+    from explore_suite import target
+
+    name, _, size_text = args.target.partition(":")
+    size = {k: int(v) for k, v in (kv.split("=") for kv in size_text.split(",") if kv)}
+    program, inputs, _, _ = target(name, size, np.random.default_rng(args.seed))
+    return program, dict(dpia.compile(program, db=False).sizes_of(inputs))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", metavar="JSONL", help="print the Markdown table of the runs in JSONL, and stop")
@@ -87,6 +113,7 @@ def main() -> None:
     parser.add_argument("--log2n", type=int, default=22)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--search", default="bayesian")
+    parser.add_argument("--target", help="NAME:size=value,... as benchmarks/explore_suite.py takes (default: the sum)")
     parser.add_argument("--out")
     args = parser.parse_args()
     if args.table:
@@ -100,10 +127,11 @@ def main() -> None:
         from dpia.explore.cluster import Cluster
 
         cluster = Cluster.connect("local", num_cpus=max(2, args.workers))
+    program, sizes = _target(args)
     finished: list[tuple[float, object]] = []
     started = time.monotonic()
     try:
-        result = explore(PROGRAMS["sum"], {"N": 1 << args.log2n}, budget_s=args.budget, seed=args.seed,
+        result = explore(program, sizes, budget_s=args.budget, seed=args.seed,
                          search=args.search, workers=args.workers, baseline="default", executor=cluster,
                          progress=lambda c: finished.append((time.monotonic() - started, c)))
     finally:
@@ -113,7 +141,8 @@ def main() -> None:
     rate = _rate(times)
     best_at = next((t for t, c in finished if result.best is not None and c.derivation == result.best.derivation
                     and c.status == "ok"), None)
-    row = {"backend": args.backend, "workers": args.workers, "budget_s": args.budget, "N": 1 << args.log2n,
+    row = {"backend": args.backend, "workers": args.workers, "budget_s": args.budget, "target": args.target or "sum",
+           "sizes": sizes,
            "search": args.search, "seed": args.seed, "finished": len(times), "tried": result.tried,
            "failed": result.failed, "duplicates": result.duplicates, "abandoned": result.abandoned,
            "lost": len(result.lost), "candidates_per_s": rate, "best_ms": result.best.time_s * 1e3 if result.best else None,
