@@ -444,6 +444,34 @@ def test_exploration_measures_what_dpia_run_uses_first_and_never_reports_slower(
     assert "speed-up over the preset variant" in result.report()
 
 
+def test_the_default_baseline_is_timed_as_dpia_run_compiles_it(tmp_path):
+    """Without a preset, the baseline is the default schedule: checked size-generic at small
+    sizes, but timed (and stored) as `dpia run` compiles it, default_schedule with the sizes
+    fixed (dpia.variants.default_variant), which need not be the size-generic derivation at
+    these sizes (K-Means: its reductions split by the sizes' divisors).  So the stored best
+    replays to the kernel `dpia run` would use without the database."""
+    import dpia
+    import suite
+    from dpia.programs import at_sizes
+
+    entry = next(e for e in suite.SUITE if e.name == "kmeans")
+    inputs = entry.make_inputs(np.random.default_rng(0), **entry.small)
+    without = dpia.compile(entry.program, db=False)
+    without(*inputs)
+    sizes = without.sizes_of(inputs)
+    facts = {name: math.gcd(size, 256) for name, size in sizes.items()}
+    generic = infer(with_size_facts(infer(entry.program), facts))
+    generic_at_sizes = dpia.compile(at_sizes(derive(generic, schedules.default_schedule(generic))[0], sizes))
+    assert generic_at_sizes.source != without.source  # what would have been timed
+    with TuningDB(tmp_path / "t.sqlite") as db:
+        result = explore(entry.program, sizes, db=db, max_candidates=1, workers=1)
+        assert result.default.status == "ok" and result.default.params.get("at_sizes"), result.report()
+        assert result.default.derivation == without.variant.derivation
+        stored = dpia.compile(entry.program, db=db)
+        np.testing.assert_array_equal(stored(*inputs), without(*inputs))
+    assert stored.variant.kind == "tuned" and stored.source == without.source
+
+
 def test_exploration_finds_a_kernel_faster_than_the_default_schedule(sum_exploration):
     result, _, _ = sum_exploration
     # The best derivation, replayed from its text, and the default schedule, compiled here

@@ -66,6 +66,7 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from functional.derivation import Derivation
+from functional.errors import FunctionalError
 from functional.expr import Expr
 from functional.infer import infer
 from functional.interp import layout
@@ -286,7 +287,19 @@ class _Run:
                         probe_levels(program, space.sizes), space.program, fallback=fallback,
                         launch=launch_options(params))
         return Spec(index, program, family, params, check, dict(space.sizes), self.seed, baseline,
-                    probe_levels(program, space.sizes), space.program)
+                    probe_levels(program, space.sizes), space.program, real_derivation=self._default_at_sizes())
+
+    def _default_at_sizes(self) -> str | None:
+        """The derivation of the default variant `dpia run` compiles at these sizes
+        (dpia.variants.default_variant: default_schedule with the sizes fixed, which may split
+        reductions by their divisors), timed for the default schedule's candidate; None
+        where it does not derive (the size-generic default at the sizes is timed then)."""
+        from ..variants import default_variant
+
+        try:
+            return default_variant(self.space.program, dict(self.space.sizes))[1].derivation
+        except FunctionalError:
+            return None
 
     def baseline_spec(self, baseline: str, limits: DeviceLimits) -> Spec:
         """The candidate measured first, the one speed-ups are quoted against.  "run": the
@@ -447,6 +460,8 @@ class _Run:
             params["at_sizes"] = True
         if outcome.at_sizes_refused:
             params["at_sizes_refused"] = outcome.at_sizes_refused
+        if outcome.at_sizes and spec.real_derivation is not None:  # the one timed: what dpia run compiles
+            derivation = spec.real_derivation
         text = derivation or Derivation(spec.program, ()).to_text()  # failed before a derivation existed
         return Candidate(self.program_text, dict(spec.sizes), self.device, text, outcome.status,
                          time_s=outcome.time_s, stage=outcome.stage, error=outcome.error, params=params,

@@ -102,6 +102,9 @@ class Spec:
     # runtime.Kernel's launch options (dpia.pipeline.Options.launch): a point's launch shape
     # (dpia.explore.launch.launch_options), or a replayed variant's stored launch
     launch: Mapping = attrs.field(factory=dict, converter=lambda v: dict(v))
+    # what `dpia run` compiles at the real sizes for this candidate, where that is not the
+    # derived program at them (at_real_sizes): the default variant, derived with the sizes fixed
+    real_derivation: str | None = None
 
     @property
     def oracle(self) -> Expr:
@@ -396,15 +399,19 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
 
 def at_real_sizes(low: Expr, spec: Spec, evaluator: Evaluator, session, call,
                   last: str = "build") -> tuple[dict | None, str | None]:
-    """The candidate compiled at its real sizes (dpia.programs.at_sizes), what `dpia run`
-    compiles from its derivation: (the pipeline's values from translate to `last` ("build":
+    """The candidate compiled at its real sizes (dpia.programs.at_sizes, or the replay of
+    spec.real_derivation), what `dpia run` compiles from its derivation: (the pipeline's values from translate to `last` ("build":
     with the runtime Kernel), None), or (None, why not) where a length the sizes make zero is
     no type or a stage fails; then the size-generic kernel is timed, and `dpia run` compiles
     that one too."""
+    from ..pipeline import derive
     from ..programs import at_sizes
 
     try:
-        specialised = at_sizes(low, spec.sizes)
+        if spec.real_derivation is not None:
+            specialised, _ = derive(spec.oracle, spec.real_derivation, evaluator.options(spec))
+        else:
+            specialised = at_sizes(low, spec.sizes)
     except FunctionalError as exc:
         return None, f"no program at the real sizes: {exc}"
     try:
