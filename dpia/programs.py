@@ -27,8 +27,9 @@ import attrs
 import numpy as np
 
 from functional.errors import FunctionalError
-from functional.expr import App, Expr, Identifier, Lambda, NatApp, NatLambda, Prim, spine, substitute_nat
-from functional.infer import infer
+from functional.expr import (App, Expr, Identifier, Lambda, NatApp, NatLambda, Prim, free_identifiers, spine,
+                             substitute_nat, walk)
+from functional.infer import constant_index, infer
 from functional.interp import layout
 from functional.nat import Nat, Var, evaluate
 from functional.syntax import parse, to_text
@@ -377,15 +378,47 @@ def random_inputs(program: Expr, sizes: Mapping[str, int], seed: int = 0) -> tup
     return tuple(_random_value(layout(t), sizes, rng) for _, t in signature(program)[0])
 
 
-def _random_value(lay, sizes: dict, rng: np.random.Generator):
+def timing_inputs(program: Expr, sizes: Mapping[str, int], seed: int = 0) -> tuple:
+    """random_inputs for timing a kernel, not for checking it: integers drawn from 0 up to
+    `index_range` where the program reads an array at a computed index, so gathers spread
+    over memory as real indices do (kernels clamp every such index into its array).  With
+    random_inputs' 1 to 9, every MD neighbour is one of nine atoms and every gather hits
+    the cache: the explorer timed MD at 0.224 ms, which runs at 0.391 ms on real inputs."""
+    top = index_range(program, sizes)
+    rng = np.random.default_rng(seed)
+    return tuple(_random_value(layout(t), sizes, rng, top) for _, t in signature(program)[0])
+
+
+def index_range(program: Expr, sizes: Mapping[str, int]) -> int | None:
+    """The shortest array that `program` reads at an index computed from its data (`at xs
+    i`, i neither a literal, a size, nor only `generate`'s own counters), its length at
+    `sizes`; None where there is none.  Lengths that depend on a bound size (inside a nat
+    lambda) are left out."""
+    typed = program if program.t is not None else infer(program)
+    counters = {a.param.name for e in walk(typed) for head, args in [spine(e)]
+                if isinstance(head, Prim) and head.name == "generate" for a in args if isinstance(a, Lambda)}
+    lengths = []
+    for e in walk(typed):
+        head, args = spine(e)
+        if (isinstance(head, Prim) and head.name == "at" and len(args) == 2 and constant_index(args[1]) is None
+                and free_identifiers(args[1]) - counters):
+            try:
+                lengths.append(int(evaluate(args[0].t.size, dict(sizes))))
+            except (KeyError, AttributeError, TypeError, ValueError):
+                continue
+    return min(lengths) if lengths else None
+
+
+def _random_value(lay, sizes: dict, rng: np.random.Generator, index_top: int | None = None):
     if isinstance(lay, tuple):
-        return tuple(_random_value(sub, sizes, rng) for sub in lay)
+        return tuple(_random_value(sub, sizes, rng, index_top) for sub in lay)
     shape = tuple(int(evaluate(d, sizes)) for d in lay.dims)
-    values = _random_scalars(lay.scalar, shape, rng)
+    values = _random_scalars(lay.scalar, shape, rng, index_top)
     return values[()] if not shape else values
 
 
-def _random_scalars(scalar: ScalarType, shape: tuple, rng: np.random.Generator) -> np.ndarray:
+def _random_scalars(scalar: ScalarType, shape: tuple, rng: np.random.Generator,
+                    index_top: int | None = None) -> np.ndarray:
     if scalar.name == "bool":
         return rng.random(shape) < 0.5
     if scalar.is_float:
@@ -398,6 +431,8 @@ def _random_scalars(scalar: ScalarType, shape: tuple, rng: np.random.Generator) 
         values += draw(0.5)
         np.negative(values, out=values, where=rng.random(shape, dtype=draw) < NEGATIVE_SHARE)
         return values.astype(scalar.dtype, copy=False)
+    if index_top is not None and index_top > 1:  # timing_inputs: spread like real indices
+        return rng.integers(0, min(index_top, np.iinfo(scalar.dtype).max), shape).astype(scalar.dtype)
     return rng.integers(1, 10, shape).astype(scalar.dtype)
 
 
@@ -406,21 +441,54 @@ def _random_scalars(scalar: ScalarType, shape: tuple, rng: np.random.Generator) 
 
 def relative_error(got, want) -> float:
     """The largest difference from the reference, relative to max(1, its largest magnitude),
-    over every output array (inf for a shape or NaN mismatch)."""
+    over every output array (inf for a shape or NaN mismatch).  An array where a difference
+    is NaN (inf against inf) counts for nothing.  Computed in float64 in blocks, so a 512^3
+    result is compared in about a second, not in the 17 s whole-array copies took."""
     gots, wants = _leaves(got), _leaves(want)
     if len(gots) != len(wants):
         return math.inf
     worst = 0.0
     for g, w in zip(gots, wants):
-        g, w = np.asarray(g, dtype=np.float64), np.asarray(w, dtype=np.float64)
-        if g.shape != w.shape or not np.array_equal(np.isnan(g), np.isnan(w)):
+        g, w = np.asarray(g), np.asarray(w)
+        if g.shape != w.shape:
             return math.inf
-        finite = ~np.isnan(w)
-        if not finite.any():
-            continue
-        diff = np.abs(g[finite] - w[finite])
-        worst = max(worst, float(diff.max()) / max(1.0, float(np.abs(w[finite]).max())))
+        leaf = _leaf_error(g.reshape(-1), w.reshape(-1))
+        if leaf is None:
+            return math.inf
+        worst = max(worst, leaf)
     return worst
+
+
+ERROR_BLOCK = 1 << 22  # elements relative_error compares at a time
+
+
+def _leaf_error(g: np.ndarray, w: np.ndarray) -> float | None:
+    """relative_error of one flat array: None where the NaNs differ; 0.0 where none of the
+    reference is a number or a difference is NaN."""
+    diff, magnitude, numbers = 0.0, 0.0, False
+    for start in range(0, w.size, ERROR_BLOCK):
+        gb = g[start:start + ERROR_BLOCK].astype(np.float64)
+        wb = w[start:start + ERROR_BLOCK].astype(np.float64)
+        wnan = np.isnan(wb)
+        if not np.array_equal(np.isnan(gb), wnan):
+            return None
+        if wnan.any():
+            gb, wb = gb[~wnan], wb[~wnan]
+        if not wb.size:
+            continue
+        numbers = True
+        block = float(np.abs(gb - wb).max())
+        if math.isnan(block):
+            return 0.0 if _finish_nans(g, w, start + ERROR_BLOCK) else None
+        diff, magnitude = max(diff, block), max(magnitude, float(np.abs(wb).max()))
+    return diff / max(1.0, magnitude) if numbers else 0.0
+
+
+def _finish_nans(g: np.ndarray, w: np.ndarray, start: int) -> bool:
+    """Whether the NaNs of g and w agree from `start` on (the rest of an array whose
+    difference is NaN: it counts for nothing, but a NaN mismatch is still inf)."""
+    return all(np.array_equal(np.isnan(g[i:i + ERROR_BLOCK]), np.isnan(w[i:i + ERROR_BLOCK]))
+               for i in range(start, w.size, ERROR_BLOCK))
 
 
 def _leaves(value) -> list:

@@ -35,7 +35,9 @@ from dpia.programs import random_inputs
 from dpia.explore.algorithmic import Heuristics, Slot, probed_length
 from dpia.explore.launch import DRIVER, LAUNCH
 from dpia.explore.search import SEARCHES, Model, Trial, bayesian, evolutionary, random_search
+from dpia.explore.driver import CHECK_WORK_CAP, default_facts
 from dpia.explore.space import (
+    CHECK_FLOOR,
     DeviceLimits,
     Point,
     Skeleton,
@@ -472,6 +474,21 @@ def test_the_default_baseline_is_timed_as_dpia_run_compiles_it(tmp_path):
     assert stored.variant.kind == "tuned" and stored.source == without.source
 
 
+def test_the_default_candidate_is_checked_where_the_interpreter_is_quick():
+    """The default schedule's size facts shrink until the sizes it is checked at multiply to
+    at most CHECK_WORK_CAP: a 512^3 grid whose sizes are multiples of 256 was checked at
+    512^3, a minute in the interpreter (Jacobi 3D on the H200 timed nothing in 80 s of a 20 s
+    budget).  Each fact still divides its size, and the check still spans two multiples."""
+    grid = {"D": 512, "H": 512, "W": 512}
+    facts = default_facts(grid, CHECK_FLOOR)
+    checked = {name: check_size(facts[name], grid[name], CHECK_FLOOR) for name in grid}
+    assert math.prod(checked.values()) <= CHECK_WORK_CAP
+    assert all(grid[n] % facts[n] == 0 and checked[n] % facts[n] == 0 and checked[n] >= 2 * facts[n] for n in grid)
+    # where the check is small already, the facts are each size's power of two up to 256
+    assert default_facts({"H": 8192, "W": 8192}, CHECK_FLOOR) == {"H": 256, "W": 256}
+    assert default_facts({"N": 1000, "M": 24}, CHECK_FLOOR) == {"N": 8, "M": 8}
+
+
 def test_exploration_finds_a_kernel_faster_than_the_default_schedule(sum_exploration):
     result, _, _ = sum_exploration
     # The best derivation, replayed from its text, and the default schedule, compiled here
@@ -530,7 +547,8 @@ def test_failures_timeouts_crashes_and_duplicates_are_counted(tmp_path):
     skeletons = [UNTRANSLATABLE, UNDERIVABLE, SLEEPY, CRASHY, TWIN]
     with TuningDB(tmp_path / "t.sqlite") as db:
         result = explore(TOTAL, {"N": 1 << 16}, db=db, seed=1, workers=2, skeletons=skeletons,
-                         evaluator=HangingAndCrashingBuild(repeat=3), timeout_s=5, baseline="default")
+                         evaluator=HangingAndCrashingBuild(repeat=3, slow_factor=math.inf), timeout_s=5,
+                         baseline="default")  # no candidate is abandoned as slow: a loaded machine's timing is not under test
         stored = db.candidates(run_id=result.run_id)
     status = {c.params["family"]: (c.status, c.stage) for c in stored}
     assert status[UNTRANSLATABLE.name] == ("failed", "translate")

@@ -23,6 +23,7 @@ from dpia.programs import (
     relative_error,
     signature,
     size_vars,
+    timing_inputs,
 )
 
 SEED = Path(__file__).resolve().parents[1] / "examples" / "seed.py"
@@ -229,6 +230,26 @@ def test_random_inputs_of_tuples_ints_and_bools():
     [(ints, flags)] = random_inputs(prog, {"N": 50}, seed=0)
     assert ints.dtype == np.int32 and ints.min() >= 1 and flags.dtype == np.bool_ and flags.shape == (50,)
     assert fl.interpret(prog, (ints, flags)).shape == (50,)
+
+
+def test_timing_inputs_spread_indices_over_the_array_they_index():
+    """Timing inputs draw an integer input over the range the program indexes with its
+    values (here a gather `xs[j]` for each j of the input), so gathers spread over memory
+    as real indices do; a generate's own counter (`row[k]`) sets no range; checking inputs
+    keep 1 to 9; without a gather the timing inputs are the checking ones."""
+    n, m = fl.nat("N"), fl.nat("M")
+    gather = fl.fun([fl.array(n, fl.array(4, fl.f32)), fl.array(m, fl.i32)],
+                    lambda xs, js: fl.map(lambda j: fl.generate(4, lambda k: xs[j][k]), js))
+    sizes = {"N": 5000, "M": 4000}
+    xs, js = timing_inputs(gather, sizes, seed=1)
+    assert js.dtype == np.int32 and js.min() >= 0 and js.max() < 5000 and js.max() > 4000
+    assert random_inputs(gather, sizes, seed=1)[1].max() <= 9
+    got = fl.interpret(gather, xs, js)  # every index in range: the interpreter accepts them
+    np.testing.assert_array_equal(got, xs[js])
+    counting = fl.fun([fl.array(n, fl.array(4, fl.f32)), fl.array(m, fl.i32)],
+                      lambda xs, js: fl.map(lambda j: fl.generate(4, lambda k: xs[0][k] + fl.cast(fl.f32, j)), js))
+    for a, b in zip(timing_inputs(counting, sizes, seed=1), random_inputs(counting, sizes, seed=1)):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_signature_names_the_inputs():

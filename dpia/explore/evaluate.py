@@ -23,7 +23,7 @@ from functional.interp import interpret
 from functional.syntax import to_text
 
 from ..pipeline import PIPELINE, Options, Pipeline, mismatch  # noqa: F401 -- mismatch: this module's API too
-from ..programs import input_shapes, random_inputs
+from ..programs import input_shapes, random_inputs, timing_inputs
 from .launch import applied_shape
 from .space import CHECK_FLOOR, DeviceLimits, Point, Skeleton, check_size
 
@@ -334,17 +334,20 @@ class _Inputs:
             cache.popitem(last=False)
         return value
 
-    def inputs(self, program: Expr, sizes: Mapping[str, int], seed: int, pin: bool = False) -> tuple:
-        """Random inputs at `sizes`; `pin`: the real sizes, kept however many check sizes
-        pass through the cache (they are the expensive ones)."""
-        key = (input_shapes(program, sizes), seed)
+    def inputs(self, program: Expr, sizes: Mapping[str, int], seed: int, pin: bool = False,
+               timing: bool = False) -> tuple:
+        """Random inputs at `sizes`: for checking (dpia.programs.random_inputs), or with
+        `timing` for timing (timing_inputs: indices spread like real ones); `pin`: the real
+        sizes, kept however many check sizes pass through the cache (the expensive ones)."""
+        key = (input_shapes(program, sizes), seed, timing)
+        make = timing_inputs if timing else random_inputs
         if pin:
             if key not in self._pinned:
-                self._pinned = {key: self._inputs.pop(key, None) or random_inputs(program, sizes, seed)}
+                self._pinned = {key: self._inputs.pop(key, None) or make(program, sizes, seed)}
             return self._pinned[key]
         if key in self._pinned:
             return self._pinned[key]
-        return self._lookup(self._inputs, key, lambda: random_inputs(program, sizes, seed))
+        return self._lookup(self._inputs, key, lambda: make(program, sizes, seed))
 
     def expected(self, program: Expr, sizes: Mapping[str, int], seed: int):
         key = (str(program), tuple(sorted(sizes.items())), seed)
@@ -433,12 +436,12 @@ def _measure(conn, spec: Spec, evaluator: Evaluator, kernel, cache: _Inputs, bes
         if wrong:
             return Outcome("wrong", "check", wrong)
         for sizes in spec.probes if best_s is not None else ():
-            probe = cache.inputs(spec.oracle, sizes, spec.seed)
+            probe = cache.inputs(spec.oracle, sizes, spec.seed, timing=True)
             estimate = _stage(conn, "time", evaluator.probe, kernel, probe, sizes, spec)
             if estimate > PROBE_SLACK * evaluator.slow_factor * best_s:
                 return Outcome("slow", "time", f"abandoned on probe sizes {dict(sizes)}: "
                                f"about {estimate:.3g} s at the real sizes", float(estimate))
-        inputs = cache.inputs(spec.oracle, spec.sizes, spec.seed, pin=True)
+        inputs = cache.inputs(spec.oracle, spec.sizes, spec.seed, pin=True, timing=True)
         at_sizes, refused = _agrees_at_real_sizes(conn, spec, evaluator, kernel, real, inputs)
         status, seconds = _stage(conn, "time", evaluator.time, real if at_sizes else kernel, inputs, best_s, spec)
     except _StageFailure as f:
