@@ -32,18 +32,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from explore_targets import _median_s, _torch  # noqa: E402 -- the same timing helpers as issue 5's targets
-
-
-def _cuda_time(torch, fn, repeat: int) -> float:
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(repeat + 3):
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
-    return float(np.median(times[3:]))
+from torch_compiled import cuda_time as _cuda_time  # noqa: E402
 
 
 def target(name: str, size: dict, rng):

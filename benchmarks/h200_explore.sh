@@ -5,10 +5,7 @@
 # BUDGET (seconds per target, default 180).  Needs the wheels in .whl/ (see benchmarks/h200.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD
-mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
-export OCL_ICD_VENDORS=/tmp/icd DPIA_DEVICE=nvidia PYTHONUNBUFFERED=1
+source benchmarks/h200_env.sh
 git log -1 --oneline 2>/dev/null; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader || true
 for target in "$@"; do
   echo "== $target (budget ${BUDGET:-180} s)"

@@ -8,10 +8,7 @@
 # (206 GB at 131072), on the host and, for torch.compile, on the GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD
-mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
-export OCL_ICD_VENDORS=/tmp/icd DPIA_DEVICE=nvidia PYTHONUNBUFFERED=1
+source benchmarks/h200_env.sh
 git log -1 --oneline 2>/dev/null; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader || true
 targets=(jacobi2d_5:h=8192,w=8192 hotspot2d:h=8192,w=8192 gemv:m=16384,n=16384 black_scholes:n=16777216
          nn:n=33554432 kmeans:n=819200,k=5,f=34 md:n=81920,m=128 jacobi3d_7:d=512,h=512,w=512

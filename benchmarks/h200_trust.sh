@@ -4,10 +4,7 @@
 # Needs the wheels in .whl/ (see benchmarks/h200.sh); NVIDIA OpenCL through our own ICD vendors folder.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD
-mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
-export OCL_ICD_VENDORS=/tmp/icd DPIA_DEVICE=nvidia PYTHONUNBUFFERED=1
+source benchmarks/h200_env.sh
 git log -1 --oneline; grep -c "def index_type" codegen_opencl/opencl.py; nproc; free -g | head -2
 measure() {  # wall seconds and peak RSS of the whole process tree (children included)
   python3 - "$@" <<'PY'
