@@ -507,6 +507,96 @@ rule("reduce_vectorize", "vectorisation",
          "accumulator); `as_scalar (generate 1 (fun(i) => v))` is v's lanes as an array.")
 
 
+_LANE_WISE = ("add", "sub", "mul", "max", "min")
+
+
+def _lanes_of(e, p: str, vt):
+    """E, a function of the element p, at every lane at once: `p`, `fst p` and `snd p` are
+    a lane's values (read from vectors), every subterm not mentioning p is the same for all
+    lanes (cast to a vector: a broadcast), arithmetic applies lane-wise; None when E is not
+    of that form."""
+    if p not in free_identifiers(e):
+        return fl.cast(vt, e)
+    if isinstance(e, Identifier) and e.name == p:
+        return e
+    head, args = spine(e)
+    if isinstance(head, Prim) and head.name in ("fst", "snd") and len(args) == 1 and isinstance(args[0], Identifier):
+        return e if args[0].name == p else None
+    if isinstance(head, Prim) and not head.params and head.name in _LANE_WISE and len(args) == 2:
+        parts = [_lanes_of(a, p, vt) for a in args]
+        return None if None in parts else App(App(head, parts[0]), parts[1])
+    return None
+
+
+def _zipped_scalars(xs):
+    """The arrays of scalars that `xs` reads element by element: (xs,) for an array of
+    numeric scalars, (a, b) for `zip a b` of two; None otherwise."""
+    def scalars(t):
+        return isinstance(t, ArrayType) and isinstance(t.elem, ScalarType) and t.elem.name != "bool"
+
+    head, args = spine(xs)
+    if isinstance(head, Prim) and head.name == "zip" and len(args) == 2:
+        return tuple(args) if all(scalars(a.t) for a in args) else None
+    return (xs,) if scalars(xs.t) else None
+
+
+def _reduce_map_side(m):
+    op = _operator(m.f)
+    if op not in _VECTOR_MONOIDS:
+        return "the operator has no lane-wise vector form (add, mul, max, min)"
+    if not isinstance(m.g, Lambda):
+        return "the map's function is not a lambda"
+    arrays = _zipped_scalars(m.xs)
+    if arrays is None:
+        return "the map reads neither an array of scalars nor a zip of two"
+    t = m.g.body.t
+    if not (isinstance(t, ScalarType) and t.name != "bool" and all(a.t.elem == t for a in arrays)):
+        return "the map does not compute scalars of its inputs' type"
+    if not (isinstance(m.z, Literal) and float(m.z.value) == float(_neutral(op, t))):
+        return f"the initial value {m.z} is not the neutral element of {op}"
+    if _lanes_of(m.g.body, m.g.param.name, VectorType(t, m.w)) is None:
+        return "the map's function is not lane-wise arithmetic (add, sub, mul, max, min) of its element"
+    return None if divides(m.w, length(m.xs)) else f"{m.w} does not divide the length {length(m.xs)}"
+
+
+def _reduce_map_build(m):
+    vt = VectorType(m.g.body.t, m.w)
+    arrays = tuple(fl.as_vector(m.w, a) for a in _zipped_scalars(m.xs))
+    vectors = arrays[0] if len(arrays) == 1 else fl.zip(*arrays)
+    g = Lambda(m.g.param, _lanes_of(m.g.body, m.g.param.name, vt))
+    lanes = fl.reduce(Prim(_operator(m.f)), fl.cast(vt, m.z), fl.map(g, vectors))
+    return fl.let(lanes, lambda v: fl.reduce(m.f, m.z, fl.as_scalar(fl.generate(1, lambda i: v))))
+
+
+def _ex_reduce_map(rng):
+    w = int(rng.choice([2, 4, 8]))
+    op, z = inst.pick(rng, inst.MONOIDS)
+    f = _OPERATOR_FORMS[str(rng.choice(list(_OPERATOR_FORMS)))](op)
+    n = inst.size(rng, w)
+    if rng.random() < 0.5:  # a dot-product form: two arrays zipped, a constant broadcast
+        prog = fl.fun([array(n, f32), array(n, f32)], lambda xs, ys: fl.reduce(
+            f, z, fl.map(lambda p: fl.fst(p) * fl.snd(p) - 0.5, fl.zip(xs, ys))))
+        return prog, (inst.data(rng, n, monoid=(op, z)), inst.data(rng, n, monoid=(op, z))), {"w": w}
+    rows = inst.size(rng)  # inside a map, one array
+    prog = fl.fun([array(rows, array(n, f32))], lambda xss: fl.map(
+        lambda xs: fl.reduce(f, z, fl.map(lambda x: x * x + x, xs)), xss))
+    return prog, (inst.data(rng, rows, n, monoid=(op, z)),), {"w": w}
+
+
+rule("reduce_vectorize_map", "vectorisation",
+     "reduce f z (map g (zip xs ys)) -> let (reduce f (cast vec[s, w] z) (map g' (zip (as_vector w xs) "
+     "(as_vector w ys)))) (fun(v) => reduce f z (as_scalar (generate 1 (fun(i) => v))))   (also map g xs; "
+     "g' = g lane-wise: its terms without the element cast to vectors; f in add, mul, max, min; z its neutral "
+     "element; w divides the length)",
+     lhs=P("reduce", V("f"), V("z"), P("map", V("g"), V("xs"))), params=("w",), side=_reduce_map_side,
+     build=_reduce_map_build, exact=False, example=_ex_reduce_map,
+     doc="reduce_vectorize with the map computed on vectors: w elements of each input read at once "
+         "and g applied to them lane-wise, so no array of g's results is stored (reduce_vectorize on "
+         "`map g xs` vectorises the stored results).  Proof: map g xs as vectors of w lanes is "
+         "map g' (as_vector w xs) when g is lane-wise arithmetic (each lane computes g of its element, a "
+         "broadcast term is the same in every lane); then reduce_vectorize's proof.")
+
+
 def _take_drop_side(m):
     """Constant sizes: both parts non-empty (an empty one gains nothing).  Symbolic ones:
     0 <= m <= n provable, m not n itself; a part may be empty at some sizes (m = c * (n // c)

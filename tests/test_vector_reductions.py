@@ -1,0 +1,153 @@
+"""The default lowering's vector_reductions phase and its rule, reduce_vectorize_map: a
+reduction a work-item runs over a contiguous row (gemv's dot products) accumulates w lanes
+at once, reading its inputs as vectors, with the map's arithmetic lane-wise; a strided one
+(a column of a transpose), a short one and a program-level one stay as they were."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import codegen_opencl.opencl as cg
+import dpia
+import functional as fl
+from dpia.programs import TOLERANCE, fix_sizes, random_inputs, relative_error
+from functional import default_lowering as D
+from functional import schedules as S
+from functional.derivation import Derivation, derive
+from functional.expr import Lambda, NatLambda
+from functional.rules.core import RULES
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import suite  # noqa: E402
+
+BY_NAME = {e.name: e for e in suite.SUITE + suite.ALTERNATIVES}
+M, N = fl.nat("M"), fl.nat("N")
+
+
+def _body(program):
+    """The program's body, inside its size and value parameters (where the phases run)."""
+    e = program
+    while isinstance(e, (Lambda, NatLambda)):
+        e = e.body
+    return e
+
+
+def _fixed(program, sizes):
+    return fl.infer(fix_sizes(program, sizes))
+
+
+def _lowered(program):
+    low, derivation = derive(program, S.default_schedule(program))
+    assert S.high_level_left(low) == []
+    assert Derivation.from_text(derivation.to_text()).replay() == low
+    return low, derivation
+
+
+def _agrees(program, low, sizes):
+    inputs = random_inputs(program, sizes, 0)
+    assert relative_error(dpia.compile(low)(*inputs), fl.interpret(program, *inputs)) <= TOLERANCE
+
+
+def test_a_row_dot_product_of_gemv_is_read_as_float8_vectors_and_agrees():
+    sizes = {"M": 24, "N": 128}
+    program = _fixed(BY_NAME["gemv"].program, sizes)
+    low, derivation = _lowered(program)
+    assert "reduce_vectorize_map" in derivation.to_text()
+    text = str(low)
+    assert "(zip (as_vector 8 (fst p1)) (as_vector 8 x))" in text and "cast vec[f32, 8] 0.0" in text
+    kernel = cg.emit(dpia.translate(low))
+    assert "(global const float8*)a" in kernel and "(global const float8*)x" in kernel
+    assert "tmp" not in kernel  # the products are not stored first (reduce_vectorize on `map g xs` does)
+    _agrees(program, low, sizes)
+
+
+def test_both_dot_products_of_gesummv_are_vectorised_and_agree():
+    sizes = {"N": 64}
+    program = _fixed(BY_NAME["gesummv"].program, sizes)
+    low, derivation = _lowered(program)
+    assert derivation.to_text().count("reduce_vectorize_map") == 2
+    _agrees(program, low, sizes)
+
+
+@pytest.mark.parametrize("name", ["gemv_t", "gemv_t_columns"])
+def test_a_column_of_a_transpose_is_strided_and_stays_scalar(name):
+    program = _fixed(BY_NAME[name].program, {"M": 128, "N": 128})
+    assert list(D.vector_reduction_sites(_body(program))) == []
+    low, derivation = _lowered(program)
+    assert "reduce_vectorize_map" not in derivation.to_text() and "as_vector" not in str(low)
+
+
+def test_atax_vectorises_its_row_products_but_not_its_column_products():
+    sizes = {"M": 64, "N": 128}
+    program = _fixed(BY_NAME["atax"].program, sizes)
+    low, derivation = _lowered(program)
+    assert derivation.to_text().count("reduce_vectorize_map") == 1
+    text = str(low)
+    assert "as_vector 8 row" in text and "(zip col tmp)" in text
+    _agrees(program, low, sizes)
+
+
+def test_mm_reads_columns_of_b_so_its_dot_products_stay_scalar():
+    import seed
+
+    program = _fixed(seed.mm, {"M": 64, "K": 128, "N": 64})
+    low, derivation = _lowered(program)
+    assert "reduce_vectorize_map" not in derivation.to_text()
+
+
+@pytest.mark.parametrize("n, width", [(128, 8), (100, 4), (66, 2), (129, None), (48, None)])
+def test_the_width_is_the_widest_dividing_the_length_and_short_or_odd_rows_stay_scalar(n, width):
+    assert D.MIN_VECTOR_REDUCTION == 64 and D.VECTOR_WIDTHS == (8, 4, 2)
+    sizes = {"M": 8, "N": n}
+    program = _fixed(BY_NAME["gemv"].program, sizes)
+    low, derivation = _lowered(program)
+    if width is None:
+        assert "as_vector" not in str(low)
+    else:
+        assert f"as_vector {width} x" in str(low) and f"vec[f32, {width}]" in str(low)
+        _agrees(program, low, sizes)
+
+
+def test_symbolic_lengths_without_facts_stay_scalar():
+    low, derivation = _lowered(fl.infer(BY_NAME["gemv"].program))
+    assert "as_vector" not in str(low)
+
+
+def test_a_program_level_reduction_is_left_to_the_reductions_phase():
+    xs, ys = fl.array(fl.nat("N"), fl.f32), fl.array(fl.nat("N"), fl.f32)
+    dot = fl.fun([xs, ys], lambda a, b: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(a, b))))
+    program = _fixed(dot, {"N": 4096})
+    assert list(D.vector_reduction_sites(_body(program))) == []
+    low, derivation = _lowered(program)
+    assert "reduce_vectorize_map" not in derivation.to_text()
+
+
+def test_rows_of_a_let_bound_computed_array_are_contiguous():
+    """A value a `let` computes is stored in order: its rows are read as vectors."""
+    a = fl.array(M, fl.array(N, fl.f32))
+    prog = fl.fun([a], lambda m: fl.let(fl.map(lambda r: fl.map(lambda v: v * 2.0, r), m),
+                                         lambda t: fl.map(lambda r: fl.reduce(fl.add, 0.0, fl.map(lambda v: v + 1.0, r)), t)))
+    sizes = {"M": 4, "N": 64}
+    program = _fixed(prog, sizes)
+    assert len(list(D.vector_reduction_sites(_body(program)))) == 1
+    low, _ = _lowered(program)
+    assert "as_vector 8" in str(low)
+    _agrees(program, low, sizes)
+
+
+def test_the_rule_refuses_what_is_not_lane_wise_or_not_a_monoid():
+    rule = RULES["reduce_vectorize_map"]
+    a = fl.array(fl.nat("N", multiple_of=8), fl.f32)
+    ok = fl.infer(fl.fun([a, a], lambda x, y: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p) + 1.0,
+                                                                             fl.zip(x, y)))))
+    sine = fl.infer(fl.fun([a], lambda x: fl.reduce(fl.add, 0.0, fl.map(lambda v: fl.sin(v), x))))
+    start = fl.infer(fl.fun([a], lambda x: fl.reduce(fl.add, 1.0, fl.map(lambda v: v * v, x))))
+    body = _body
+    assert rule.strategy(w=8)(body(ok)).ok
+    assert not rule.strategy(w=16)(body(ok)).ok  # 16 does not divide a multiple of 8
+    assert "lane-wise" in rule.strategy(w=8)(body(sine)).reason
+    assert "neutral" in rule.strategy(w=8)(body(start)).reason
