@@ -367,7 +367,8 @@ def _layout(e: Expr, env: dict):
 def vector_reduction_sites(e: Expr, path: tuple = (), env: dict | None = None, inside: bool = False):
     """Paths of the reductions `reduce f z (map g xs)` that a work-item runs (inside a map's
     function, where the reductions phase does not split them) over at least
-    MIN_VECTOR_REDUCTION elements, whose inputs (xs, or both arrays of `zip xs ys`) are read
+    MIN_VECTOR_REDUCTION elements or a symbolic length (where a `multiple_of` fact lets the
+    rule's width divide it: the explorer's size-generic kernels), whose inputs (xs, or both arrays of `zip xs ys`) are read
     contiguously (`_layout`): where reduce_vectorize_map reads w elements at once."""
     from .rules.algorithmic import _zipped_scalars
 
@@ -396,7 +397,8 @@ def vector_reduction_sites(e: Expr, path: tuple = (), env: dict | None = None, i
         if isinstance(dh, Prim) and dh.name == "map" and len(dargs) == 2:
             arrays = _zipped_scalars(dargs[1]) if dargs[1].t is not None else None
             length = dargs[1].t.size.as_int() if isinstance(dargs[1].t, ArrayType) else None
-            if (arrays is not None and length is not None and length >= MIN_VECTOR_REDUCTION
+            # a symbolic length is taken as long: the rule vectorises it where a fact divides it
+            if (arrays is not None and (length is None or length >= MIN_VECTOR_REDUCTION)
                     and all(_layout(a, env) is True for a in arrays)):
                 yield path
     for k, a in enumerate(args):

@@ -117,6 +117,18 @@ def test_symbolic_lengths_without_facts_stay_scalar():
     assert "as_vector" not in str(low)
 
 
+def test_a_symbolic_length_with_a_fact_is_vectorised_by_the_widest_width_it_gives():
+    """As the explorer derives its size-generic kernels: the sizes as variables with facts."""
+    rows, cols = fl.nat("M"), fl.nat("N", multiple_of=4)
+    gemv = fl.fun([fl.array(rows, fl.array(cols, fl.f32)), fl.array(cols, fl.f32)],
+                  lambda a, x: fl.map(lambda r: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p),
+                                                                                  fl.zip(r, x))), a))
+    program = fl.infer(gemv)
+    low, _ = _lowered(program)
+    assert "as_vector 4 x" in str(low)
+    _agrees(program, low, {"M": 5, "N": 12})
+
+
 def test_a_program_level_reduction_is_left_to_the_reductions_phase():
     xs, ys = fl.array(fl.nat("N"), fl.f32), fl.array(fl.nat("N"), fl.f32)
     dot = fl.fun([xs, ys], lambda a, b: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(a, b))))
