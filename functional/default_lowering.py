@@ -15,6 +15,10 @@ Its phases, in order (`PHASES`):
                  max or min; g lane-wise arithmetic): vector reads, no stored products
                  (rules.algorithmic reduce_vectorize_map).  A column of a transpose, a window or
                  a gather is strided and stays scalar
+    vector_columns
+                 a program-level map over the columns of a transpose (alone or zipped with an
+                 array of scalars) computes w neighbouring columns at once, reading w elements
+                 of each row as a vector (rules.algorithmic vectorize_columns; exact)
     reductions   large program-level reductions in parallel stages of chunks with a guarded
                  remainder, over constant and symbolic lengths (split_reduction; else
                  schedules.two_stage_reduction).  Only a reduction whose operator
@@ -437,6 +441,28 @@ def vector_reductions(fuel: int = 1000) -> Strategy:
     return Strategy("vector_reductions", run)
 
 
+def vector_columns() -> Strategy:
+    """A program-level map over the columns of a transpose (`map g (transpose a)`, or zipped
+    with an array of scalars, as A^T x + y) computes w neighbouring columns at once
+    (vectorize_columns, w the widest of VECTOR_WIDTHS dividing their number), where a's rows
+    are contiguous (`_layout`): one work-item reads w neighbouring elements of each row as
+    a vector instead of one column's element at a stride of a row.  Exact: each lane runs its
+    column's computation in the program's order."""
+    from .rules.algorithmic import _column_parts
+
+    def run(e: Expr):
+        parts = _column_parts(spine(e)[1][1]) if _computing_map(e) and len(spine(e)[1]) == 2 else None
+        if parts is None or not all(_layout(a, {}) is True for _, a in parts):
+            return Failure("vector_columns: not a map over contiguous rows' columns")
+        for w in VECTOR_WIDTHS:
+            result = RULES["vectorize_columns"].strategy(w=w)(e)
+            if result.ok:
+                return result
+        return Failure("vector_columns: no width applies")
+
+    return at_host(Strategy("vector_columns", run))
+
+
 def at_host(s: Strategy) -> Strategy:
     """`s` at every outermost place where it applies in program-level code: outside functions,
     except the bodies of `let` and of applied lambdas, which run where the let does.  Never
@@ -483,6 +509,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
         ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),
         ("vector_reductions", vector_reductions()),
+        ("vector_columns", vector_columns()),
         ("reductions", at_host(split_reduction() | two_stage_reduction())),
         ("declarations", try_(normalize(r("erase_associative")))),
         ("parallelise", parallelise()),
@@ -517,4 +544,4 @@ def default_schedule(program: Expr | None = None) -> Strategy:
 
 __all__ = ["CHUNK", "MIN_VECTOR_REDUCTION", "SMALL_REDUCTION", "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host",
            "default_schedule", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
-           "vector_reduction_sites", "vector_reductions"]
+           "vector_columns", "vector_reduction_sites", "vector_reductions"]

@@ -597,6 +597,147 @@ rule("reduce_vectorize_map", "vectorisation",
          "broadcast term is the same in every lane); then reduce_vectorize's proof.")
 
 
+class _NotLaneWise(Exception):
+    pass
+
+
+def _column_parts(xs):
+    """The components of a map's data whose elements vectorise across w neighbouring
+    elements: `transpose a` (a column of a: its rows read w at once) and arrays of scalars,
+    alone or zipped (one zip of two); each as (kind, array) with kind "col" or "lane"."""
+    def part(x):
+        head, args = spine(x)
+        t = x.t
+        if (isinstance(head, Prim) and head.name == "transpose" and len(args) == 1 and isinstance(t, ArrayType)
+                and isinstance(t.elem, ArrayType) and isinstance(t.elem.elem, ScalarType) and t.elem.elem.name != "bool"):
+            return ("col", args[0])
+        if isinstance(t, ArrayType) and isinstance(t.elem, ScalarType) and t.elem.name != "bool":
+            return ("lane", x)
+        return None
+
+    head, args = spine(xs)
+    parts = [part(a) for a in args] if isinstance(head, Prim) and head.name == "zip" and len(args) == 2 else [part(xs)]
+    return None if None in parts or all(k == "lane" for k, _ in parts) else tuple(parts)
+
+
+def _lift(e, env: dict, vt):
+    """(e at w lanes, kind): `env` gives the identifiers whose values differ per lane, by
+    kind ("vec" a scalar per lane, "col" an array of such, ("pair", k1, k2)); kind "uniform"
+    for what no lane changes (kept, and cast to a vector where it meets lanes).  Raises
+    _NotLaneWise for a form with no lane-wise meaning here."""
+    if not (free_identifiers(e) & set(env)):
+        return e, "uniform"
+    if isinstance(e, Identifier):
+        return e, env[e.name]
+    head, args = spine(e)
+    if not isinstance(head, Prim):
+        raise _NotLaneWise(f"{e}")
+    name = head.name
+    if name in ("fst", "snd") and len(args) == 1:
+        inner, kind = _lift(args[0], env, vt)
+        if not (isinstance(kind, tuple) and kind[0] == "pair"):
+            raise _NotLaneWise(f"{e}")
+        return App(head, inner), kind[1] if name == "fst" else kind[2]
+    if name in _LANE_WISE and len(args) == 2:
+        parts = [_lift(a, env, vt) for a in args]
+        if any(k not in ("vec", "uniform") for _, k in parts) or any(
+                k == "uniform" and not isinstance(a.t, ScalarType) for a, (_, k) in zip(args, parts)):
+            raise _NotLaneWise(f"{e}")
+        lifted = [x if k == "vec" else fl.cast(vt, x) for x, k in parts]
+        return App(App(head, lifted[0]), lifted[1]), "vec"
+    if name == "zip" and len(args) == 2:
+        parts = [_lift(a, env, vt) for a in args]
+        if any(k not in ("col", "uniform") for _, k in parts):
+            raise _NotLaneWise(f"{e}")
+        return fl.zip(parts[0][0], parts[1][0]), ("zip", parts[0][1], parts[1][1])
+    if name == "map" and len(args) == 2 and isinstance(args[0], Lambda):
+        data, kind = _lift(args[1], env, vt)
+        element = {"col": "vec", "uniform": "uniform"}
+        if kind == "col":
+            param_kind = "vec"
+        elif isinstance(kind, tuple) and kind[0] == "zip":
+            param_kind = ("pair", element[kind[1]], element[kind[2]])
+        else:
+            raise _NotLaneWise(f"{e}")
+        f = args[0]
+        body, body_kind = _lift(f.body, {**env, f.param.name: param_kind}, vt)
+        if body_kind != "vec":
+            raise _NotLaneWise(f"{e}")
+        return fl.map(Lambda(f.param, body), data), "col"
+    if name == "reduce" and len(args) == 3:
+        lanes = set(env)
+        if (_operator(args[0]) not in _VECTOR_MONOIDS or free_identifiers(args[0]) & lanes
+                or free_identifiers(args[1]) & lanes or not isinstance(args[1].t, ScalarType)):
+            raise _NotLaneWise(f"{e}")
+        op = _operator(args[0])
+        data, kind = _lift(args[2], env, vt)
+        if kind != "col":
+            raise _NotLaneWise(f"{e}")
+        return fl.reduce(Prim(op), fl.cast(vt, args[1]), data), "vec"
+    raise _NotLaneWise(f"{e}")
+
+
+def _columns_lifted(m):
+    parts = _column_parts(m.xs)
+    f = m.f
+    vt = VectorType(f.body.t, m.w)
+    kinds = [{"col": "col", "lane": "vec"}[k] for k, _ in parts]  # the element's: a column, a scalar
+    param = kinds[0] if len(kinds) == 1 else ("pair", *kinds)
+    body, kind = _lift(f.body, {f.param.name: param}, vt)
+    if kind != "vec":
+        raise _NotLaneWise(f"{f.body}")
+    vectors = [fl.transpose(fl.map(lambda r: fl.as_vector(m.w, r), a)) if k == "col" else fl.as_vector(m.w, a)
+               for k, a in parts]
+    data = vectors[0] if len(vectors) == 1 else fl.zip(*vectors)
+    return Lambda(f.param, body), data
+
+
+def _columns_side(m):
+    if not isinstance(m.f, Lambda):
+        return "the map's function is not a lambda"
+    if _column_parts(m.xs) is None:
+        return "the map reads no columns of a transpose (alone or zipped with an array of scalars)"
+    t = m.f.body.t
+    if not (isinstance(t, ScalarType) and t.name != "bool"):
+        return "the map does not compute numeric scalars"
+    if not divides(m.w, length(m.xs)):
+        return f"{m.w} does not divide the length {length(m.xs)}"
+    try:
+        _columns_lifted(m)
+    except _NotLaneWise as why:
+        return f"the map's function is not lane-wise in its element: {why}"
+    return None
+
+
+def _columns_build(m):
+    f, data = _columns_lifted(m)
+    return fl.as_scalar(fl.map(f, data))
+
+
+def _ex_columns(rng):
+    w = int(rng.choice([2, 4, 8]))
+    rows, cols = inst.size(rng), inst.size(rng, w)
+    if rng.random() < 0.5:  # A^T x + y
+        prog = fl.fun([array(rows, array(cols, f32)), array(rows, f32), array(cols, f32)], lambda a, x, y: fl.map(
+            lambda p: 2.0 * fl.reduce(fl.add, 0.0, fl.map(lambda q: fl.fst(q) * fl.snd(q), fl.zip(fl.fst(p), x)))
+            - fl.snd(p), fl.zip(fl.transpose(a), y)))
+        return prog, (inst.data(rng, rows, cols), inst.data(rng, rows), inst.data(rng, cols)), {"w": w}
+    prog = fl.fun([array(rows, array(cols, f32))], lambda a: fl.map(
+        lambda c: fl.reduce(fl.max, float("-inf"), fl.map(lambda v: v * v, c)), fl.transpose(a)))
+    return prog, (inst.data(rng, rows, cols),), {"w": w}
+
+
+rule("vectorize_columns", "vectorisation",
+     "map (fun(p) => E) (zip (transpose a) y) -> as_scalar (map (fun(p) => E') (zip (transpose (map (fun(r) => "
+     "as_vector w r) a)) (as_vector w y)))   (also transpose a alone; E' = E at w columns at once: a column's "
+     "elements and y's are vectors, arithmetic lane-wise, reductions over vectors, what no column changes cast)",
+     lhs=P("map", V("f"), V("xs")), params=("w",), side=_columns_side, build=_columns_build, example=_ex_columns,
+     doc="w neighbouring columns of a are computed at once, lane k of every vector being column k of "
+         "the group: a row's w elements of the group are read as one vector, as are w elements of y.  "
+         "Exact: each lane runs its column's computation in the same order (a reduction's lanes are "
+         "independent folds of the same operator, lane-wise).")
+
+
 def _take_drop_side(m):
     """Constant sizes: both parts non-empty (an empty one gains nothing).  Symbolic ones:
     0 <= m <= n provable, m not n itself; a part may be empty at some sizes (m = c * (n // c)
