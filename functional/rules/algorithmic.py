@@ -507,6 +507,237 @@ rule("reduce_vectorize", "vectorisation",
          "accumulator); `as_scalar (generate 1 (fun(i) => v))` is v's lanes as an array.")
 
 
+_LANE_WISE = ("add", "sub", "mul", "max", "min")
+
+
+def _lanes_of(e, p: str, vt):
+    """E, a function of the element p, at every lane at once: `p`, `fst p` and `snd p` are
+    a lane's values (read from vectors), every subterm not mentioning p is the same for all
+    lanes (cast to a vector: a broadcast), arithmetic applies lane-wise; None when E is not
+    of that form."""
+    if p not in free_identifiers(e):
+        return fl.cast(vt, e)
+    if isinstance(e, Identifier) and e.name == p:
+        return e
+    head, args = spine(e)
+    if isinstance(head, Prim) and head.name in ("fst", "snd") and len(args) == 1 and isinstance(args[0], Identifier):
+        return e if args[0].name == p else None
+    if isinstance(head, Prim) and not head.params and head.name in _LANE_WISE and len(args) == 2:
+        parts = [_lanes_of(a, p, vt) for a in args]
+        return None if None in parts else App(App(head, parts[0]), parts[1])
+    return None
+
+
+def _zipped_scalars(xs):
+    """The arrays of scalars that `xs` reads element by element: (xs,) for an array of
+    numeric scalars, (a, b) for `zip a b` of two; None otherwise."""
+    def scalars(t):
+        return isinstance(t, ArrayType) and isinstance(t.elem, ScalarType) and t.elem.name != "bool"
+
+    head, args = spine(xs)
+    if isinstance(head, Prim) and head.name == "zip" and len(args) == 2:
+        return tuple(args) if all(scalars(a.t) for a in args) else None
+    return (xs,) if scalars(xs.t) else None
+
+
+def _reduce_map_side(m):
+    op = _operator(m.f)
+    if op not in _VECTOR_MONOIDS:
+        return "the operator has no lane-wise vector form (add, mul, max, min)"
+    if not isinstance(m.g, Lambda):
+        return "the map's function is not a lambda"
+    arrays = _zipped_scalars(m.xs)
+    if arrays is None:
+        return "the map reads neither an array of scalars nor a zip of two"
+    t = m.g.body.t
+    if not (isinstance(t, ScalarType) and t.name != "bool" and all(a.t.elem == t for a in arrays)):
+        return "the map does not compute scalars of its inputs' type"
+    if not (isinstance(m.z, Literal) and float(m.z.value) == float(_neutral(op, t))):
+        return f"the initial value {m.z} is not the neutral element of {op}"
+    if _lanes_of(m.g.body, m.g.param.name, VectorType(t, m.w)) is None:
+        return "the map's function is not lane-wise arithmetic (add, sub, mul, max, min) of its element"
+    return None if divides(m.w, length(m.xs)) else f"{m.w} does not divide the length {length(m.xs)}"
+
+
+def _reduce_map_build(m):
+    vt = VectorType(m.g.body.t, m.w)
+    arrays = tuple(fl.as_vector(m.w, a) for a in _zipped_scalars(m.xs))
+    vectors = arrays[0] if len(arrays) == 1 else fl.zip(*arrays)
+    g = Lambda(m.g.param, _lanes_of(m.g.body, m.g.param.name, vt))
+    lanes = fl.reduce(Prim(_operator(m.f)), fl.cast(vt, m.z), fl.map(g, vectors))
+    return fl.let(lanes, lambda v: fl.reduce(m.f, m.z, fl.as_scalar(fl.generate(1, lambda i: v))))
+
+
+def _ex_reduce_map(rng):
+    w = int(rng.choice([2, 4, 8]))
+    op, z = inst.pick(rng, inst.MONOIDS)
+    f = _OPERATOR_FORMS[str(rng.choice(list(_OPERATOR_FORMS)))](op)
+    n = inst.size(rng, w)
+    if rng.random() < 0.5:  # a dot-product form: two arrays zipped, a constant broadcast
+        prog = fl.fun([array(n, f32), array(n, f32)], lambda xs, ys: fl.reduce(
+            f, z, fl.map(lambda p: fl.fst(p) * fl.snd(p) - 0.5, fl.zip(xs, ys))))
+        return prog, (inst.data(rng, n, monoid=(op, z)), inst.data(rng, n, monoid=(op, z))), {"w": w}
+    rows = inst.size(rng)  # inside a map, one array
+    prog = fl.fun([array(rows, array(n, f32))], lambda xss: fl.map(
+        lambda xs: fl.reduce(f, z, fl.map(lambda x: x * x + x, xs)), xss))
+    return prog, (inst.data(rng, rows, n, monoid=(op, z)),), {"w": w}
+
+
+rule("reduce_vectorize_map", "vectorisation",
+     "reduce f z (map g (zip xs ys)) -> let (reduce f (cast vec[s, w] z) (map g' (zip (as_vector w xs) "
+     "(as_vector w ys)))) (fun(v) => reduce f z (as_scalar (generate 1 (fun(i) => v))))   (also map g xs; "
+     "g' = g lane-wise: its terms without the element cast to vectors; f in add, mul, max, min; z its neutral "
+     "element; w divides the length)",
+     lhs=P("reduce", V("f"), V("z"), P("map", V("g"), V("xs"))), params=("w",), side=_reduce_map_side,
+     build=_reduce_map_build, exact=False, example=_ex_reduce_map,
+     doc="reduce_vectorize with the map computed on vectors: w elements of each input read at once "
+         "and g applied to them lane-wise, so no array of g's results is stored (reduce_vectorize on "
+         "`map g xs` vectorises the stored results).  Proof: map g xs as vectors of w lanes is "
+         "map g' (as_vector w xs) when g is lane-wise arithmetic (each lane computes g of its element, a "
+         "broadcast term is the same in every lane); then reduce_vectorize's proof.")
+
+
+class _NotLaneWise(Exception):
+    pass
+
+
+def _column_parts(xs):
+    """The components of a map's data whose elements vectorise across w neighbouring
+    elements: `transpose a` (a column of a: its rows read w at once) and arrays of scalars,
+    alone or zipped (one zip of two); each as (kind, array) with kind "col" or "lane"."""
+    def part(x):
+        head, args = spine(x)
+        t = x.t
+        if (isinstance(head, Prim) and head.name == "transpose" and len(args) == 1 and isinstance(t, ArrayType)
+                and isinstance(t.elem, ArrayType) and isinstance(t.elem.elem, ScalarType) and t.elem.elem.name != "bool"):
+            return ("col", args[0])
+        if isinstance(t, ArrayType) and isinstance(t.elem, ScalarType) and t.elem.name != "bool":
+            return ("lane", x)
+        return None
+
+    head, args = spine(xs)
+    parts = [part(a) for a in args] if isinstance(head, Prim) and head.name == "zip" and len(args) == 2 else [part(xs)]
+    return None if None in parts or all(k == "lane" for k, _ in parts) else tuple(parts)
+
+
+def _lift(e, env: dict, vt):
+    """(e at w lanes, kind): `env` gives the identifiers whose values differ per lane, by
+    kind ("vec" a scalar per lane, "col" an array of such, ("pair", k1, k2)); kind "uniform"
+    for what no lane changes (kept, and cast to a vector where it meets lanes).  Raises
+    _NotLaneWise for a form with no lane-wise meaning here."""
+    if not (free_identifiers(e) & set(env)):
+        return e, "uniform"
+    if isinstance(e, Identifier):
+        return e, env[e.name]
+    head, args = spine(e)
+    if not isinstance(head, Prim):
+        raise _NotLaneWise(f"{e}")
+    name = head.name
+    if name in ("fst", "snd") and len(args) == 1:
+        inner, kind = _lift(args[0], env, vt)
+        if not (isinstance(kind, tuple) and kind[0] == "pair"):
+            raise _NotLaneWise(f"{e}")
+        return App(head, inner), kind[1] if name == "fst" else kind[2]
+    if name in _LANE_WISE and len(args) == 2:
+        parts = [_lift(a, env, vt) for a in args]
+        if any(k not in ("vec", "uniform") for _, k in parts) or any(
+                k == "uniform" and not isinstance(a.t, ScalarType) for a, (_, k) in zip(args, parts)):
+            raise _NotLaneWise(f"{e}")
+        lifted = [x if k == "vec" else fl.cast(vt, x) for x, k in parts]
+        return App(App(head, lifted[0]), lifted[1]), "vec"
+    if name == "zip" and len(args) == 2:
+        parts = [_lift(a, env, vt) for a in args]
+        if any(k not in ("col", "uniform") for _, k in parts):
+            raise _NotLaneWise(f"{e}")
+        return fl.zip(parts[0][0], parts[1][0]), ("zip", parts[0][1], parts[1][1])
+    if name == "map" and len(args) == 2 and isinstance(args[0], Lambda):
+        data, kind = _lift(args[1], env, vt)
+        element = {"col": "vec", "uniform": "uniform"}
+        if kind == "col":
+            param_kind = "vec"
+        elif isinstance(kind, tuple) and kind[0] == "zip":
+            param_kind = ("pair", element[kind[1]], element[kind[2]])
+        else:
+            raise _NotLaneWise(f"{e}")
+        f = args[0]
+        body, body_kind = _lift(f.body, {**env, f.param.name: param_kind}, vt)
+        if body_kind != "vec":
+            raise _NotLaneWise(f"{e}")
+        return fl.map(Lambda(f.param, body), data), "col"
+    if name == "reduce" and len(args) == 3:
+        lanes = set(env)
+        if (_operator(args[0]) not in _VECTOR_MONOIDS or free_identifiers(args[0]) & lanes
+                or free_identifiers(args[1]) & lanes or not isinstance(args[1].t, ScalarType)):
+            raise _NotLaneWise(f"{e}")
+        op = _operator(args[0])
+        data, kind = _lift(args[2], env, vt)
+        if kind != "col":
+            raise _NotLaneWise(f"{e}")
+        return fl.reduce(Prim(op), fl.cast(vt, args[1]), data), "vec"
+    raise _NotLaneWise(f"{e}")
+
+
+def _columns_lifted(m):
+    parts = _column_parts(m.xs)
+    f = m.f
+    vt = VectorType(f.body.t, m.w)
+    kinds = [{"col": "col", "lane": "vec"}[k] for k, _ in parts]  # the element's: a column, a scalar
+    param = kinds[0] if len(kinds) == 1 else ("pair", *kinds)
+    body, kind = _lift(f.body, {f.param.name: param}, vt)
+    if kind != "vec":
+        raise _NotLaneWise(f"{f.body}")
+    vectors = [fl.transpose(fl.map(lambda r: fl.as_vector(m.w, r), a)) if k == "col" else fl.as_vector(m.w, a)
+               for k, a in parts]
+    data = vectors[0] if len(vectors) == 1 else fl.zip(*vectors)
+    return Lambda(f.param, body), data
+
+
+def _columns_side(m):
+    if not isinstance(m.f, Lambda):
+        return "the map's function is not a lambda"
+    if _column_parts(m.xs) is None:
+        return "the map reads no columns of a transpose (alone or zipped with an array of scalars)"
+    t = m.f.body.t
+    if not (isinstance(t, ScalarType) and t.name != "bool"):
+        return "the map does not compute numeric scalars"
+    if not divides(m.w, length(m.xs)):
+        return f"{m.w} does not divide the length {length(m.xs)}"
+    try:
+        _columns_lifted(m)
+    except _NotLaneWise as why:
+        return f"the map's function is not lane-wise in its element: {why}"
+    return None
+
+
+def _columns_build(m):
+    f, data = _columns_lifted(m)
+    return fl.as_scalar(fl.map(f, data))
+
+
+def _ex_columns(rng):
+    w = int(rng.choice([2, 4, 8]))
+    rows, cols = inst.size(rng), inst.size(rng, w)
+    if rng.random() < 0.5:  # A^T x + y
+        prog = fl.fun([array(rows, array(cols, f32)), array(rows, f32), array(cols, f32)], lambda a, x, y: fl.map(
+            lambda p: 2.0 * fl.reduce(fl.add, 0.0, fl.map(lambda q: fl.fst(q) * fl.snd(q), fl.zip(fl.fst(p), x)))
+            - fl.snd(p), fl.zip(fl.transpose(a), y)))
+        return prog, (inst.data(rng, rows, cols), inst.data(rng, rows), inst.data(rng, cols)), {"w": w}
+    prog = fl.fun([array(rows, array(cols, f32))], lambda a: fl.map(
+        lambda c: fl.reduce(fl.max, float("-inf"), fl.map(lambda v: v * v, c)), fl.transpose(a)))
+    return prog, (inst.data(rng, rows, cols),), {"w": w}
+
+
+rule("vectorize_columns", "vectorisation",
+     "map (fun(p) => E) (zip (transpose a) y) -> as_scalar (map (fun(p) => E') (zip (transpose (map (fun(r) => "
+     "as_vector w r) a)) (as_vector w y)))   (also transpose a alone; E' = E at w columns at once: a column's "
+     "elements and y's are vectors, arithmetic lane-wise, reductions over vectors, what no column changes cast)",
+     lhs=P("map", V("f"), V("xs")), params=("w",), side=_columns_side, build=_columns_build, example=_ex_columns,
+     doc="w neighbouring columns of a are computed at once, lane k of every vector being column k of "
+         "the group: a row's w elements of the group are read as one vector, as are w elements of y.  "
+         "Exact: each lane runs its column's computation in the same order (a reduction's lanes are "
+         "independent folds of the same operator, lane-wise).")
+
+
 def _take_drop_side(m):
     """Constant sizes: both parts non-empty (an empty one gains nothing).  Symbolic ones:
     0 <= m <= n provable, m not n itself; a part may be empty at some sizes (m = c * (n // c)
