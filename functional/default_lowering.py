@@ -83,18 +83,26 @@ def _perfectly_nested(e: Expr) -> bool:
 def lowering_sites(e: Expr, path: tuple = (), ctx: str = HOST) -> Iterator[tuple[tuple, str, dict]]:
     """(path, rule, params) for every high-level map and reduce, by where it runs: a host
     map runs in parallel over global ids, a map or reduction one item runs is a loop."""
+    out: list[tuple[tuple, str, dict]] = []
+    _sites(e, path, ctx, out)
+    return iter(out)
+
+
+def _sites(e: Expr, path: tuple, ctx: str, out: list) -> None:
+    """lowering_sites' walk, appending to `out` in its order (one list, not a generator per
+    node: the space's build asks for the sites of thousands of programs)."""
     if isinstance(e, (Lambda, NatLambda)):
-        yield from lowering_sites(e.body, path + (0,), ctx)
+        _sites(e.body, path + (0,), ctx, out)
         return
     if isinstance(e, NatApp):
-        yield from lowering_sites(e.fun, path + (0,), ctx)
+        _sites(e.fun, path + (0,), ctx, out)
         return
     head, args = spine(e)
     n = len(args)
     if isinstance(head, Lambda):
-        yield from lowering_sites(head, path + (0,) * n, ctx)
+        _sites(head, path + (0,) * n, ctx, out)
         for k, a in enumerate(args):
-            yield from lowering_sites(a, path + arg_path(n, k), ctx)
+            _sites(a, path + arg_path(n, k), ctx, out)
         return
     if not isinstance(head, Prim):
         return
@@ -102,31 +110,31 @@ def lowering_sites(e: Expr, path: tuple = (), ctx: str = HOST) -> Iterator[tuple
     if name == "map" and _computing_map(e):
         f_path = path + arg_path(n, 0)
         if ctx == HOST and n == 2 and _perfectly_nested(e):
-            yield path, "lower_map_global", {"d": 1}
+            out.append((path, "lower_map_global", {"d": 1}))
             f = args[0]
             inner, inner_path = (f.body, f_path + (0,)) if isinstance(f, Lambda) else (f, f_path)
             _, iargs = spine(inner)
-            yield inner_path, "lower_map_global", {"d": 0}
+            out.append((inner_path, "lower_map_global", {"d": 0}))
             in_n = len(iargs)
-            yield from lowering_sites(iargs[0], inner_path + arg_path(in_n, 0), ITEM)
+            _sites(iargs[0], inner_path + arg_path(in_n, 0), ITEM, out)
             if in_n == 2:
-                yield from lowering_sites(iargs[1], inner_path + arg_path(in_n, 1), ITEM)
+                _sites(iargs[1], inner_path + arg_path(in_n, 1), ITEM, out)
         elif ctx == HOST:
-            yield path, "lower_map_global", {"d": 0}
-            yield from lowering_sites(args[0], f_path, ITEM)
+            out.append((path, "lower_map_global", {"d": 0}))
+            _sites(args[0], f_path, ITEM, out)
         else:
-            yield path, "lower_map_seq", {}
-            yield from lowering_sites(args[0], f_path, ctx)
+            out.append((path, "lower_map_seq", {}))
+            _sites(args[0], f_path, ctx, out)
         if n == 2:
-            yield from lowering_sites(args[1], path + arg_path(n, 1), ctx)
+            _sites(args[1], path + arg_path(n, 1), ctx, out)
         return
     if name == "reduce":
-        yield path, "lower_reduce_seq", {}
-        yield from lowering_sites(args[0], path + arg_path(n, 0), function_context(ctx, "reduce_seq"))
+        out.append((path, "lower_reduce_seq", {}))
+        _sites(args[0], path + arg_path(n, 0), function_context(ctx, "reduce_seq"), out)
         for k in range(1, n):
             # an element-wise map feeding the fold is fused into it; a stage of partial reductions runs in parallel
             fused = k == 2 and _computing_map(args[k]) and not _reduces(spine(args[k])[1][0])
-            yield from lowering_sites(args[k], path + arg_path(n, k), function_context(ctx, "reduce_seq") if fused else ctx)
+            _sites(args[k], path + arg_path(n, k), function_context(ctx, "reduce_seq") if fused else ctx, out)
         return
     if name == "generate":  # its function runs per element, where the array is read or by its own loop
         inner = HOST_SEQ if ctx == HOST else ctx
@@ -134,7 +142,7 @@ def lowering_sites(e: Expr, path: tuple = (), ctx: str = HOST) -> Iterator[tuple
         inner = function_context(ctx, name) if name in LOOP_MAPS | LOW_REDUCTIONS else ctx
     for k, a in enumerate(args):
         runs_in = inner if k == 0 and (name in LOOP_MAPS | LOW_REDUCTIONS or name == "generate") else ctx
-        yield from lowering_sites(a, path + arg_path(n, k), runs_in)
+        _sites(a, path + arg_path(n, k), runs_in, out)
 
 
 def _reduces(f: Expr) -> bool:

@@ -140,18 +140,25 @@ class Inference:
         return n
 
     def resolve(self, t: Type) -> Type:
+        """`t` with solved unknowns replaced: `t` itself where none of its parts changes
+        (types are values; keeping the object saves rebuilding every type of a term)."""
         while isinstance(t, TypeVar) and t.id in self.types:
             t = self.types[t.id]
         if isinstance(t, ArrayType):
-            return ArrayType(self.nat_of(t.size), self.resolve(t.elem))
+            size, elem = self.nat_of(t.size), self.resolve(t.elem)
+            return t if size is t.size and elem is t.elem else ArrayType(size, elem)
         if isinstance(t, VectorType):
-            return VectorType(self.resolve(t.elem), self.nat_of(t.width))
+            elem, width = self.resolve(t.elem), self.nat_of(t.width)
+            return t if elem is t.elem and width is t.width else VectorType(elem, width)
         if isinstance(t, TupleType):
-            return TupleType(tuple(self.resolve(e) for e in t.elems))
+            elems = tuple(self.resolve(e) for e in t.elems)
+            return t if all(a is b for a, b in zip(elems, t.elems)) else TupleType(elems)
         if isinstance(t, FunType):
-            return FunType(self.resolve(t.param), self.resolve(t.result))
+            param, result = self.resolve(t.param), self.resolve(t.result)
+            return t if param is t.param and result is t.result else FunType(param, result)
         if isinstance(t, NatFunType):
-            return NatFunType(t.var, self.resolve(t.body))
+            body = self.resolve(t.body)
+            return t if body is t.body else NatFunType(t.var, body)
         return t
 
     def shallow(self, t: Type) -> Type:
@@ -796,16 +803,22 @@ def _default(inf: Inference, t: Type) -> Type:
             inf.types[t.id] = pick
             return pick
         return t
+    # `t` itself where no part changes (as Inference.resolve)
     if isinstance(t, ArrayType):
-        return ArrayType(t.size, _default(inf, t.elem))
+        elem = _default(inf, t.elem)
+        return t if elem is t.elem else ArrayType(t.size, elem)
     if isinstance(t, VectorType):
-        return VectorType(_default(inf, t.elem), t.width)
+        elem = _default(inf, t.elem)
+        return t if elem is t.elem else VectorType(elem, t.width)
     if isinstance(t, TupleType):
-        return TupleType(tuple(_default(inf, x) for x in t.elems))
+        elems = tuple(_default(inf, x) for x in t.elems)
+        return t if all(a is b for a, b in zip(elems, t.elems)) else TupleType(elems)
     if isinstance(t, FunType):
-        return FunType(_default(inf, t.param), _default(inf, t.result))
+        param, result = _default(inf, t.param), _default(inf, t.result)
+        return t if param is t.param and result is t.result else FunType(param, result)
     if isinstance(t, NatFunType):
-        return NatFunType(t.var, _default(inf, t.body))
+        body = _default(inf, t.body)
+        return t if body is t.body else NatFunType(t.var, body)
     return t
 
 
@@ -833,6 +846,28 @@ def _has_unknowns(t: Type) -> bool:
 
 
 def _sizes(t: Type) -> list[Nat]:
+    """The sizes inside `t`, in map_nats' order (without rebuilding the type)."""
     out: list[Nat] = []
-    map_nats(t, lambda n: out.append(n) or n)
+    _collect_sizes(t, out)
     return out
+
+
+def _collect_sizes(t: Type, out: list) -> None:
+    while True:
+        if isinstance(t, ArrayType):
+            out.append(t.size)
+            t = t.elem
+        elif isinstance(t, VectorType):
+            out.append(t.width)
+            return
+        elif isinstance(t, TupleType):
+            for e in t.elems:
+                _collect_sizes(e, out)
+            return
+        elif isinstance(t, FunType):
+            _collect_sizes(t.param, out)
+            t = t.result
+        elif isinstance(t, NatFunType):
+            t = t.body
+        else:
+            return

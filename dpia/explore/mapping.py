@@ -357,12 +357,12 @@ def _item_loops(e: Expr) -> list[tuple[tuple, str]]:
             if rule in ("lower_map_seq", "lower_reduce_seq") and path not in host]
 
 
-def _unroll_options(e: Expr) -> tuple[tuple[Step, ...], tuple[Step, ...]]:
+def _unroll_options(e: Expr, loops: list[tuple[tuple, str]] | None = None) -> tuple[tuple[Step, ...], tuple[Step, ...]]:
     """(reductions, maps): the reductions of a vector's lanes and the short constant maps one
     work-item runs, as unrolling steps (short at the slots' trial values: the move keeps a
-    loop the point's values make long a plain loop)."""
+    loop the point's values make long a plain loop).  `loops`: _item_loops(e), when known."""
     maps, reductions = [], []
-    for path, rule in _item_loops(e):
+    for path, rule in (_item_loops(e) if loops is None else loops):
         node = at_path(e, path)
         if rule == "lower_map_seq" and short_constant_loop(node):
             maps.append(Step("lower_map_seq_unroll", path))
@@ -371,12 +371,14 @@ def _unroll_options(e: Expr) -> tuple[tuple[Step, ...], tuple[Step, ...]]:
     return tuple(reductions), tuple(maps)
 
 
-def _accumulator_options(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tuple]:
+def _accumulator_options(e: Expr, sizes: Mapping[str, int], slots: Mapping,
+                         loops: list[tuple[tuple, str]] | None = None) -> list[tuple]:
     """(steps before unrolling, steps after, new slots) for the outermost reduction one
     work-item runs into a constant-shaped 2D accumulator: as the default lowering leaves it;
-    vectorised (vectorize_accumulator, w a slot) and in registers; in registers."""
+    vectorised (vectorize_accumulator, w a slot) and in registers; in registers.  `loops`:
+    _item_loops(e), when known."""
     out: list[tuple] = [((), (), {})]
-    found = next((p for p, rule in _item_loops(e) if rule == "lower_reduce_seq"
+    found = next((p for p, rule in (_item_loops(e) if loops is None else loops) if rule == "lower_reduce_seq"
                   and MOVES["accumulator_registers"].site(at_path(e, p))), None)
     if found is None:
         return out
@@ -417,12 +419,13 @@ def loop_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tupl
     program-level reductions' options (their paths are outside the code one item runs, so
     what the item's loops become does not move them)."""
     host = _host_options(e, sizes, slots)
+    loops = _item_loops(e)  # once for `e` (the options without a first step unroll `e` itself)
     out: list[tuple[tuple[Step, ...], dict]] = []
-    for before, after, acc_slots in _accumulator_options(e, sizes, slots):
+    for before, after, acc_slots in _accumulator_options(e, sizes, slots, loops):
         vectorised = apply_steps(e, before, {name: slot.trial for name, slot in {**slots, **acc_slots}.items()})
         if vectorised is None:
             continue
-        reductions, maps = _unroll_options(vectorised)
+        reductions, maps = _unroll_options(vectorised, loops if vectorised is e else None)
         unrolls = [maps] if after else list(dict.fromkeys(o for k, o in enumerate(((), reductions, maps)) if k == 0 or o))
         if after and not maps:
             continue

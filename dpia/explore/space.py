@@ -231,10 +231,16 @@ class Skeleton:
     # slot -> the length it splits, as other slots' values determine it: a point is valid
     # only where the slot's value divides that length at the point's values
     slot_lengths: Mapping[str, SlotLength] = attrs.field(factory=dict, converter=lambda c: dict(c))
+    # the name, printed once from the steps (a build asks for it per skeleton and per point)
+    _name: str = attrs.field(init=False, eq=False, repr=False)
+
+    @_name.default
+    def _print_name(self) -> str:
+        return "; ".join(map(str, self.steps)) or DEFAULT_NAME
 
     @property
     def name(self) -> str:
-        return "; ".join(map(str, self.steps)) or DEFAULT_NAME
+        return self._name
 
     def valid(self, params: Mapping[str, int]) -> bool:
         return (all(params[a] <= params[b] and params[b] % params[a] == 0 for a, b in self.divides.items())
