@@ -955,10 +955,15 @@ def test_user_functions_get_their_numpy_meaning_from_parse():
 # ================================================================= hostile text: time, limits
 
 
-def _seconds(thunk) -> float:
-    started = time.perf_counter()
-    thunk()
-    return time.perf_counter() - started
+def _seconds(thunk, runs: int = 3) -> float:
+    """The best of `runs` timings: one run can take a collector's pause or another process's
+    burst (CI once saw 50,000 terms take 14.7x the time of 10,000 in one run; it passed alone)."""
+    best = math.inf
+    for _ in range(runs):
+        started = time.perf_counter()
+        thunk()
+        best = min(best, time.perf_counter() - started)
+    return best
 
 
 def _parses_in_linear_time(make_text, small: int, outcome: str = "parses") -> None:
