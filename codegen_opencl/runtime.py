@@ -484,9 +484,15 @@ def _record(kind: str, **entry) -> None:
         entry.update(elements=elements, arrays=_copy(tuple(arrays)) if small else None)
     buffer = io.BytesIO()
     _RecordPickler(buffer).dump({"kind": kind, **entry})
-    fd, _ = tempfile.mkstemp(prefix=f"{kind}-", suffix=".pkl", dir=folder)
-    with os.fdopen(fd, "wb") as out:
-        out.write(buffer.getvalue())
+    # Written under a temporary name, then renamed: the replayer reads every *.pkl while
+    # other processes (workers the test left running) may still be writing theirs.
+    try:
+        fd, partial = tempfile.mkstemp(prefix=f"{kind}-", suffix=".partial", dir=folder)
+        with os.fdopen(fd, "wb") as out:
+            out.write(buffer.getvalue())
+        os.replace(partial, partial.removesuffix(".partial") + ".pkl")
+    except FileNotFoundError:  # the test that set the folder ended meanwhile: nothing to record
+        return
 
 
 class _RecordPickler(pickle.Pickler):

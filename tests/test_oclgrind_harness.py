@@ -30,3 +30,24 @@ def test_only_reports_of_uninitialised_values_are_checked_again_unoptimised():
     assert not _only_uninitialised(UNINITIALISED + "\n" + RACE)  # a race is never retried away
     assert not _only_uninitialised("")
     assert not _only_uninitialised("Invalid read of size 4 at global memory address 0x10\n\tKernel: program\n")
+
+
+def test_a_recorded_launch_appears_whole_or_not_at_all(tmp_path, monkeypatch):
+    """The replayer reads every *.pkl while workers may still be writing: a record is written
+    under another name and renamed, and a folder removed meanwhile is not an error."""
+    import pickle
+
+    from codegen_opencl import runtime
+
+    monkeypatch.setenv("DPIA_RECORD_KERNELS", str(tmp_path))
+    runtime._record("build", source_sha1="abc")
+    (record,) = tmp_path.iterdir()
+    assert record.suffix == ".pkl"
+    assert pickle.loads(record.read_bytes()) == {"kind": "build", "source_sha1": "abc"}
+
+    def removed_meanwhile(*_args, **_kwargs):
+        raise FileNotFoundError("the folder is gone")
+
+    monkeypatch.setattr(runtime.tempfile, "mkstemp", removed_meanwhile)
+    runtime._record("build", source_sha1="def")  # no error, nothing written
+    assert list(tmp_path.iterdir()) == [record]
