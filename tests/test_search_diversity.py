@@ -20,7 +20,7 @@ from dpia.explore.algorithmic import Heuristics
 from dpia.explore.driver import _Run
 from dpia.explore.evaluate import Evaluator, Outcome
 from dpia.explore.launch import LAUNCH, launch_options
-from dpia.explore.search import Model, Search, bayesian, skeleton_class
+from dpia.explore.search import Model, Search, Trial, bayesian, skeleton_class
 from dpia.explore.space import DeviceLimits, Skeleton, Space, Step
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
@@ -144,12 +144,17 @@ def test_a_class_whose_first_points_fail_is_tried_again_and_its_skeletons_not_bu
     """A failed point says nothing of its skeleton's other values: the class is tried again
     (up to Model.class_failures failures), the skeleton's measured best is of its timed
     points only and the model blames failures on values alone, so the fast wide groups are
-    found within the budget."""
+    found within the budget by most seeds: 4 of 30 miss (18 of 100), against 16 of 30 when a
+    class counts as tried after one failure (its fast skeletons buried behind a failed point)."""
     classes = {skeleton_class(f) for f in gemv_skeletons.families}
     budget = Model().warmup + 2 * len(classes) + 4
-    missed = [seed_ for seed_ in range(10)
-              if not _classes_reached(gemv_skeletons, Model(), budget, seed_, _narrow_groups_fail)[1]]
-    assert not missed  # before: seeds 6 and 8 (a failed point buried its skeleton)
+
+    def missed(settings: Model) -> int:
+        return sum(not _classes_reached(gemv_skeletons, settings, budget, seed_, _narrow_groups_fail)[1]
+                   for seed_ in range(30))
+
+    found_late = missed(Model())
+    assert found_late <= 8 and missed(Model(class_failures=1)) >= 2 * found_late
 
 
 def test_a_class_counts_as_tried_after_a_trial_that_did_not_fail_or_after_its_failures():
@@ -207,3 +212,28 @@ def test_each_batch_tries_the_incumbents_kernel_with_another_launch_shape(gemv_s
         for p in bayesian(gemv_space, _history_with_incumbent(gemv_space, incumbent, plain.warmup, seed_),
                           random.Random(seed_), 4, plain))]
     assert missed
+
+
+D, H, W = fl.nat("D"), fl.nat("H"), fl.nat("W")
+SCALE_3D = fl.fun([fl.array(D, fl.array(H, fl.array(W, fl.f32)))],
+                  lambda grid: fl.map(lambda plane: fl.map(lambda row: fl.map(lambda x: x * 2.0, row), plane), grid))
+
+
+def test_the_search_starts_with_the_program_as_written_under_each_mapping():
+    """The first proposals are one point of every skeleton that makes no algorithmic move,
+    the most parallel mappings first (the 3D global mapping of a triple map nest), before any
+    random draw among the many macro variants; a skeleton with a point tried is not proposed
+    again, and the rest of a batch is random."""
+    space = Space.build(SCALE_3D, {"D": 8, "H": 8, "W": 16}, CPU)
+    plain = {f.name for f in space.families if f.steps and skeleton_class(f)[0] == ()}
+    assert len(plain) >= 4 and len(space.families) > 2 * len(plain)
+    three_d = {f.name for f in space.families if f.name in plain
+               and sorted(dict(st.fixed).get("d") for st in f.steps if st.move == "lower_map_global") == [0, 1, 2]}
+    assert three_d
+    first = bayesian(space, [], random.Random(0), len(plain) + 3)
+    assert {p.family for p in first[:len(plain)]} == plain
+    assert first[0].family in three_d
+    assert all(p.family not in plain for p in first[len(plain):])  # the rest: random, elsewhere
+    history = [Trial(p, "ok", 1e-3) for p in first[:2]]
+    again = bayesian(space, history, random.Random(0), len(plain) - 2)
+    assert {p.family for p in again} == plain - {p.family for p in first[:2]}

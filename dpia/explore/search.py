@@ -17,7 +17,8 @@ seed (the explorer's `random.Random(seed)`) and the same history it proposes the
                     measurement's noise), then its untried point fastest under the draw
                     (draws differ: a batch explores); part of each batch goes to skeleton
                     classes (moves made, levels mapped onto) not tried yet, until none is left,
-                    and part to the incumbent's kernel with other launch shapes
+                    and part to the incumbent's kernel with other launch shapes; it starts
+                    with the program as written under each of stage 2's mappings
 
 Every search skips the points equivalent to one already tried (`Tried`): of the same
 skeleton, differing only in slots the history showed do not change the low-level program
@@ -124,7 +125,10 @@ def _tried(history: Sequence[Trial]) -> Tried:
 
 def random_search(space: Space, history: Sequence[Trial], rng: random.Random, count: int) -> list[Point]:
     """Up to `count` untried feasible points: a family uniformly, then one of its points."""
-    seen = _tried(history)
+    return _random_points(space, _tried(history), rng, count)
+
+
+def _random_points(space: Space, seen: Tried, rng: random.Random, count: int) -> list[Point]:
     out: list[Point] = []
     for _ in range(count):
         p = space.sample(rng, exclude=seen)
@@ -133,6 +137,32 @@ def random_search(space: Space, history: Sequence[Trial], rng: random.Random, co
         seen.add(p)
         out.append(p)
     return out
+
+
+def as_written(space: Space, history: Sequence[Trial], rng: random.Random, count: int) -> list[Point]:
+    """Up to `count` points of the program as written under stage 2's mappings: one random
+    point of each skeleton that makes no algorithmic move and has no point tried yet, those
+    mapping more maps onto parallel levels first (the default schedule, measured first, maps
+    one).  A random start draws a skeleton uniformly, and the program's own mappings are a
+    few of hundreds of skeletons (Jacobi 3D: 8 of 412), so a search could spend its budget on
+    macro variants without once timing the grid on three global dimensions."""
+    touched = {t.point.family for t in history}
+    plain = [f for f in space.families
+             if f.name not in touched and getattr(f, "steps", ()) and skeleton_class(f)[0] == ()]
+    plain.sort(key=lambda f: (-_parallel_maps(f), f.name))
+    by_family = space.by_family()
+    out = []
+    for f in plain[:max(0, count)]:
+        if by_family.get(f.name):
+            out.append(rng.choice(by_family[f.name]))
+    return out
+
+
+def _parallel_maps(skeleton) -> int:
+    """How many of a skeleton's steps map a map onto a parallel OpenCL level."""
+    from functional.primitives import PARALLEL_MAPS
+
+    return sum(st.move.removeprefix("lower_") in PARALLEL_MAPS for st in skeleton.steps)
 
 
 @attrs.frozen
@@ -263,10 +293,13 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     fastest under the draw.  (One argmin over every point, or over the model's predictions
     per family, would favour the family with the most points: the best of thousands of
     noisy predictions is far below the best of a few dozen.)
-    Random points until `settings.warmup` trials have taught the model something."""
+    Until `settings.warmup` trials have taught the model something: the program as written
+    under each mapping (`as_written`), then random points."""
     points, ys, failed = _observations(history, settings)
     if len(points) < settings.warmup:
-        return random_search(space, history, rng, count)
+        first = as_written(space, history, rng, count)
+        seen = _tried(history) | first
+        return first + [p for p in _random_points(space, seen, rng, count - len(first))]
     seen = _tried(history)
     untried = list({seen.key(p): p for p in space.points if p not in seen}.values())  # one per equivalent set
     if not untried:
@@ -514,4 +547,4 @@ SEARCHES = types.MappingProxyType({
 
 
 __all__ = ["FAILED", "PENDING", "SEARCHES", "Evolution", "Model", "Search", "Trial", "Tried", "bayesian", "evolutionary",
-           "inert_slots", "random_search", "skeleton_class"]
+           "as_written", "inert_slots", "random_search", "skeleton_class"]
