@@ -26,14 +26,14 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from functional.errors import FunctionalError
+from functional.errors import FunctionalError, NatError
 from functional.expr import (App, Expr, Identifier, Lambda, NatApp, NatLambda, Prim, free_identifiers, spine,
                              substitute_nat, walk)
 from functional.infer import constant_index, infer
 from functional.interp import layout
 from functional.nat import Nat, Var, evaluate
 from functional.syntax import parse, to_text
-from functional.types import FunType, ScalarType
+from functional.types import ArrayType, FunType, ScalarType
 
 TEXT_SUFFIXES = (".dpia", ".txt")
 NEGATIVE_SHARE = 0.25  # of the random float inputs
@@ -401,10 +401,10 @@ def index_range(program: Expr, sizes: Mapping[str, int]) -> int | None:
     for e in walk(typed):
         head, args = spine(e)
         if (isinstance(head, Prim) and head.name == "at" and len(args) == 2 and constant_index(args[1]) is None
-                and free_identifiers(args[1]) - counters):
+                and free_identifiers(args[1]) - counters and isinstance(args[0].t, ArrayType)):
             try:
                 lengths.append(int(evaluate(args[0].t.size, dict(sizes))))
-            except (KeyError, AttributeError, TypeError, ValueError):
+            except NatError:  # a length of a size bound inside (a nat lambda's): no value here
                 continue
     return min(lengths) if lengths else None
 
