@@ -92,17 +92,19 @@ def translate(expr: Expr, name: str = "program", passes=None, pipeline=None):
 
 
 def compile(expr: Expr, device=None, db=None, name: str = "program", pipeline=None,  # noqa: A001 -- the facade's name
-            **launch):
+            tuned_for: str | None = None, **launch):
     """A runnable kernel (the driver: imports codegen_opencl).  A low-level program is
-    compiled as written (`db` unused) by `pipeline`'s stages translate .. build (default
-    `dpia.pipeline.PIPELINE`); a high-level one gives a VariantKernel choosing, per input
-    sizes, the tuning database `db`'s best variant (a TuningDB or path; None:
-    $DPIA_TUNING_DB or the per-user cache; False: none) or the default lowering, each
-    compiled by the same stages."""
+    compiled as written (`db` and `tuned_for` unused) by `pipeline`'s stages translate ..
+    build (default `dpia.pipeline.PIPELINE`); a high-level one gives a VariantKernel
+    choosing, per input sizes, the tuning database `db`'s best variant (a TuningDB or path;
+    None: $DPIA_TUNING_DB or the per-user cache; False: none) or the default lowering, each
+    compiled by the same stages.  `tuned_for`: the device key (runtime.device_key) whose
+    best variant to run on `device` instead of `device`'s own (another device's kernel
+    here: portability experiments)."""
     from .pipeline import PIPELINE, Options
     from .variants import VariantKernel, is_high_level
 
     check_kernel_name(name)
     if is_high_level(expr):
-        return VariantKernel(expr, device=device, db=db, name=name, pipeline=pipeline, **launch)
+        return VariantKernel(expr, device=device, db=db, name=name, pipeline=pipeline, tuned_for=tuned_for, **launch)
     return (pipeline or PIPELINE).compile(expr, Options(name=name, device=device, launch=launch))

@@ -201,7 +201,7 @@ def choose_variant(program: Expr, sizes: dict | None = None, device_key: str | N
                 note = f"the stored variant does not replay: {exc}"
                 warnings.warn(f"{note}; using the default", TuningWarning, stacklevel=2)
         else:
-            note = "no tuned variant stored for these sizes and this device"
+            note = f"no tuned variant stored for these sizes and the device {device_key}"
     if sizes is not None and limits is not None:
         preset = preset_variant(program, sizes, limits, note)
         if preset is not None:
@@ -216,7 +216,8 @@ class VariantKernel:
     """A high-level program compiled per input sizes (see the module's docstring).  Call it
     like `interpret`; `.variant`, `.source` and `.kernel` describe the last variant used."""
 
-    def __init__(self, program: Expr, device=None, db=None, name: str = "program", pipeline=None, **launch):
+    def __init__(self, program: Expr, device=None, db=None, name: str = "program", pipeline=None,
+                 tuned_for: str | None = None, **launch):
         from codegen_opencl.runtime import choose_device, device_key
 
         from .pipeline import PIPELINE
@@ -224,6 +225,8 @@ class VariantKernel:
         self.program = program if program.t is not None else infer(program)
         self.device = choose_device(device)
         self.device_key = device_key(self.device)
+        # whose tuned variants run here: this device's, or another's (`tuned_for`, a device key)
+        self.tuned_for = tuned_for if tuned_for is not None else self.device_key
         self.name = name
         self._db = db
         self._launch = launch
@@ -288,7 +291,7 @@ class VariantKernel:
         from .explore.space import DeviceLimits
 
         limits = DeviceLimits.of(self.device)
-        low, variant = choose_variant(self.program, sizes, self.device_key, self._db, limits)
+        low, variant = choose_variant(self.program, sizes, self.tuned_for, self._db, limits)
         if variant.kind == "default":
             return self._build(low), variant
         try:
@@ -312,7 +315,8 @@ class VariantKernel:
         return self._pipeline.compile(low, options, session=session_for(self.device))
 
     def __repr__(self) -> str:
-        return f"<VariantKernel {self.name} on {self.device_key}: {len(self._by_sizes)} size(s) compiled>"
+        tuned = "" if self.tuned_for == self.device_key else f", tuned for {self.tuned_for}"
+        return f"<VariantKernel {self.name} on {self.device_key}{tuned}: {len(self._by_sizes)} size(s) compiled>"
 
 
 __all__ = ["KINDS", "ForeignVariantError", "TuningWarning", "Variant", "VariantKernel", "at_sizes", "choose_variant",
