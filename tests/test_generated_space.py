@@ -16,7 +16,7 @@ from dpia.explore.algorithmic import Heuristics
 from dpia.explore.evaluate import checkable_sizes
 from dpia.explore.presets import PRESETS, preset_for
 from dpia.explore.moves import ALGORITHMIC_MOVES
-from dpia.explore.space import DEFAULT_NAME, DeviceLimits, Point, Skeleton, Space
+from dpia.explore.space import DEFAULT_NAME, DeviceLimits, Point, Skeleton, Space, parse_steps
 from dpia.explore.stages import generate_skeletons
 from dpia.programs import random_inputs, relative_error, size_vars
 from functional.derivation import derive
@@ -154,6 +154,24 @@ def test_a_work_group_scheme_over_a_map_of_symbolic_length_compiles():
     # OpenCL cannot allocate local memory of length N: the group's products go to global memory
     assert "to_global (map_local" in str(low) and "to_local" not in str(low)
     inputs = random_inputs(space.program, checkable_sizes(derivation.program, sizes, 64), 0)
+    assert relative_error(dpia.compile(low)(*inputs), fl.interpret(space.program, *inputs)) < 1e-4
+
+
+@pytest.mark.parametrize("order", ["d=0)@1.1; lower_map_global(d=1", "d=1)@1.1; lower_map_global(d=0"])
+def test_split_k_of_a_transposed_matrix_vector_product_runs_its_chunks_on_a_2d_grid(order):
+    """A^T x + y: split_k takes the reduction out of the arithmetic around it; the columns'
+    chunks run as a 2D grid in either order of dimensions (the search tries both), each chunk
+    computing its own products (none stored), a second kernel adding a column's partials."""
+    import dpia
+
+    sizes = {"M": 64, "N": 32}
+    entry = next(e for e in suite.SUITE if e.name == "gemv_t")
+    name = f"split_k(n=s0)@root; lower_map_global({order})@1.1.0.1.0"
+    space = Space.build(entry.program, sizes, GPU, skeletons=[Skeleton(parse_steps(name))])
+    low, derivation = derive(space.program_for(Point(name, {"s0": 16})), space.strategy(Point(name, {"s0": 16})))
+    text = str(low)
+    assert text.count("map_global") == 3 and "split 16" in text and "to_global (map_global" in text, text
+    inputs = random_inputs(space.program, sizes, 0)
     assert relative_error(dpia.compile(low)(*inputs), fl.interpret(space.program, *inputs)) < 1e-4
 
 

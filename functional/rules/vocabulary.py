@@ -38,8 +38,9 @@ The moves, in the order of issue 12's list:
     interchange_swap      map (fun a => map g ys) xs -> transpose (map (fun b => map (fun a => g b) xs) ys)
     fusion, fission       map f (map g xs) <-> map (f . g) xs
     hoist_invariant       a loop-invariant value of a map's function computed once, before it
-    split_k               map (fun r => reduce f z E) xs: the reduction in n-chunks, the chunks
-                          an outer map (work-groups), a second reduction combining them
+    split_k               map (fun r => C[reduce f z E]) xs: the reduction in n-chunks, the
+                          chunks' partial reductions a map of their own over the elements and
+                          their chunks (a 2D grid), C reducing each element's partial results
 
 `MACROS` maps names to entries; `sites(macro, program)` lists the nodes of a typed program
 where a macro's shape matches, `apply_at(macro, program, path, params)` runs it there.
@@ -62,6 +63,7 @@ from ..strategies import (
     Strategy,
     Success,
     argument,
+    at,
     at_path,
     children,
     fmap,
@@ -74,6 +76,7 @@ from ..strategies import (
 from ..types import ArrayType, array, f32, map_nats
 from . import instances as inst
 from . import macros as mac
+from .algorithmic import reduction_input_path
 from .core import RULES, NotApplicable
 from .movement import map_fn, prim_fn_params
 
@@ -292,12 +295,13 @@ def _dot_inside(e: Expr) -> bool:
 
 
 def _map_of_reduce(e: Expr):
-    """(r, E) of `map (fun(r) => reduce f z E) xs`."""
+    """(r, E) of `map (fun(r) => C[reduce f z E]) xs`, E read from r alone (the first such
+    reduction: rules.algorithmic.reduction_input_path)."""
     m = _map_args(e)
     if m is None or not isinstance(m[0], Lambda):
         return None
-    red = _reduce_args(m[0].body)
-    return None if red is None else (m[0].param, red[2])
+    path = reduction_input_path(m[0], computed=False)
+    return None if path is None else (m[0].param, at_path(m[0].body, path))
 
 
 def _slide_args(e: Expr):
@@ -403,20 +407,26 @@ def tile_nest_3d(n: int, m: int, k: int) -> Strategy:
 
 
 def split_k(n: int) -> Strategy:
-    """At `map (fun(r) => reduce f z E) xs`: each reduction in chunks of n (reduce_split),
-    the chunks brought outside the map so that they run in parallel (across work-groups),
-    and a second reduction per element combining the partial results:
+    """At `map (fun(r) => C[reduce f z E]) xs`, E read from r alone: the reduction in
+    n-chunks whose partial reductions compute their own elements (reduce_two_stage), then those
+    partial reductions taken out of the map (map_fission_reduce_input) as a map over the elements
+    of maps over their chunks, a nest stage 2 maps onto a 2D grid, so that the chunks of every
+    element run in parallel; the function C then reduces each element's partial results:
 
-        map (reduce f z) (transpose (map (map (reduce f z)) (transpose (map (fun(r) => split n E) xs))))
+        map (fun(p) => C[reduce f z (snd p)][r := fst p])
+            (zip xs (map (fun(r) => map (fun(c) => reduce f z c') (split n E')) xs))
 
-    Steps: reduce_split n in the map's function (f associative, z neutral); map_fission
-    twice (f and z must not depend on r); map_map_interchange."""
-    return mac.named(f"split_k({n})", seq(
-        fmap(r("reduce_split", n=n)),
-        r("map_fission"),
-        argument(r("map_fission")),
-        argument(r("map_map_interchange")),
-    ))
+    E' and c' are E's input and a chunk of it with E's map fused into the chunk's reduction: no
+    element of E is stored.  Steps: reduce_two_stage n at the reduction (f associative, z
+    neutral); map_fission_reduce_input."""
+    def run(e: Expr) -> Result:
+        m = _map_args(e)
+        path = reduction_input_path(m[0], computed=False) if m is not None and isinstance(m[0], Lambda) else None
+        if path is None:
+            return Failure("split_k: not a map whose function reduces what it reads from its element")
+        return seq(fmap(at(path[:-1], reduce_two_stage(n))), r("map_fission_reduce_input"))(e)
+
+    return mac.named(f"split_k({n})", Strategy(f"split_k({n})", run))
 
 
 def reduce_two_stage(n: int) -> Strategy:
@@ -609,10 +619,14 @@ def _ex_nest_3d(rng):
 def _ex_split_k(rng):
     rows, k = inst.size(rng, 1, 1, 3), inst.size(rng, 2, 1, 3)
     op, z = _monoid(rng)
-    kind = int(rng.integers(3))
+    kind = int(rng.integers(4))
     if kind == 0:  # a matrix-vector product's rows
         return fl.fun([array(rows, array(k, f32)), array(k, f32)], lambda a, x: fl.map(
             lambda row: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(row, x))), a))
+    if kind == 3:  # A^T x + y: the reduction inside arithmetic, over a transpose's columns
+        return fl.fun([array(k, array(rows, f32)), array(k, f32), array(rows, f32)], lambda a, x, y: fl.map(
+            lambda p: 2.0 * fl.reduce(fl.add, 0.0, fl.map(lambda q: fl.fst(q) * fl.snd(q), fl.zip(fl.fst(p), x)))
+            - fl.snd(p), fl.zip(fl.transpose(a), y)))
     if kind == 1:  # row reductions
         return fl.fun([array(rows, array(k, f32))], lambda a: fl.map(lambda row: fl.reduce(op, z, row), a))
     g = inst.pick(rng, inst.UNARY) if op is not fl.mul else (lambda x: x * 0.5 + 0.75)
@@ -819,12 +833,14 @@ _register(Macro(
     exact=False))  # the interpreter sums a reduction computed once in another order than one per element
 
 _register(Macro(
-    "split_k", "map (fun(r) => reduce f z E) xs -> map (reduce f z) (transpose (map (map (reduce f z)) "
-    "(transpose (map (fun(r) => split n E) xs))))", ("n",),
+    "split_k", "map (fun(r) => C[reduce f z E]) xs -> map (fun(p) => C[reduce f z (snd p)][r := fst p]) "
+    "(zip xs (map (fun(r) => map (reduce f z) (split n E)) xs))   (E's map fused into the chunks' reductions)",
+    ("n",),
     split_k,
     lambda e: None if (m := _map_of_reduce(e)) is None or not _typed(e) else {"n": _len(m[1])},
     lambda rng: _found("split_k", _ex_split_k(rng), rng),
-    f"{_MONOID}, f and z independent of r; n divides the length of E", exact=False))
+    f"{_MONOID}; E read from r and nothing bound inside the function; n divides the length of E",
+    exact=False))
 
 
 __all__ = [

@@ -18,7 +18,7 @@ from functional.nat import evaluate
 from functional.random_programs import random_inputs
 from functional.rules.check import same_result
 from functional.rules.vocabulary import MACROS, apply_at, choices, draw, sites, specialise
-from functional.strategies import Failure, at_path
+from functional.strategies import Failure, at_path, replace_at
 
 INSTANCES = int(os.environ.get("VOCABULARY_INSTANCES", "12"))
 NAMES = sorted(MACROS)
@@ -146,16 +146,34 @@ def test_split_k_needs_a_monoid():
     assert isinstance(MACROS["split_k"].strategy(n=2)(typed.body), Failure)
 
 
-def test_split_k_puts_the_chunks_outside():
-    """The result's outer map is over rows of partial results; inside it, the map over the
-    k = 6/2 chunks encloses the map over rows (work-groups per chunk)."""
+def test_split_k_takes_the_chunks_partial_reductions_out_of_the_map():
+    """The chunks' partial reductions become a map over the rows of maps over their chunks
+    (a 2D nest, each chunk computing its own products: nothing of the map is stored), and the
+    map's function reduces a row's partial results; a reduction inside arithmetic (A^T x + y)
+    is taken out the same way, the rest of the function kept."""
     program = fl.fun([fl.array(4, fl.array(6, fl.f32)), fl.array(6, fl.f32)], lambda a, x: fl.map(
         lambda row: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(row, x))), a))
     typed = fl.infer(program)
     result = MACROS["split_k"].strategy(n=2)(typed.body.body)
     assert result.ok, result.reason
     text = str(result.expr)
-    assert text.startswith("map (reduce") and "transpose (map (map (reduce" in text, text
+    assert text.startswith("map (fun(p) => reduce (+) 0.0 (snd p)) (zip a (map (fun(row) => map (fun(x) => "
+                           "reduce (+) 0.0 (map (fun(p) => fst p * snd p)"), text
+    gemv_t = fl.fun([fl.array(6, fl.array(4, fl.f32)), fl.array(6, fl.f32), fl.array(4, fl.f32)],
+                    lambda a, x, y: fl.map(lambda p: 2.0 * fl.reduce(fl.add, 0.0, fl.map(
+                        lambda q: fl.fst(q) * fl.snd(q), fl.zip(fl.fst(p), x))) + fl.snd(p), fl.zip(fl.transpose(a), y)))
+    typed = fl.infer(gemv_t)
+    node = typed.body.body.body
+    assert MACROS["split_k"].lengths(node) == {"n": 6}
+    result = MACROS["split_k"].strategy(n=3)(node)
+    assert result.ok, result.reason
+    text = str(result.expr)
+    assert "2.0 * reduce (+) 0.0 (snd p" in text and "+ snd (fst p" in text and "split 3" in text, text
+    rng = np.random.default_rng(1)
+    inputs = (rng.standard_normal((6, 4), dtype=np.float32), rng.standard_normal(6, dtype=np.float32),
+              rng.standard_normal(4, dtype=np.float32))
+    rewritten = fl.infer(replace_at(typed, (0, 0, 0), result.expr))
+    np.testing.assert_allclose(fl.interpret(rewritten, *inputs), fl.interpret(typed, *inputs), rtol=1e-5, atol=1e-6)
 
 
 def test_parameter_restrictions_are_clean_failures():
