@@ -241,7 +241,7 @@ def test_the_search_starts_with_the_program_as_written_under_each_mapping():
 
 def test_each_classes_fastest_point_is_tried_with_its_maps_dimensions_permuted(wide_space):
     """A point measured slow in one order of its maps' dimensions (GEMV^T's split-k with the
-    chunks on dimension 0: 5.4 ms on the H200, the columns there much faster) is followed by
+    chunks on dimension 0: 5.4 ms on the H200, 0.26 ms with the columns there) is followed by
     its skeleton's siblings, the same maps with the dimensions permuted, at its values."""
     from dpia.explore.search import dimension_siblings
 
@@ -258,7 +258,7 @@ def test_each_classes_fastest_point_is_tried_with_its_maps_dimensions_permuted(w
     proposed = bayesian(wide_space, history, random.Random(0), 8)
     assert {p.family for p in proposed} & set(siblings[name]), [str(p) for p in proposed]
     twin = next(p for p in proposed if p.family in siblings[name])
-    assert {k: v for k, v in twin.params if k != LAUNCH} == {k: v for k, v in slow.params if k != LAUNCH}
+    assert twin.params == slow.params  # its values, whether or not stage 3 sampled them for the sibling
     # without the share the model has no reason to prefer them over the space's other skeletons
     plain = bayesian(wide_space, history, random.Random(0), 8, settings=Model(orders=0.0))
     assert not {p.family for p in plain} & set(siblings[name])

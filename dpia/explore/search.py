@@ -345,7 +345,7 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     exploiting = range(diverse, diverse + math.ceil(settings.exploit * count))
     incumbents = _incumbents(points, ys, failed, settings.incumbents)
     ordering = range(exploiting.stop, exploiting.stop + math.ceil(settings.orders * count))
-    reordered = iter(_other_orders(space, points, ys, failed, classes, best, members, untried))
+    reordered = iter(_other_orders(space, points, ys, failed, classes, best))
     for j in range(count):
         if rng.random() < settings.immigrants:
             p = space.sample(rng, exclude=seen | set(out))
@@ -373,10 +373,11 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
                 out.append(untried[pick])
                 continue
         if j in ordering:
-            pick = next((r for r in reordered if not taken[r]), None)
-            if pick is not None:
-                taken[pick] = True
-                out.append(untried[pick])
+            twin = next((p for p in reordered if p not in seen and p not in out), None)
+            if twin is not None:
+                if seen.key(twin) in row:
+                    taken[row[seen.key(twin)]] = True
+                out.append(twin)
                 continue
         fresh = {name: v for name, v in family_scores.items() if classes.get(name) not in visited}
         if fresh and j < diverse:  # a class not tried yet: of the fewest moves, its best-scored skeleton
@@ -425,24 +426,19 @@ def dimension_siblings(space: Space) -> dict[str, tuple[str, ...]]:
 
 
 def _other_orders(space: Space, points: Sequence[Point], ys: np.ndarray, failed: np.ndarray, classes: dict,
-                  measured: dict, members: dict, untried: Sequence[Point]) -> list[int]:
-    """Rows of `untried`: for each class's fastest measured point, fastest classes first, one
-    point of each dimension sibling of its skeleton not measured yet, the one sharing the most
-    slot values with it."""
+                  measured: dict) -> list[Point]:
+    """For each class's fastest measured point, fastest classes first, its values on each
+    dimension sibling of its skeleton not measured yet (siblings have the same slots: only
+    the dimensions differ; stage 3 samples each skeleton's points, so the sibling's own
+    sample may not hold these values)."""
     siblings = dimension_siblings(space)
     fastest: dict = {}
     for p, y, fail in zip(points, ys, failed):
         cls = classes.get(p.family)
         if not fail and siblings.get(p.family) and (cls not in fastest or y < fastest[cls][0]):
             fastest[cls] = (float(y), p)
-    rows = []
-    for _, p in sorted(fastest.values(), key=lambda yp: (yp[0], yp[1].family)):
-        mine = dict(p.params)
-        for name in siblings[p.family]:
-            if name in measured or name not in members:
-                continue
-            rows.append(int(max(members[name], key=lambda r: sum(mine.get(k) == v for k, v in untried[r].params))))
-    return rows
+    return [Point(name, p.params) for _, p in sorted(fastest.values(), key=lambda yp: (yp[0], yp[1].family))
+            for name in siblings[p.family] if name not in measured]
 
 
 def _visited_classes(history: Sequence[Trial], classes: dict, failures: int) -> set:
