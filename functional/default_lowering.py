@@ -9,12 +9,13 @@ Its phases, in order (`PHASES`):
                  are computed once, before it (rules.algorithmic.hoist_invariant)
     fuse         producer maps into their consumers (no intermediate arrays between maps)
     vector_reductions
-                 a reduction a work-item runs (inside a map's function) over a contiguous row of
-                 at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)` or of `zip xs ys`,
-                 accumulates w lanes at once (w of VECTOR_WIDTHS dividing the length; f add, mul,
-                 max or min; g lane-wise arithmetic): vector reads, no stored products
-                 (rules.algorithmic reduce_vectorize_map).  A column of a transpose, a window or
-                 a gather is strided and stays scalar
+                 every reduction a work-item runs (inside a map's function, anywhere in it) over a
+                 contiguous row of at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)`,
+                 of `zip xs ys`, or `reduce f z xs`, accumulates REDUCTION_WIDTH lanes at once (f
+                 add, mul, max or min; g lane-wise arithmetic), the remainder a length leaves folded
+                 after: vector reads, no stored products (rules.algorithmic reduce_vectorize_map,
+                 reduce_vectorize, reduce_take_drop).  A column of a transpose, a window or a
+                 gather is strided and stays scalar
     vector_columns
                  a program-level map over the columns of a transpose (alone or zipped with an
                  array of scalars) computes w neighbouring columns at once, reading w elements
@@ -338,7 +339,8 @@ def split_reduction() -> Strategy:
     return Strategy("split_reduction", run)
 
 
-VECTOR_WIDTHS = (8, 4, 2)  # lanes tried for a work-item's reduction, widest first
+VECTOR_WIDTHS = (8, 4, 2)  # lanes tried for a map over a transpose's columns, widest first
+REDUCTION_WIDTH = 16  # lanes of a work-item's reduction (a remainder the width leaves is folded after)
 MIN_VECTOR_REDUCTION = 64  # elements: a shorter reduction keeps its scalar loop (little to gain)
 
 
@@ -376,14 +378,33 @@ def _layout(e: Expr, env: dict):
     return None
 
 
-def vector_reduction_sites(e: Expr, path: tuple = (), env: dict | None = None, inside: bool = False):
-    """Paths of the reductions `reduce f z (map g xs)` that a work-item runs (inside a map's
-    function, where the reductions phase does not split them) over at least
-    MIN_VECTOR_REDUCTION elements or a symbolic length (where a `multiple_of` fact lets the
-    rule's width divide it: the explorer's size-generic kernels), whose inputs (xs, or both arrays of `zip xs ys`) are read
-    contiguously (`_layout`): where reduce_vectorize_map reads w elements at once."""
+def _vector_reduction_data(e: Expr):
+    """The arrays of scalars a reduction `reduce f z (map g xs)` (xs an array of scalars or
+    `zip xs ys` of two) or `reduce f z xs` (xs read as it is, not computed by a map) reads
+    element by element, and its rule: (arrays, rule name), or None for another form."""
     from .rules.algorithmic import _zipped_scalars
 
+    head, args = spine(e)
+    if not (isinstance(head, Prim) and head.name == "reduce" and len(args) == 3 and args[2].t is not None):
+        return None
+    data = args[2]
+    dh, dargs = spine(data)
+    if isinstance(dh, Prim) and dh.name == "map" and len(dargs) == 2:
+        arrays = _zipped_scalars(dargs[1]) if dargs[1].t is not None else None
+        return None if arrays is None else (arrays, "reduce_vectorize_map")
+    if _computing_map(data) or (isinstance(dh, Prim) and dh.name == "zip"):
+        return None
+    arrays = _zipped_scalars(data)
+    return None if arrays is None else (arrays, "reduce_vectorize")
+
+
+def vector_reduction_sites(e: Expr, path: tuple = (), env: dict | None = None, inside: bool = False):
+    """Paths of the reductions `reduce f z (map g xs)` (or of `zip xs ys`) and `reduce f z xs`
+    that a work-item runs (inside a map's function, where the reductions phase does not split
+    them: any number of them, anywhere in the function's body) over at least
+    MIN_VECTOR_REDUCTION elements or a symbolic length, whose inputs (xs, or both arrays of
+    `zip xs ys`) are read contiguously (`_layout`): where reduce_vectorize_map (or
+    reduce_vectorize) reads w elements at once."""
     env = {} if env is None else env
     if isinstance(e, Lambda):
         yield from vector_reduction_sites(e.body, path + (0,), {**env, e.param.name: None}, inside)
@@ -403,16 +424,13 @@ def vector_reduction_sites(e: Expr, path: tuple = (), env: dict | None = None, i
         bound[0] = {args[0].param.name: _element_layout(_layout(args[1], env))}
     if head.name == "let" and n == 2 and isinstance(args[1], Lambda):
         bound[1] = {args[1].param.name: _layout(args[0], env)}
-    if head.name == "reduce" and n == 3 and inside:
-        data = args[2]
-        dh, dargs = spine(data)
-        if isinstance(dh, Prim) and dh.name == "map" and len(dargs) == 2:
-            arrays = _zipped_scalars(dargs[1]) if dargs[1].t is not None else None
-            length = dargs[1].t.size.as_int() if isinstance(dargs[1].t, ArrayType) else None
-            # a symbolic length is taken as long: the rule vectorises it where a fact divides it
-            if (arrays is not None and (length is None or length >= MIN_VECTOR_REDUCTION)
-                    and all(_layout(a, env) is True for a in arrays)):
-                yield path
+    form = _vector_reduction_data(e) if inside else None
+    if form is not None:
+        arrays = form[0]
+        length = arrays[0].t.size.as_int() if isinstance(arrays[0].t, ArrayType) else None
+        # a symbolic length is taken as long: vectorised with its remainder folded after
+        if (length is None or length >= MIN_VECTOR_REDUCTION) and all(_layout(a, env) is True for a in arrays):
+            yield path
     for k, a in enumerate(args):
         sub = path + arg_path(n, k)
         if k in bound:
@@ -423,13 +441,54 @@ def vector_reduction_sites(e: Expr, path: tuple = (), env: dict | None = None, i
             yield from vector_reduction_sites(a, sub, env, inside)
 
 
+def _vectorise_reduction(e: Expr, site: tuple, steps: list) -> Expr | None:
+    """The reduction at `site` accumulating REDUCTION_WIDTH lanes at once (the rule
+    `_vector_reduction_data` names); where that width does not provably divide its length n
+    (a constant that is no multiple, a symbolic length without a fact), the first
+    m = w * (n // w) elements are vectorised and the rest folded after, one at a time:
+
+        reduce f z xs -> reduce f (reduce f z (take m xs)) (drop m xs)       (reduce_take_drop)
+                      -> reduce f (let (vector reduction of take m xs) ...) (drop m xs)
+
+    with take and drop pushed through the map and the zip, so both parts read the inputs
+    (not a stored copy).  None where a rule does not apply (the site is left as it is)."""
+    from .rules.core import length
+    from .rules.macros import r
+    from .strategies import normalize, try_
+
+    node = at_path(e, site)
+    _, rule = _vector_reduction_data(node)
+    w = REDUCTION_WIDTH
+    n = length(spine(node)[1][2])
+    vectorised = _apply_at(e, site, rule, {"w": w}, steps)
+    if vectorised is not None:
+        return vectorised
+    trial: list[Step] = []
+    split = _apply_at(e, site, "reduce_take_drop", {"m": w * (n // w)}, trial)
+    if split is None:
+        return None
+    cuts = r("take_map") | r("drop_map") | r("take_zip") | r("drop_zip")
+    pushed = try_(normalize(cuts))(at_path(split, site))
+    trial.extend(attrs.evolve(s, path=site + s.path) for s in pushed.steps)
+    split = replace_at(split, site, pushed.expr)
+    done = _apply_at(split, site + arg_path(3, 1), rule, {"w": w}, trial)
+    if done is None:
+        return None
+    steps.extend(trial)
+    return done
+
+
 def vector_reductions(fuel: int = 1000) -> Strategy:
-    """Each work-item reduction `vector_reduction_sites` finds computes w of its elements at
-    once (reduce_vectorize_map, w the widest of VECTOR_WIDTHS dividing the length): a
-    vector accumulator, vector reads of the inputs, the map's arithmetic lane-wise, the
-    lanes folded after.  On PoCL a row of gemv read as float8 runs 3.6x faster than one
-    float at a time (benchmarks/RESULTS.md); the form the space's reduce_vectorize gives
-    stores the map's results first.  A site where no width applies is left as it is."""
+    """Each work-item reduction `vector_reduction_sites` finds computes REDUCTION_WIDTH of
+    its elements at once (reduce_vectorize_map, or reduce_vectorize for a reduction of an
+    array as it is): a vector accumulator, vector reads of the inputs, the map's arithmetic
+    lane-wise, the lanes folded after; a length the width does not divide keeps a remainder
+    folded one element at a time (`_vectorise_reduction`).  Sixteen lanes rather than eight:
+    on PoCL a float8 accumulator is one chain of dependent additions, and gemv 4096^2 read
+    in float16 (or two float8 accumulators) runs 2x faster, at NumPy's rate
+    (benchmarks/RESULTS.md, 2026-12-03).  The form the space's reduce_vectorize gives on
+    `map g xs` stores the map's results first.  A site where no rule applies is left as
+    it is."""
 
     def run(e: Expr):
         steps: list[Step] = []
@@ -439,11 +498,9 @@ def vector_reductions(fuel: int = 1000) -> Strategy:
             if site is None:
                 return Success(e, tuple(steps))
             done.add(site)
-            for w in VECTOR_WIDTHS:
-                rewritten = _apply_at(e, site, "reduce_vectorize_map", {"w": w}, steps)
-                if rewritten is not None:
-                    e = rewritten
-                    break
+            rewritten = _vectorise_reduction(e, site, steps)
+            if rewritten is not None:
+                e = rewritten
         return Success(e, tuple(steps))
 
     return Strategy("vector_reductions", run)
@@ -550,6 +607,6 @@ def default_schedule(program: Expr | None = None) -> Strategy:
     return Strategy("default_schedule", run)
 
 
-__all__ = ["CHUNK", "MIN_VECTOR_REDUCTION", "SMALL_REDUCTION", "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host",
+__all__ = ["CHUNK", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host",
            "default_schedule", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
            "vector_columns", "vector_reduction_sites", "vector_reductions"]
