@@ -380,9 +380,9 @@ def _layout(e: Expr, env: dict):
 
 def _vector_reduction_data(e: Expr):
     """The arrays of scalars a reduction `reduce f z (map g xs)` (xs an array of scalars or
-    `zip xs ys` of two) or `reduce f z xs` (xs read as it is, not computed by a map) reads
-    element by element, and its rule: (arrays, rule name), or None for another form."""
-    from .rules.algorithmic import _zipped_scalars
+    zips of them) or `reduce f z xs` (xs read as it is, not computed by a map) reads element
+    by element, and its rule: (arrays, rule name), or None for another form."""
+    from .rules.algorithmic import _zip_leaves
 
     head, args = spine(e)
     if not (isinstance(head, Prim) and head.name == "reduce" and len(args) == 3 and args[2].t is not None):
@@ -390,11 +390,11 @@ def _vector_reduction_data(e: Expr):
     data = args[2]
     dh, dargs = spine(data)
     if isinstance(dh, Prim) and dh.name == "map" and len(dargs) == 2:
-        arrays = _zipped_scalars(dargs[1]) if dargs[1].t is not None else None
+        arrays = _zip_leaves(dargs[1]) if dargs[1].t is not None else None
         return None if arrays is None else (arrays, "reduce_vectorize_map")
     if _computing_map(data) or (isinstance(dh, Prim) and dh.name == "zip"):
         return None
-    arrays = _zipped_scalars(data)
+    arrays = _zip_leaves(data)
     return None if arrays is None else (arrays, "reduce_vectorize")
 
 

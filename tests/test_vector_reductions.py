@@ -231,10 +231,47 @@ def test_the_rule_refuses_what_is_not_lane_wise_or_not_a_monoid():
     a = fl.array(fl.nat("N", multiple_of=8), fl.f32)
     ok = fl.infer(fl.fun([a, a], lambda x, y: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p) + 1.0,
                                                                              fl.zip(x, y)))))
-    sine = fl.infer(fl.fun([a], lambda x: fl.reduce(fl.add, 0.0, fl.map(lambda v: fl.sin(v), x))))
+    sine = fl.infer(fl.fun([a], lambda x: fl.reduce(fl.add, 0.0, fl.map(lambda v: fl.select(v > 0.0, v, 0.0), x))))
     start = fl.infer(fl.fun([a], lambda x: fl.reduce(fl.add, 1.0, fl.map(lambda v: v * v, x))))
     body = _body
     assert rule.strategy(w=8)(body(ok)).ok
     assert not rule.strategy(w=16)(body(ok)).ok  # 16 does not divide a multiple of 8
     assert "lane-wise" in rule.strategy(w=8)(body(sine)).reason
     assert "neutral" in rule.strategy(w=8)(body(start)).reason
+    minus = fl.infer(fl.fun([a], lambda x: fl.reduce(lambda p, q: fl.pair(fl.fst(p) + fl.fst(q), fl.snd(p) - fl.snd(q)),
+                                                     fl.pair(0.0, 0.0), fl.map(lambda v: fl.pair(v, v), x))))
+    assert "no lane-wise vector form" in rule.strategy(w=8)(body(minus)).reason  # a component is not a monoid
+    mixed = fl.infer(fl.fun([a, fl.array(fl.nat("N", multiple_of=8), fl.f64)], lambda x, y: fl.reduce(
+        fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.cast(fl.f32, fl.snd(p)), fl.zip(x, y)))))
+    assert "type" in rule.strategy(w=8)(body(mixed)).reason  # lanes of one element type only
+
+
+def test_mri_q_accumulates_its_pair_of_sums_in_vectors_with_vector_sin_and_cos():
+    """A tuple operator (component-wise sums), four arrays in nested zips, the math built-ins
+    lane-wise: PoCL's vector sin and cos instead of one call per element."""
+    sizes = {"K": 64, "N": 40}
+    program = _fixed(BY_NAME["mri_q"].program, sizes)
+    low, derivation = _lowered(program)
+    assert str(derivation).count("reduce_vectorize_map(w=16)") == 1
+    kernel = cg.emit(dpia.translate(low))
+    assert "cos((((float16)" in kernel and "sin((((float16)" in kernel and "(global const float16*)phi" in kernel
+    _agrees(program, low, sizes)
+    symbolic = fl.infer(BY_NAME["mri_q"].program)  # K without a fact: 16 lanes and a remainder
+    low, derivation = _lowered(symbolic)
+    assert "reduce_vectorize_map(w=16)" in str(derivation) and "reduce_take_drop" in str(derivation)
+    for sizes in ({"K": 70, "N": 9}, {"K": 5, "N": 3}):
+        _agrees(symbolic, low, sizes)
+
+
+def test_math_built_ins_and_three_zipped_arrays_are_lane_wise_in_f64_and_f32():
+    n = fl.nat("N")
+    for t in (fl.f32, fl.f64):
+        arr = fl.array(fl.nat("M"), fl.array(n, t))
+        prog = fl.fun([arr, fl.array(n, t), fl.array(n, t)], lambda a, x, y: fl.map(lambda r: fl.reduce(
+            fl.max, float("-inf"), fl.map(lambda q: fl.sqrt(fl.abs(fl.fst(q))) * fl.exp(-fl.fst(fl.snd(q)))
+                                          + fl.snd(fl.snd(q)) / 2.0, fl.zip(r, fl.zip(x, y)))), a))
+        program = fl.infer(prog)
+        low, derivation = _lowered(program)
+        assert "reduce_vectorize_map(w=16)" in str(derivation)
+        for sizes in ({"M": 3, "N": 67}, {"M": 2, "N": 64}):
+            _agrees(program, low, sizes)
