@@ -78,16 +78,16 @@ def test_both_dot_products_of_gesummv_are_vectorised_and_agree():
 
 
 @pytest.mark.parametrize("name", ["gemv_t", "gemv_t_columns"])
-def test_columns_of_a_transpose_are_computed_eight_at_once_from_vector_reads_of_rows(name):
+def test_columns_of_a_transpose_are_computed_sixteen_at_once_from_vector_reads_of_rows(name):
     sizes = {"M": 24, "N": 128}
     program = _fixed(BY_NAME[name].program, sizes)
     assert list(D.vector_reduction_sites(_body(program))) == []  # a column is strided: no row vectors
     low, derivation = _lowered(program)
     text = derivation.to_text()
     assert "vectorize_columns" in text and "reduce_vectorize_map" not in text
-    assert "(transpose (map (fun(r) => as_vector 8 r) a)) (as_vector 8 y)" in str(low)
+    assert "(transpose (map (fun(r) => as_vector 16 r) a)) (as_vector 16 y)" in str(low)
     kernel = cg.emit(dpia.translate(low))
-    assert "(global const float8*)a" in kernel and "(float8)(a[" not in kernel  # vector reads, no gather
+    assert "(global const float16*)a" in kernel and "(float16)(a[" not in kernel  # vector reads, no gather
     _agrees(program, low, sizes)
 
 

@@ -555,12 +555,6 @@ def _zip_leaves(xs):
     return (xs,) if scalars(xs.t) else None
 
 
-def _zipped_scalars(xs):
-    """_zip_leaves of a plain array or of one zip of two arrays (no deeper nesting)."""
-    leaves = _zip_leaves(xs)
-    return leaves if leaves is not None and len(leaves) <= 2 else None
-
-
 def _rezip(xs, leaf):
     """`xs` (an array or zips of arrays) with each leaf array a replaced by leaf(a)."""
     head, args = spine(xs)
