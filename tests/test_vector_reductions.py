@@ -9,6 +9,7 @@ vector_columns (vectorize_columns): a program-level map over the columns of a tr
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -255,6 +256,8 @@ def test_mri_q_accumulates_its_pair_of_sums_in_vectors_with_vector_sin_and_cos()
     assert str(derivation).count("reduce_vectorize_map(w=16)") == 1
     kernel = cg.emit(dpia.translate(low))
     assert "cos((((float16)" in kernel and "sin((((float16)" in kernel and "(global const float16*)phi" in kernel
+    # the pair of vector accumulators: two float16 variables, not arrays of floats read by vload16
+    assert re.search(r"float16 (acc\d+)_0; float16 \1_1;", kernel) and "vload16(0, acc" not in kernel
     _agrees(program, low, sizes)
     symbolic = fl.infer(BY_NAME["mri_q"].program)  # K without a fact: 16 lanes and a remainder
     low, derivation = _lowered(symbolic)
