@@ -14,7 +14,8 @@ read and written through a vector pointer, `((global const float4*)a)[i]`, not `
 both address `a + 4 i`, but only the pointer tells the OpenCL compiler the address is 16-byte
 aligned, so it issues one wide load (NVIDIA's compiler splits `vload4` into four).  Private
 arrays, which live in registers, use vloadN/vstoreN (float3 everywhere: its pointer steps by
-16 bytes).  Buffers are aligned
+16 bytes); a private tuple's component that is one vector (a pair of vector accumulators) is
+a vector variable.  Buffers are aligned
 by the OpenCL runtime (CL_DEVICE_MEM_BASE_ADDR_ALIGN); local and private arrays are declared
 aligned to their vector size, local ones to at least 16 bytes so that neighbouring scalar
 reads may be merged into vector reads too.
