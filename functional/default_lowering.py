@@ -11,8 +11,9 @@ Its phases, in order (`PHASES`):
     vector_reductions
                  every reduction a work-item runs (inside a map's function, anywhere in it) over a
                  contiguous row of at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)`,
-                 of `zip xs ys`, or `reduce f z xs`, accumulates REDUCTION_WIDTH lanes at once (f
-                 add, mul, max or min; g lane-wise arithmetic), the remainder a length leaves folded
+                 of zips, or `reduce f z xs`, accumulates REDUCTION_WIDTH lanes at once (f add,
+                 mul, max or min, or a tuple of them component-wise; g lane-wise: arithmetic, the
+                 math built-ins, pairs), the remainder a length leaves folded
                  after: vector reads, no stored products (rules.algorithmic reduce_vectorize_map,
                  reduce_vectorize, reduce_take_drop).  A column of a transpose, a window or a
                  gather is strided and stays scalar
