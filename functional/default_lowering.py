@@ -21,6 +21,11 @@ Its phases, in order (`PHASES`):
                  a program-level map over the columns of a transpose (alone or zipped with an
                  array of scalars) computes w neighbouring columns at once, reading w elements
                  of each row as a vector (rules.algorithmic vectorize_columns; exact)
+    column_stages
+                 a program-level map whose elements each reduce a long strided array (A^T x's
+                 columns) computes every element's reductions in chunks of STAGE_ROWS rows first,
+                 a 2D launch over chunks x elements, then each element's partial results
+                 (rules.algorithmic map_reduce_stages)
     reductions   large program-level reductions in parallel stages of chunks with a guarded
                  remainder, over constant and symbolic lengths (split_reduction; else
                  schedules.two_stage_reduction).  Only a reduction whose operator
@@ -531,6 +536,51 @@ def vector_columns() -> Strategy:
     return at_host(Strategy("vector_columns", run))
 
 
+STAGE_ROWS = 256  # elements of a strided reduction each work-item folds per chunk (column_stages)
+MIN_STAGED = 1024  # a strided reduction shorter than this stays one loop per element
+
+
+def _strided(data: Expr, env: dict) -> bool:
+    """Whether a reduction's data reads some array not contiguously (a column of a
+    transpose, before or after vector_columns), as far as `_layout` sees it (`env`: the
+    layouts of the identifiers bound around it)."""
+    leaves, stack = [], [spine(data)[1][1] if _computing_map(data) else data]
+    while stack:  # the arrays a zip (of zips) reads, of any element type (vectors after vector_columns)
+        x = stack.pop()
+        head, args = spine(x)
+        if isinstance(head, Prim) and head.name == "zip" and len(args) == 2:
+            stack.extend(args)
+        else:
+            leaves.append(x)
+    return any(_layout(x, env) is not True for x in leaves)
+
+
+def column_stages() -> Strategy:
+    """A program-level map whose elements each reduce a long strided array (a column of a
+    transpose: gemv_t's and atax's A^T x, after vector_columns) computes the reductions in
+    chunks of STAGE_ROWS first, for every element (map_reduce_stages: chunk k of all elements
+    read together, so the work-items at one time read STAGE_ROWS rows, not every row of the
+    matrix), then each element's partial results.  On PoCL gemv_t 4096^2 ran 2.5x faster by
+    hand in that form (benchmarks/RESULTS.md, 2026-12-03)."""
+    from .rules.algorithmic import _item_reduction
+
+    def run(e: Expr):
+        head, args = spine(e)
+        if not (_computing_map(e) and len(args) == 2 and isinstance(args[0], Lambda)):
+            return Failure("column_stages: not a map with a function")
+        found = _item_reduction(args[0])
+        if found is None:
+            return Failure("column_stages: no reduction per element")
+        data = spine(found[1])[1][2]
+        n = data.t.size.as_int() if isinstance(data.t, ArrayType) else None
+        element = {args[0].param.name: _element_layout(_layout(args[1], {}))}
+        if n is None or n < MIN_STAGED or not _strided(data, element):
+            return Failure("column_stages: not a long strided reduction")
+        return RULES["map_reduce_stages"].strategy(r=STAGE_ROWS)(e)
+
+    return at_host(Strategy("column_stages", run))
+
+
 def at_host(s: Strategy) -> Strategy:
     """`s` at every outermost place where it applies in program-level code: outside functions,
     except the bodies of `let` and of applied lambdas, which run where the let does.  Never
@@ -578,6 +628,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
         ("fuse", fuse_maps()),
         ("vector_reductions", vector_reductions()),
         ("vector_columns", vector_columns()),
+        ("column_stages", column_stages()),
         ("reductions", at_host(split_reduction() | two_stage_reduction())),
         ("declarations", try_(normalize(r("erase_associative")))),
         ("parallelise", parallelise()),
@@ -610,6 +661,6 @@ def default_schedule(program: Expr | None = None) -> Strategy:
     return Strategy("default_schedule", run)
 
 
-__all__ = ["CHUNK", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host",
-           "default_schedule", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
+__all__ = ["CHUNK", "MIN_STAGED", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
+           "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host", "column_stages", "default_schedule", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
            "vector_columns", "vector_reduction_sites", "vector_reductions"]

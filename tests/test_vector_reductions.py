@@ -278,3 +278,25 @@ def test_math_built_ins_and_three_zipped_arrays_are_lane_wise_in_f64_and_f32():
         assert "reduce_vectorize_map(w=16)" in str(derivation)
         for sizes in ({"M": 3, "N": 67}, {"M": 2, "N": 64}):
             _agrees(program, low, sizes)
+
+
+@pytest.mark.parametrize("name, sizes", [("gemv_t", {"M": 1024, "N": 32}), ("gemv_t_columns", {"M": 1024, "N": 48}),
+                                         ("atax", {"M": 1024, "N": 32})])
+def test_long_strided_column_reductions_are_computed_in_chunks_of_rows_first(name, sizes):
+    """column_stages (map_reduce_stages): chunk k of every column group's reduction in one
+    launch over column groups x chunks, then each group's partial results."""
+    program = _fixed(BY_NAME[name].program, sizes)
+    low, derivation = _lowered(program)
+    text = str(derivation)
+    assert text.count(f"map_reduce_stages(r={D.STAGE_ROWS})") == 1 and "vectorize_columns(w=16)" in text
+    kernel = cg.emit(dpia.translate(low))
+    assert "get_global_id(1)" in kernel  # chunks x column groups
+    _agrees(program, low, sizes)
+
+
+def test_rows_short_columns_and_symbolic_lengths_are_not_staged():
+    for name, sizes in (("gemv", {"M": 64, "N": 2048}), ("gemv_t", {"M": 512, "N": 32})):
+        low, derivation = _lowered(_fixed(BY_NAME[name].program, sizes))
+        assert "map_reduce_stages" not in str(derivation)
+    low, derivation = _lowered(fl.infer(BY_NAME["gemv_t"].program))
+    assert "map_reduce_stages" not in str(derivation)

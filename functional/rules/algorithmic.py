@@ -687,6 +687,93 @@ rule("reduce_vectorize_map", "vectorisation",
          "broadcast term is the same in every lane); then reduce_vectorize's proof.")
 
 
+def _item_reduction(f):
+    """(path in f's body, reduction) of the first reduction of `fun(p) => E` reachable without
+    entering a function, or None."""
+    stack = [(f.body, ())]
+    while stack:
+        x, path = stack.pop()
+        head, args = spine(x)
+        if isinstance(head, Prim) and head.name == "reduce" and len(args) == 3:
+            return path, x
+        if not isinstance(x, Lambda):
+            stack.extend((c, path + (k,)) for k, c in reversed(list(enumerate(x.children()))))
+    return None
+
+
+def _stages_side(m):
+    from .. import algebra
+
+    if not isinstance(m.f, Lambda):
+        return "the map's function is not a lambda"
+    found = _item_reduction(m.f)
+    if found is None:
+        return "the map's function has no reduction outside functions"
+    op, z, data = spine(found[1])[1]
+    if not (algebra.associative(op) and algebra.neutral(op, z)):
+        return "the reduction's operator is not provably associative with z its neutral element"
+    if not isinstance(found[1].t, (ScalarType, VectorType)):
+        return "the reduction does not compute a scalar or a vector"
+    n = length(data)
+    if not divides(m.r, n) or n == as_nat(m.r):
+        return f"{m.r} does not divide the reduction's length {n} into several chunks"
+    return None
+
+
+def _stages_build(m):
+    from ..expr import substitute
+    from ..strategies import replace_at
+
+    path, red = _item_reduction(m.f)
+    op, z, data = spine(red)[1]
+    p = m.f.param
+    chunks = length(data) * (1 / as_nat(m.r))
+    dh, dargs = spine(data)
+    mapped = isinstance(dh, Prim) and dh.name == "map" and len(dargs) == 2
+
+    def chunk(k):  # chunk k of the data, a view (a map's function applied to the chunk of its input)
+        if mapped:
+            return fl.map(dargs[0], fl.at(fl.split(m.r, dargs[1]), k))
+        return fl.at(fl.split(m.r, data), k)
+
+    def partials(k):
+        return fl.map(lambda q: substitute(fl.reduce(op, z, chunk(k)), p.name, q), m.xs)
+
+    stage = fl.map(partials, fl.generate(chunks, lambda i: i))
+
+    def finish(P):
+        def one(q):
+            body = replace_at(m.f.body, path, fl.reduce(op, z, fl.fst(q)))
+            return substitute(body, p.name, fl.snd(q))
+
+        return fl.map(one, fl.zip(fl.transpose(P), m.xs))
+
+    return fl.let(stage, finish)
+
+
+def _ex_stages(rng):
+    w = int(rng.choice([1, 4]))
+    chunk = int(rng.choice([2, 4, 8]))
+    rows, cols = chunk * int(rng.integers(2, 5)), w * int(rng.integers(1, 4))
+    prog = fl.fun([array(rows, array(cols, f32)), array(rows, f32), array(cols, f32)], lambda a, x, y: fl.map(
+        lambda p: 2.0 * fl.reduce(fl.add, 0.0, fl.map(lambda q: fl.fst(q) * fl.snd(q), fl.zip(fl.fst(p), x)))
+        - fl.snd(p), fl.zip(fl.transpose(a), y)))
+    return prog, (inst.data(rng, rows, cols), inst.data(rng, rows), inst.data(rng, cols)), {"r": chunk}
+
+
+rule("map_reduce_stages", "reduce",
+     "map (fun(p) => E[reduce f z D]) xs -> let (map (fun(k) => map (fun(p) => reduce f z (at (split r D) k)) xs) "
+     "(generate (n/r) (fun(i) => i))) (fun(P) => map (fun(q) => E[reduce f z (fst q)][p := snd q]) "
+     "(zip (transpose P) xs))   (f associative, z neutral, r divides D's length n; D = map g D0 is cut as "
+     "map g (at (split r D0) k))",
+     lhs=P("map", V("f"), V("xs")), params=("r",), side=_stages_side, build=_stages_build, exact=False,
+     example=_ex_stages,
+     doc="Each element's reduction in n/r chunks of r, the chunks' partial results of every element computed "
+         "first (a stage over chunks x elements: chunk k of every element's data read together), then "
+         "each element's partials reduced.  Proof: reduce f z D = reduce f z (map (reduce f z) (split r D)) "
+         "for f associative and z neutral (reduce_split); the partials of element p are column p of P.")
+
+
 class _NotLaneWise(Exception):
     pass
 
