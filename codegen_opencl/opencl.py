@@ -14,7 +14,8 @@ read and written through a vector pointer, `((global const float4*)a)[i]`, not `
 both address `a + 4 i`, but only the pointer tells the OpenCL compiler the address is 16-byte
 aligned, so it issues one wide load (NVIDIA's compiler splits `vload4` into four).  Private
 arrays, which live in registers, use vloadN/vstoreN (float3 everywhere: its pointer steps by
-16 bytes).  Buffers are aligned
+16 bytes); a private tuple's component that is one vector (a pair of vector accumulators) is
+a vector variable.  Buffers are aligned
 by the OpenCL runtime (CL_DEVICE_MEM_BASE_ADDR_ALIGN); local and private arrays are declared
 aligned to their vector size, local ones to at least 16 bytes so that neighbouring scalar
 reads may be merged into vector reads too.
@@ -100,6 +101,7 @@ class _Printer:
         self.local_size = local_size or {}  # the program's launch contract: {dim: items}
         self.user_funs: dict[str, str] = {}
         self.vector_bytes: dict[str, int] = {}  # leaf -> the widest vector read or written through it
+        self.vector_leaves: set[str] = set()  # private leaves that are one vector: declared as vector variables
         self.one_item_each = False  # the kernel being printed has no work-groups (see emit)
 
     def exp(self, e: Exp) -> str:
@@ -110,6 +112,8 @@ class _Printer:
         if isinstance(e, Mem):
             return e.name
         if isinstance(e, Load):
+            if e.leaf in self.vector_leaves:
+                return self._vector_leaf(e)
             if isinstance(e.type, VectorType) and (_three(e.type) or self._private(e)):
                 return f"vload{e.type.width.as_int()}({e.index.to_c()}, {e.leaf})"
             if isinstance(e.type, VectorType):
@@ -178,6 +182,15 @@ class _Printer:
         array crashes it)."""
         return self.opencl and access.space == AddressSpace.PRIVATE
 
+    def _vector_leaf(self, access) -> str:
+        """An access to a private leaf declared as one vector variable (see declare): the
+        vector itself, or one of its lanes."""
+        if isinstance(access.type, VectorType):
+            if access.index.to_c() != "0":
+                raise EmitError(f"vector {access.leaf} accessed at vector {access.index.to_c()}")
+            return access.leaf
+        return f"((private {c_type(access.type, self.opencl)}*)&{access.leaf})[{access.index.to_c()}]"
+
     def vector_pointer(self, access, const: bool) -> str:
         """`((global const float4*)leaf)`: the leaf seen as an array of vectors."""
         space = f"{access.space.value} " if self.opencl else ""
@@ -187,6 +200,8 @@ class _Printer:
         if isinstance(s, MemAcc):
             return f"{s.mem.name} = {value};"
         if isinstance(s, Store):
+            if s.leaf in self.vector_leaves:
+                return f"{self._vector_leaf(s)} = {value};"
             if isinstance(s.type, VectorType) and (_three(s.type) or self._private(s)):
                 return f"vstore{s.type.width.as_int()}({value}, {s.index.to_c()}, {s.leaf});"
             if isinstance(s.type, VectorType):
@@ -259,6 +274,13 @@ class _Printer:
             return f"{prefix}{c_type(m.type, self.opencl)} {m.name};"
         parts = []
         for proj, dims, elem in leaves(m.type):
+            if (self.opencl and m.space is AddressSpace.PRIVATE and not dims and isinstance(elem, VectorType)
+                    and not _three(elem)):
+                # a tuple's vector component (a tuple of vector accumulators): a vector variable, which
+                # PoCL keeps in registers; as an array of its scalars read by vloadN it ran 3x slower
+                self.vector_leaves.add(leaf_name(m.name, proj))
+                parts.append(f"{c_type(elem, self.opencl)} {leaf_name(m.name, proj)};")
+                continue
             count = Nat.const(1)
             for d in dims:
                 count = count * d

@@ -9,16 +9,23 @@ Its phases, in order (`PHASES`):
                  are computed once, before it (rules.algorithmic.hoist_invariant)
     fuse         producer maps into their consumers (no intermediate arrays between maps)
     vector_reductions
-                 a reduction a work-item runs (inside a map's function) over a contiguous row of
-                 at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)` or of `zip xs ys`,
-                 accumulates w lanes at once (w of VECTOR_WIDTHS dividing the length; f add, mul,
-                 max or min; g lane-wise arithmetic): vector reads, no stored products
-                 (rules.algorithmic reduce_vectorize_map).  A column of a transpose, a window or
-                 a gather is strided and stays scalar
+                 every reduction a work-item runs (inside a map's function, anywhere in it) over a
+                 contiguous row of at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)`,
+                 of zips, or `reduce f z xs`, accumulates REDUCTION_WIDTH lanes at once (f add,
+                 mul, max or min, or a tuple of them component-wise; g lane-wise: arithmetic, the
+                 math built-ins, pairs), the remainder a length leaves folded
+                 after: vector reads, no stored products (rules.algorithmic reduce_vectorize_map,
+                 reduce_vectorize, reduce_take_drop).  A column of a transpose, a window or a
+                 gather is strided and stays scalar
     vector_columns
                  a program-level map over the columns of a transpose (alone or zipped with an
                  array of scalars) computes w neighbouring columns at once, reading w elements
                  of each row as a vector (rules.algorithmic vectorize_columns; exact)
+    column_stages
+                 a program-level map whose elements each reduce a long strided array (A^T x's
+                 columns) computes every element's reductions in chunks of STAGE_ROWS rows first,
+                 a 2D launch over chunks x elements, then each element's partial results
+                 (rules.algorithmic map_reduce_stages)
     reductions   large program-level reductions in parallel stages of chunks with a guarded
                  remainder, over constant and symbolic lengths (split_reduction; else
                  schedules.two_stage_reduction).  Only a reduction whose operator
@@ -338,7 +345,8 @@ def split_reduction() -> Strategy:
     return Strategy("split_reduction", run)
 
 
-VECTOR_WIDTHS = (8, 4, 2)  # lanes tried for a work-item's reduction, widest first
+VECTOR_WIDTHS = (16, 8, 4, 2)  # lanes tried for a map over a transpose's columns, widest first
+REDUCTION_WIDTH = 16  # lanes of a work-item's reduction (a remainder the width leaves is folded after)
 MIN_VECTOR_REDUCTION = 64  # elements: a shorter reduction keeps its scalar loop (little to gain)
 
 
@@ -376,14 +384,33 @@ def _layout(e: Expr, env: dict):
     return None
 
 
-def vector_reduction_sites(e: Expr, path: tuple = (), env: dict | None = None, inside: bool = False):
-    """Paths of the reductions `reduce f z (map g xs)` that a work-item runs (inside a map's
-    function, where the reductions phase does not split them) over at least
-    MIN_VECTOR_REDUCTION elements or a symbolic length (where a `multiple_of` fact lets the
-    rule's width divide it: the explorer's size-generic kernels), whose inputs (xs, or both arrays of `zip xs ys`) are read
-    contiguously (`_layout`): where reduce_vectorize_map reads w elements at once."""
-    from .rules.algorithmic import _zipped_scalars
+def _vector_reduction_data(e: Expr):
+    """The arrays of scalars a reduction `reduce f z (map g xs)` (xs an array of scalars or
+    zips of them) or `reduce f z xs` (xs read as it is, not computed by a map) reads element
+    by element, and its rule: (arrays, rule name), or None for another form."""
+    from .rules.algorithmic import _zip_leaves
 
+    head, args = spine(e)
+    if not (isinstance(head, Prim) and head.name == "reduce" and len(args) == 3 and args[2].t is not None):
+        return None
+    data = args[2]
+    dh, dargs = spine(data)
+    if isinstance(dh, Prim) and dh.name == "map" and len(dargs) == 2:
+        arrays = _zip_leaves(dargs[1]) if dargs[1].t is not None else None
+        return None if arrays is None else (arrays, "reduce_vectorize_map")
+    if _computing_map(data) or (isinstance(dh, Prim) and dh.name == "zip"):
+        return None
+    arrays = _zip_leaves(data)
+    return None if arrays is None else (arrays, "reduce_vectorize")
+
+
+def vector_reduction_sites(e: Expr, path: tuple = (), env: dict | None = None, inside: bool = False):
+    """Paths of the reductions `reduce f z (map g xs)` (or of `zip xs ys`) and `reduce f z xs`
+    that a work-item runs (inside a map's function, where the reductions phase does not split
+    them: any number of them, anywhere in the function's body) over at least
+    MIN_VECTOR_REDUCTION elements or a symbolic length, whose inputs (xs, or both arrays of
+    `zip xs ys`) are read contiguously (`_layout`): where reduce_vectorize_map (or
+    reduce_vectorize) reads w elements at once."""
     env = {} if env is None else env
     if isinstance(e, Lambda):
         yield from vector_reduction_sites(e.body, path + (0,), {**env, e.param.name: None}, inside)
@@ -403,16 +430,13 @@ def vector_reduction_sites(e: Expr, path: tuple = (), env: dict | None = None, i
         bound[0] = {args[0].param.name: _element_layout(_layout(args[1], env))}
     if head.name == "let" and n == 2 and isinstance(args[1], Lambda):
         bound[1] = {args[1].param.name: _layout(args[0], env)}
-    if head.name == "reduce" and n == 3 and inside:
-        data = args[2]
-        dh, dargs = spine(data)
-        if isinstance(dh, Prim) and dh.name == "map" and len(dargs) == 2:
-            arrays = _zipped_scalars(dargs[1]) if dargs[1].t is not None else None
-            length = dargs[1].t.size.as_int() if isinstance(dargs[1].t, ArrayType) else None
-            # a symbolic length is taken as long: the rule vectorises it where a fact divides it
-            if (arrays is not None and (length is None or length >= MIN_VECTOR_REDUCTION)
-                    and all(_layout(a, env) is True for a in arrays)):
-                yield path
+    form = _vector_reduction_data(e) if inside else None
+    if form is not None:
+        arrays = form[0]
+        length = arrays[0].t.size.as_int() if isinstance(arrays[0].t, ArrayType) else None
+        # a symbolic length is taken as long: vectorised with its remainder folded after
+        if (length is None or length >= MIN_VECTOR_REDUCTION) and all(_layout(a, env) is True for a in arrays):
+            yield path
     for k, a in enumerate(args):
         sub = path + arg_path(n, k)
         if k in bound:
@@ -423,13 +447,54 @@ def vector_reduction_sites(e: Expr, path: tuple = (), env: dict | None = None, i
             yield from vector_reduction_sites(a, sub, env, inside)
 
 
+def _vectorise_reduction(e: Expr, site: tuple, steps: list) -> Expr | None:
+    """The reduction at `site` accumulating REDUCTION_WIDTH lanes at once (the rule
+    `_vector_reduction_data` names); where that width does not provably divide its length n
+    (a constant that is no multiple, a symbolic length without a fact), the first
+    m = w * (n // w) elements are vectorised and the rest folded after, one at a time:
+
+        reduce f z xs -> reduce f (reduce f z (take m xs)) (drop m xs)       (reduce_take_drop)
+                      -> reduce f (let (vector reduction of take m xs) ...) (drop m xs)
+
+    with take and drop pushed through the map and the zip, so both parts read the inputs
+    (not a stored copy).  None where a rule does not apply (the site is left as it is)."""
+    from .rules.core import length
+    from .rules.macros import r
+    from .strategies import normalize, try_
+
+    node = at_path(e, site)
+    _, rule = _vector_reduction_data(node)
+    w = REDUCTION_WIDTH
+    n = length(spine(node)[1][2])
+    vectorised = _apply_at(e, site, rule, {"w": w}, steps)
+    if vectorised is not None:
+        return vectorised
+    trial: list[Step] = []
+    split = _apply_at(e, site, "reduce_take_drop", {"m": w * (n // w)}, trial)
+    if split is None:
+        return None
+    cuts = r("take_map") | r("drop_map") | r("take_zip") | r("drop_zip")
+    pushed = try_(normalize(cuts))(at_path(split, site))
+    trial.extend(attrs.evolve(s, path=site + s.path) for s in pushed.steps)
+    split = replace_at(split, site, pushed.expr)
+    done = _apply_at(split, site + arg_path(3, 1), rule, {"w": w}, trial)
+    if done is None:
+        return None
+    steps.extend(trial)
+    return done
+
+
 def vector_reductions(fuel: int = 1000) -> Strategy:
-    """Each work-item reduction `vector_reduction_sites` finds computes w of its elements at
-    once (reduce_vectorize_map, w the widest of VECTOR_WIDTHS dividing the length): a
-    vector accumulator, vector reads of the inputs, the map's arithmetic lane-wise, the
-    lanes folded after.  On PoCL a row of gemv read as float8 runs 3.6x faster than one
-    float at a time (benchmarks/RESULTS.md); the form the space's reduce_vectorize gives
-    stores the map's results first.  A site where no width applies is left as it is."""
+    """Each work-item reduction `vector_reduction_sites` finds computes REDUCTION_WIDTH of
+    its elements at once (reduce_vectorize_map, or reduce_vectorize for a reduction of an
+    array as it is): a vector accumulator, vector reads of the inputs, the map's arithmetic
+    lane-wise, the lanes folded after; a length the width does not divide keeps a remainder
+    folded one element at a time (`_vectorise_reduction`).  Sixteen lanes rather than eight:
+    on PoCL a float8 accumulator is one chain of dependent additions, and gemv 4096^2 read
+    in float16 (or two float8 accumulators) runs 2x faster, at NumPy's rate
+    (benchmarks/RESULTS.md, 2026-12-03).  The form the space's reduce_vectorize gives on
+    `map g xs` stores the map's results first.  A site where no rule applies is left as
+    it is."""
 
     def run(e: Expr):
         steps: list[Step] = []
@@ -439,11 +504,9 @@ def vector_reductions(fuel: int = 1000) -> Strategy:
             if site is None:
                 return Success(e, tuple(steps))
             done.add(site)
-            for w in VECTOR_WIDTHS:
-                rewritten = _apply_at(e, site, "reduce_vectorize_map", {"w": w}, steps)
-                if rewritten is not None:
-                    e = rewritten
-                    break
+            rewritten = _vectorise_reduction(e, site, steps)
+            if rewritten is not None:
+                e = rewritten
         return Success(e, tuple(steps))
 
     return Strategy("vector_reductions", run)
@@ -455,7 +518,9 @@ def vector_columns() -> Strategy:
     (vectorize_columns, w the widest of VECTOR_WIDTHS dividing their number), where a's rows
     are contiguous (`_layout`): one work-item reads w neighbouring elements of each row as
     a vector instead of one column's element at a stride of a row.  Exact: each lane runs its
-    column's computation in the program's order."""
+    column's computation in the program's order.  Sixteen columns rather than eight: each
+    item's accumulator is one chain of dependent additions, and on PoCL gemv_t 4096^2 and
+    atax 2048^2 run 1.7-2x faster in float16 (benchmarks/RESULTS.md, 2026-12-03)."""
     from .rules.algorithmic import _column_parts
 
     def run(e: Expr):
@@ -469,6 +534,51 @@ def vector_columns() -> Strategy:
         return Failure("vector_columns: no width applies")
 
     return at_host(Strategy("vector_columns", run))
+
+
+STAGE_ROWS = 256  # elements of a strided reduction each work-item folds per chunk (column_stages)
+MIN_STAGED = 1024  # a strided reduction shorter than this stays one loop per element
+
+
+def _strided(data: Expr, env: dict) -> bool:
+    """Whether a reduction's data reads some array not contiguously (a column of a
+    transpose, before or after vector_columns), as far as `_layout` sees it (`env`: the
+    layouts of the identifiers bound around it)."""
+    leaves, stack = [], [spine(data)[1][1] if _computing_map(data) else data]
+    while stack:  # the arrays a zip (of zips) reads, of any element type (vectors after vector_columns)
+        x = stack.pop()
+        head, args = spine(x)
+        if isinstance(head, Prim) and head.name == "zip" and len(args) == 2:
+            stack.extend(args)
+        else:
+            leaves.append(x)
+    return any(_layout(x, env) is not True for x in leaves)
+
+
+def column_stages() -> Strategy:
+    """A program-level map whose elements each reduce a long strided array (a column of a
+    transpose: gemv_t's and atax's A^T x, after vector_columns) computes the reductions in
+    chunks of STAGE_ROWS first, for every element (map_reduce_stages: chunk k of all elements
+    read together, so the work-items at one time read STAGE_ROWS rows, not every row of the
+    matrix), then each element's partial results.  On PoCL gemv_t 4096^2 ran 2.5x faster by
+    hand in that form (benchmarks/RESULTS.md, 2026-12-03)."""
+    from .rules.algorithmic import _item_reduction
+
+    def run(e: Expr):
+        head, args = spine(e)
+        if not (_computing_map(e) and len(args) == 2 and isinstance(args[0], Lambda)):
+            return Failure("column_stages: not a map with a function")
+        found = _item_reduction(args[0])
+        if found is None:
+            return Failure("column_stages: no reduction per element")
+        data = spine(found[1])[1][2]
+        n = data.t.size.as_int() if isinstance(data.t, ArrayType) else None
+        element = {args[0].param.name: _element_layout(_layout(args[1], {}))}
+        if n is None or n < MIN_STAGED or not _strided(data, element):
+            return Failure("column_stages: not a long strided reduction")
+        return RULES["map_reduce_stages"].strategy(r=STAGE_ROWS)(e)
+
+    return at_host(Strategy("column_stages", run))
 
 
 def at_host(s: Strategy) -> Strategy:
@@ -518,6 +628,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
         ("fuse", fuse_maps()),
         ("vector_reductions", vector_reductions()),
         ("vector_columns", vector_columns()),
+        ("column_stages", column_stages()),
         ("reductions", at_host(split_reduction() | two_stage_reduction())),
         ("declarations", try_(normalize(r("erase_associative")))),
         ("parallelise", parallelise()),
@@ -550,6 +661,6 @@ def default_schedule(program: Expr | None = None) -> Strategy:
     return Strategy("default_schedule", run)
 
 
-__all__ = ["CHUNK", "MIN_VECTOR_REDUCTION", "SMALL_REDUCTION", "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host",
-           "default_schedule", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
+__all__ = ["CHUNK", "MIN_STAGED", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
+           "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host", "column_stages", "default_schedule", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
            "vector_columns", "vector_reduction_sites", "vector_reductions"]

@@ -9,8 +9,8 @@ import numpy as np
 from .. import dsl as fl
 from ..expr import App, Expr, Identifier, Lambda, Literal, Prim, applied, free_identifiers, spine, substitute
 from ..nat import Nat, as_nat, divides, is_nonneg, nat, power
-from ..types import ArrayType, ScalarType, VectorType, array, f32
 from ..strategies import at_path, replace_at
+from ..types import ArrayType, ScalarType, TupleType, VectorType, array, f32
 from . import instances as inst
 from .core import OneOf, P, V, beta, bind, length, rule
 
@@ -573,75 +573,164 @@ rule("reduce_vectorize", "vectorisation",
 
 
 _LANE_WISE = ("add", "sub", "mul", "max", "min")
+# OpenCL built-ins defined lane-wise on float vectors (the interpreter's ufuncs act element-wise too)
+_LANE_WISE_FLOAT = {"neg": 1, "abs": 1, "sqrt": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "div": 2, "fma": 3}
 
 
 def _lanes_of(e, p: str, vt):
-    """E, a function of the element p, at every lane at once: `p`, `fst p` and `snd p` are
-    a lane's values (read from vectors), every subterm not mentioning p is the same for all
-    lanes (cast to a vector: a broadcast), arithmetic applies lane-wise; None when E is not
-    of that form."""
+    """E, a function of the element p, at every lane at once: `p` and its projections
+    (`fst p`, `snd (snd p)`, ...: the element of a zip of zips) are a lane's values (read from
+    vectors), every scalar subterm not mentioning p is the same for all lanes (cast to a
+    vector: a broadcast), arithmetic (and, on floats, division, fma and the math built-ins
+    sqrt, exp, log, sin, cos, abs, neg) applies lane-wise, a pair of such is a pair of
+    vectors; None when E is not of that form."""
+    from ..algebra import _projection
+
     if p not in free_identifiers(e):
-        return fl.cast(vt, e)
-    if isinstance(e, Identifier) and e.name == p:
-        return e
+        return fl.cast(vt, e) if e.t == vt.elem else None
+    if _projection(e, p) is not None:
+        return e if isinstance(e.t, ScalarType) else None
     head, args = spine(e)
-    if isinstance(head, Prim) and head.name in ("fst", "snd") and len(args) == 1 and isinstance(args[0], Identifier):
-        return e if args[0].name == p else None
-    if isinstance(head, Prim) and not head.params and head.name in _LANE_WISE and len(args) == 2:
-        parts = [_lanes_of(a, p, vt) for a in args]
-        return None if None in parts else App(App(head, parts[0]), parts[1])
-    return None
+    if not (isinstance(head, Prim) and not head.params):
+        return None
+    arity = 2 if head.name in _LANE_WISE or head.name == "pair" else (
+        _LANE_WISE_FLOAT.get(head.name) if vt.elem.is_float else None)
+    if arity is None or len(args) != arity:
+        return None
+    parts = [_lanes_of(a, p, vt) for a in args]
+    if None in parts:
+        return None
+    out = head
+    for part in parts:
+        out = App(out, part)
+    return out
 
 
-def _zipped_scalars(xs):
-    """The arrays of scalars that `xs` reads element by element: (xs,) for an array of
-    numeric scalars, (a, b) for `zip a b` of two; None otherwise."""
+def _zip_leaves(xs):
+    """The arrays of numeric scalars that `xs` reads element by element: (xs,) for one,
+    the leaves of `zip a b` (zips nested to any depth: `zip a (zip b c)`) in order; None
+    otherwise."""
     def scalars(t):
         return isinstance(t, ArrayType) and isinstance(t.elem, ScalarType) and t.elem.name != "bool"
 
     head, args = spine(xs)
     if isinstance(head, Prim) and head.name == "zip" and len(args) == 2:
-        return tuple(args) if all(scalars(a.t) for a in args) else None
+        parts = [_zip_leaves(a) for a in args]
+        return None if None in parts else parts[0] + parts[1]
     return (xs,) if scalars(xs.t) else None
 
 
+def _rezip(xs, leaf):
+    """`xs` (an array or zips of arrays) with each leaf array a replaced by leaf(a)."""
+    head, args = spine(xs)
+    if isinstance(head, Prim) and head.name == "zip" and len(args) == 2:
+        return fl.zip(_rezip(args[0], leaf), _rezip(args[1], leaf))
+    return leaf(xs)
+
+
+def _scalar_leaves(t):
+    """The scalar types of `t`'s components (t a scalar or nested tuples of scalars), else None."""
+    if isinstance(t, ScalarType):
+        return (t,)
+    if isinstance(t, TupleType):
+        parts = [_scalar_leaves(x) for x in t.elems]
+        return None if None in parts else tuple(x for part in parts for x in part)
+    return None
+
+
+def _monoid_leaves(form):
+    return (form,) if isinstance(form, str) else tuple(x for part in form for x in _monoid_leaves(part))
+
+
 def _reduce_map_side(m):
-    op = _operator(m.f)
-    if op not in _VECTOR_MONOIDS:
-        return "the operator has no lane-wise vector form (add, mul, max, min)"
+    from .. import algebra
+
+    form = algebra.operator_form(m.f)
+    if form is None or not all(op in _VECTOR_MONOIDS for op in _monoid_leaves(form)):
+        return "the operator has no lane-wise vector form (add, mul, max, min, or a tuple of them component-wise)"
     if not isinstance(m.g, Lambda):
         return "the map's function is not a lambda"
-    arrays = _zipped_scalars(m.xs)
+    arrays = _zip_leaves(m.xs)
     if arrays is None:
-        return "the map reads neither an array of scalars nor a zip of two"
-    t = m.g.body.t
-    if not (isinstance(t, ScalarType) and t.name != "bool" and all(a.t.elem == t for a in arrays)):
-        return "the map does not compute scalars of its inputs' type"
-    if not (isinstance(m.z, Literal) and float(m.z.value) == float(_neutral(op, t))):
-        return f"the initial value {m.z} is not the neutral element of {op}"
+        return "the map reads neither an array of scalars nor zips of them"
+    leaves = _scalar_leaves(m.g.body.t)
+    t = arrays[0].t.elem
+    if not (leaves and all(x == t and x.name != "bool" for x in leaves) and all(a.t.elem == t for a in arrays)):
+        return "the map does not compute scalars (or tuples of them) of its inputs' type"
+    if not algebra.neutral(m.f, m.z):
+        return f"the initial value {m.z} is not the neutral element of the operator"
     if _lanes_of(m.g.body, m.g.param.name, VectorType(t, m.w)) is None:
-        return "the map's function is not lane-wise arithmetic (add, sub, mul, max, min) of its element"
+        return ("the map's function is not lane-wise (arithmetic, the math built-ins, pairs) in its element")
     return None if divides(m.w, length(m.xs)) else f"{m.w} does not divide the length {length(m.xs)}"
 
 
+def _vector_operator(form):
+    """The operator of monoid form `form` (algebra.operator_form), inferred at vector types:
+    a primitive, or a lambda combining tuples component-wise."""
+    if isinstance(form, str):
+        return Prim(form)
+
+    def combine(f, a, b):
+        if isinstance(f, str):
+            return App(App(Prim(f), a), b)
+        return fl.pair(*(combine(part, getter(a), getter(b)) for part, getter in zip(f, (fl.fst, fl.snd))))
+
+    return fl.lam(lambda a, b: combine(form, a, b))
+
+
+def _splat(z, vt_of):
+    """The initial value `z` (a literal or pairs of them) in every lane."""
+    head, args = spine(z)
+    if isinstance(head, Prim) and head.name == "pair" and len(args) == 2:
+        return fl.pair(_splat(args[0], vt_of), _splat(args[1], vt_of))
+    return fl.cast(vt_of, z)
+
+
+def _fold_lanes(form, z, v):
+    """The lanes of the vector accumulator v (pairs of vectors for a tuple operator) folded
+    from z, component by component."""
+    head, args = spine(z)
+    if isinstance(form, tuple):
+        return fl.pair(*(_fold_lanes(part, zpart, getter(v))
+                         for part, zpart, getter in zip(form, args, (fl.fst, fl.snd))))
+    return fl.reduce(Prim(form), z, fl.as_scalar(fl.generate(1, lambda i: v)))
+
+
 def _reduce_map_build(m):
-    vt = VectorType(m.g.body.t, m.w)
-    arrays = tuple(fl.as_vector(m.w, a) for a in _zipped_scalars(m.xs))
-    vectors = arrays[0] if len(arrays) == 1 else fl.zip(*arrays)
+    from .. import algebra
+
+    form = algebra.operator_form(m.f)
+    vt = VectorType(_zip_leaves(m.xs)[0].t.elem, m.w)
+    vectors = _rezip(m.xs, lambda a: fl.as_vector(m.w, a))
     g = Lambda(m.g.param, _lanes_of(m.g.body, m.g.param.name, vt))
-    lanes = fl.reduce(Prim(_operator(m.f)), fl.cast(vt, m.z), fl.map(g, vectors))
-    return fl.let(lanes, lambda v: fl.reduce(m.f, m.z, fl.as_scalar(fl.generate(1, lambda i: v))))
+    lanes = fl.reduce(_vector_operator(form), _splat(m.z, vt), fl.map(g, vectors))
+    if isinstance(form, str):
+        return fl.let(lanes, lambda v: fl.reduce(m.f, m.z, fl.as_scalar(fl.generate(1, lambda i: v))))
+    return fl.let(lanes, lambda v: _fold_lanes(form, m.z, v))
 
 
 def _ex_reduce_map(rng):
-    w = int(rng.choice([2, 4, 8]))
+    w = int(rng.choice([2, 4, 8, 16]))
     op, z = inst.pick(rng, inst.MONOIDS)
     f = _OPERATOR_FORMS[str(rng.choice(list(_OPERATOR_FORMS)))](op)
     n = inst.size(rng, w)
-    if rng.random() < 0.5:  # a dot-product form: two arrays zipped, a constant broadcast
+    kind = rng.integers(4)
+    if kind == 0:  # a dot-product form: two arrays zipped, a constant broadcast
         prog = fl.fun([array(n, f32), array(n, f32)], lambda xs, ys: fl.reduce(
             f, z, fl.map(lambda p: fl.fst(p) * fl.snd(p) - 0.5, fl.zip(xs, ys))))
         return prog, (inst.data(rng, n, monoid=(op, z)), inst.data(rng, n, monoid=(op, z))), {"w": w}
+    if kind == 1:  # three arrays in nested zips, a math built-in, a pair of sums (MRI-Q's form)
+        def pairwise(a, b):
+            return fl.pair(fl.fst(a) + fl.fst(b), fl.snd(a) + fl.snd(b))
+
+        prog = fl.fun([array(n, f32)] * 3, lambda xs, ys, zs: fl.reduce(
+            pairwise, fl.pair(0.0, 0.0), fl.map(lambda p: fl.pair(
+                fl.fst(fl.snd(p)) * fl.cos(fl.fst(p) * 2.0), fl.snd(fl.snd(p)) * fl.sin(fl.fst(p)) / 3.0),
+                fl.zip(xs, fl.zip(ys, zs)))))
+        return prog, tuple(inst.data(rng, n) for _ in range(3)), {"w": w}
+    if kind == 2:  # a math built-in of one array
+        prog = fl.fun([array(n, f32)], lambda xs: fl.reduce(f, z, fl.map(lambda x: fl.sqrt(fl.abs(x)) + x, xs)))
+        return prog, (inst.data(rng, n),), {"w": w}
     rows = inst.size(rng)  # inside a map, one array
     prog = fl.fun([array(rows, array(n, f32))], lambda xss: fl.map(
         lambda xs: fl.reduce(f, z, fl.map(lambda x: x * x + x, xs)), xss))
@@ -650,9 +739,10 @@ def _ex_reduce_map(rng):
 
 rule("reduce_vectorize_map", "vectorisation",
      "reduce f z (map g (zip xs ys)) -> let (reduce f (cast vec[s, w] z) (map g' (zip (as_vector w xs) "
-     "(as_vector w ys)))) (fun(v) => reduce f z (as_scalar (generate 1 (fun(i) => v))))   (also map g xs; "
-     "g' = g lane-wise: its terms without the element cast to vectors; f in add, mul, max, min; z its neutral "
-     "element; w divides the length)",
+     "(as_vector w ys)))) (fun(v) => reduce f z (as_scalar (generate 1 (fun(i) => v))))   (also map g xs and "
+     "zips of zips; g' = g lane-wise: its terms without the element cast to vectors, arithmetic and math "
+     "built-ins on vectors; f in add, mul, max, min, or a tuple of them component-wise, z its neutral element, "
+     "splat and folded per component; w divides the length)",
      lhs=P("reduce", V("f"), V("z"), P("map", V("g"), V("xs"))), params=("w",), side=_reduce_map_side,
      build=_reduce_map_build, exact=False, example=_ex_reduce_map,
      doc="reduce_vectorize with the map computed on vectors: w elements of each input read at once "
@@ -660,6 +750,93 @@ rule("reduce_vectorize_map", "vectorisation",
          "`map g xs` vectorises the stored results).  Proof: map g xs as vectors of w lanes is "
          "map g' (as_vector w xs) when g is lane-wise arithmetic (each lane computes g of its element, a "
          "broadcast term is the same in every lane); then reduce_vectorize's proof.")
+
+
+def _item_reduction(f):
+    """(path in f's body, reduction) of the first reduction of `fun(p) => E` reachable without
+    entering a function, or None."""
+    stack = [(f.body, ())]
+    while stack:
+        x, path = stack.pop()
+        head, args = spine(x)
+        if isinstance(head, Prim) and head.name == "reduce" and len(args) == 3:
+            return path, x
+        if not isinstance(x, Lambda):
+            stack.extend((c, path + (k,)) for k, c in reversed(list(enumerate(x.children()))))
+    return None
+
+
+def _stages_side(m):
+    from .. import algebra
+
+    if not isinstance(m.f, Lambda):
+        return "the map's function is not a lambda"
+    found = _item_reduction(m.f)
+    if found is None:
+        return "the map's function has no reduction outside functions"
+    op, z, data = spine(found[1])[1]
+    if not (algebra.associative(op) and algebra.neutral(op, z)):
+        return "the reduction's operator is not provably associative with z its neutral element"
+    if not isinstance(found[1].t, (ScalarType, VectorType)):
+        return "the reduction does not compute a scalar or a vector"
+    n = length(data)
+    if not divides(m.r, n) or n == as_nat(m.r):
+        return f"{m.r} does not divide the reduction's length {n} into several chunks"
+    return None
+
+
+def _stages_build(m):
+    from ..expr import substitute
+    from ..strategies import replace_at
+
+    path, red = _item_reduction(m.f)
+    op, z, data = spine(red)[1]
+    p = m.f.param
+    chunks = length(data) * (1 / as_nat(m.r))
+    dh, dargs = spine(data)
+    mapped = isinstance(dh, Prim) and dh.name == "map" and len(dargs) == 2
+
+    def chunk(k):  # chunk k of the data, a view (a map's function applied to the chunk of its input)
+        if mapped:
+            return fl.map(dargs[0], fl.at(fl.split(m.r, dargs[1]), k))
+        return fl.at(fl.split(m.r, data), k)
+
+    def partials(k):
+        return fl.map(lambda q: substitute(fl.reduce(op, z, chunk(k)), p.name, q), m.xs)
+
+    stage = fl.map(partials, fl.generate(chunks, lambda i: i))
+
+    def finish(P):
+        def one(q):
+            body = replace_at(m.f.body, path, fl.reduce(op, z, fl.fst(q)))
+            return substitute(body, p.name, fl.snd(q))
+
+        return fl.map(one, fl.zip(fl.transpose(P), m.xs))
+
+    return fl.let(stage, finish)
+
+
+def _ex_stages(rng):
+    w = int(rng.choice([1, 4]))
+    chunk = int(rng.choice([2, 4, 8]))
+    rows, cols = chunk * int(rng.integers(2, 5)), w * int(rng.integers(1, 4))
+    prog = fl.fun([array(rows, array(cols, f32)), array(rows, f32), array(cols, f32)], lambda a, x, y: fl.map(
+        lambda p: 2.0 * fl.reduce(fl.add, 0.0, fl.map(lambda q: fl.fst(q) * fl.snd(q), fl.zip(fl.fst(p), x)))
+        - fl.snd(p), fl.zip(fl.transpose(a), y)))
+    return prog, (inst.data(rng, rows, cols), inst.data(rng, rows), inst.data(rng, cols)), {"r": chunk}
+
+
+rule("map_reduce_stages", "reduce",
+     "map (fun(p) => E[reduce f z D]) xs -> let (map (fun(k) => map (fun(p) => reduce f z (at (split r D) k)) xs) "
+     "(generate (n/r) (fun(i) => i))) (fun(P) => map (fun(q) => E[reduce f z (fst q)][p := snd q]) "
+     "(zip (transpose P) xs))   (f associative, z neutral, r divides D's length n; D = map g D0 is cut as "
+     "map g (at (split r D0) k))",
+     lhs=P("map", V("f"), V("xs")), params=("r",), side=_stages_side, build=_stages_build, exact=False,
+     example=_ex_stages,
+     doc="Each element's reduction in n/r chunks of r, the chunks' partial results of every element computed "
+         "first (a stage over chunks x elements: chunk k of every element's data read together), then "
+         "each element's partials reduced.  Proof: reduce f z D = reduce f z (map (reduce f z) (split r D)) "
+         "for f associative and z neutral (reduce_split); the partials of element p are column p of P.")
 
 
 class _NotLaneWise(Exception):
