@@ -562,13 +562,13 @@ def column_stages() -> Strategy:
     read together, so the work-items at one time read STAGE_ROWS rows, not every row of the
     matrix), then each element's partial results.  On PoCL gemv_t 4096^2 ran 2.5x faster by
     hand in that form (benchmarks/RESULTS.md, 2026-12-03)."""
-    from .rules.algorithmic import _item_reduction
+    from .rules.algorithmic import item_reduction
 
     def run(e: Expr):
         head, args = spine(e)
         if not (_computing_map(e) and len(args) == 2 and isinstance(args[0], Lambda)):
             return Failure("column_stages: not a map with a function")
-        found = _item_reduction(args[0])
+        found = item_reduction(args[0])
         if found is None:
             return Failure("column_stages: no reduction per element")
         data = spine(found[1])[1][2]

@@ -249,20 +249,6 @@ def _placed(e: Expr, path: tuple[int, ...], r: Success) -> Success:
     return Success(replace_at(e, path, r.expr), tuple(attrs.evolve(st, path=path + st.path) for st in r.steps))
 
 
-def at(path: tuple[int, ...], s: Strategy) -> Strategy:
-    """`s` at the node `path` below (children's indices, as `at_path` reads them)."""
-
-    def run(e: Expr) -> Result:
-        try:
-            node = at_path(e, path)
-        except IndexError:
-            return Failure(f"at({path}, {_label(s)}): no node there")
-        r = s(node)
-        return _placed(e, path, r) if r.ok else Failure(f"at({path}, {_label(s)}): {r.reason}")
-
-    return Strategy(f"at({path}, {s})", run)
-
-
 def top_down(s: Strategy) -> Strategy:
     """`s` at the first place it applies, searching parents before children."""
     return Strategy(f"top_down({s})",
@@ -369,7 +355,7 @@ def apply_strategy(s: Strategy, program: Expr) -> Success:
 
 __all__ = [
     "Step", "Success", "Failure", "Strategy", "identity", "fail", "seq", "lchoice", "try_", "repeat", "all_", "one",
-    "some", "at", "top_down", "bottom_up", "normalize", "position", "body", "function", "argument", "fmap", "apply_strategy",
+    "some", "top_down", "bottom_up", "normalize", "position", "body", "function", "argument", "fmap", "apply_strategy",
     "at_path", "replace_at", "MAP_LIKE",
 ]
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dsl as fl
-from ..expr import App, Expr, Identifier, Lambda, Literal, Prim, applied, free_identifiers, spine, substitute
+from ..expr import App, Identifier, Lambda, Literal, Prim, free_identifiers, spine
 from ..nat import Nat, as_nat, divides, is_nonneg, nat, power
-from ..strategies import at_path, replace_at
 from ..types import ArrayType, ScalarType, TupleType, VectorType, array, f32
 from . import instances as inst
 from .core import OneOf, P, V, beta, bind, length, rule
@@ -83,70 +82,6 @@ rule("map_fission", "fusion", "map (fun(x) => f (g x)) xs -> map f (map (fun(x) 
      side=lambda m: "not a lambda" if not isinstance(m.lam, Lambda) else _fission_side(m),
      build=lambda m: fl.map(m.lam.body.fun, fl.map(Lambda(m.lam.param, m.lam.body.arg), m.xs)),
      example=_ex_fission)
-
-
-def reduction_input_path(lam: Lambda, computed: bool = True) -> tuple[int, ...] | None:
-    """The path, in `lam`'s body, of the input of its first reduction (pre-order) that reads
-    the element: `reduce f z E` whose input E mentions the parameter and nothing bound inside
-    the body (so it can be computed outside), E a `map` when `computed`; None when there is
-    none."""
-    stack: list[tuple[Expr, tuple[int, ...], frozenset[str]]] = [(lam.body, (), frozenset())]
-    while stack:
-        e, path, bound = stack.pop()
-        args = applied(e, "reduce", 3)
-        if args is not None and (not computed or applied(args[2], "map", 2) is not None):
-            used = free_identifiers(args[2])
-            if lam.param.name in used and not used & bound:
-                return path + (1,)
-        inner = bound | {e.param.name} if isinstance(e, Lambda) else bound
-        stack.extend((c, path + (k,), inner) for k, c in reversed(list(enumerate(e.children()))))
-    return None
-
-
-def _fission_input_side(m):
-    if not isinstance(m.lam, Lambda):
-        return "not a lambda"
-    if reduction_input_path(m.lam) is None:
-        return "no reduction in the function reads a map computed from the element alone"
-    return None
-
-
-def _fission_input_build(m):
-    lam = m.lam
-    path = reduction_input_path(lam)
-    partials = fl.map(Lambda(lam.param, at_path(lam.body, path)), m.xs)
-    return fl.map(lambda p: substitute(replace_at(lam.body, path, fl.snd(p)), lam.param.name, fl.fst(p)),
-                  fl.zip(m.xs, partials))
-
-
-def _ex_fission_input(rng):
-    rows, cols = inst.size(rng), inst.size(rng)
-    op, z = inst.pick(rng, inst.MONOIDS)
-    kind = int(rng.integers(3))
-    if kind == 0:  # A^T x + y: the reduction inside arithmetic
-        prog = fl.fun([array(rows, array(cols, f32)), array(rows, f32), array(cols, f32)], lambda a, x, y: fl.map(
-            lambda p: 2.0 * fl.reduce(fl.add, 0.0, fl.map(lambda q: fl.fst(q) * fl.snd(q), fl.zip(fl.fst(p), x)))
-            - fl.snd(p), fl.zip(fl.transpose(a), y)))
-        return prog, (inst.data(rng, rows, cols), inst.data(rng, rows), inst.data(rng, cols)), {}
-    if kind == 1:  # two reductions of the element: the first is taken out
-        prog = fl.fun([array(rows, array(cols, f32))], lambda a: fl.map(
-            lambda r_: fl.reduce(op, z, fl.map(lambda v: v * 0.5, r_)) + fl.reduce(fl.add, 0.0, fl.map(fl.abs, r_)), a))
-        return prog, (inst.data(rng, rows, cols, monoid=(op, z)),), {}
-    prog = fl.fun([array(rows, array(cols, f32))], lambda a: fl.map(  # the whole body
-        lambda r_: fl.reduce(op, z, fl.map(lambda v: v * 0.5 + 0.25, r_)), a))
-    return prog, (inst.data(rng, rows, cols, monoid=(op, z)),), {}
-
-
-rule("map_fission_reduce_input", "fusion",
-     "map (fun(x) => C[reduce f z (map g ys)]) xs -> map (fun(p) => C[reduce f z (snd p)][x := fst p]) "
-     "(zip xs (map (fun(x) => map g ys) xs))   (the first such reduction, pre-order, whose input mentions x "
-     "and nothing bound inside the function)",
-     lhs=P("map", V("lam"), V("xs")), side=_fission_input_side, build=_fission_input_build,
-     example=_ex_fission_input,
-     doc="The input of a reduction becomes an array computed by a map of its own, beside the element: a "
-         "reduction's chunks (reduce_two_stage) can then run in parallel across the elements (split_k).  "
-         "Proof: element i of the zip's second array is that input evaluated at xs[i], which is what C "
-         "read; x occurs in C only through fst p = xs[i].")
 
 
 def _ex_reduce_seq_map(rng):
@@ -752,7 +687,7 @@ rule("reduce_vectorize_map", "vectorisation",
          "broadcast term is the same in every lane); then reduce_vectorize's proof.")
 
 
-def _item_reduction(f):
+def item_reduction(f):
     """(path in f's body, reduction) of the first reduction of `fun(p) => E` reachable without
     entering a function, or None."""
     stack = [(f.body, ())]
@@ -771,17 +706,15 @@ def _stages_side(m):
 
     if not isinstance(m.f, Lambda):
         return "the map's function is not a lambda"
-    found = _item_reduction(m.f)
+    found = item_reduction(m.f)
     if found is None:
         return "the map's function has no reduction outside functions"
     op, z, data = spine(found[1])[1]
     if not (algebra.associative(op) and algebra.neutral(op, z)):
         return "the reduction's operator is not provably associative with z its neutral element"
-    if not isinstance(found[1].t, (ScalarType, VectorType)):
-        return "the reduction does not compute a scalar or a vector"
     n = length(data)
-    if not divides(m.r, n) or n == as_nat(m.r):
-        return f"{m.r} does not divide the reduction's length {n} into several chunks"
+    if not divides(m.r, n):  # one chunk (r = n) is allowed: the macro split_k offers every divisor
+        return f"{m.r} does not divide the reduction's length {n}"
     return None
 
 
@@ -789,7 +722,7 @@ def _stages_build(m):
     from ..expr import substitute
     from ..strategies import replace_at
 
-    path, red = _item_reduction(m.f)
+    path, red = item_reduction(m.f)
     op, z, data = spine(red)[1]
     p = m.f.param
     chunks = length(data) * (1 / as_nat(m.r))

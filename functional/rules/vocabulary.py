@@ -63,7 +63,6 @@ from ..strategies import (
     Strategy,
     Success,
     argument,
-    at,
     at_path,
     children,
     fmap,
@@ -76,7 +75,7 @@ from ..strategies import (
 from ..types import ArrayType, array, f32, map_nats
 from . import instances as inst
 from . import macros as mac
-from .algorithmic import reduction_input_path
+from .algorithmic import item_reduction
 from .core import RULES, NotApplicable
 from .movement import map_fn, prim_fn_params
 
@@ -295,13 +294,13 @@ def _dot_inside(e: Expr) -> bool:
 
 
 def _map_of_reduce(e: Expr):
-    """(r, E) of `map (fun(r) => C[reduce f z E]) xs`, E read from r alone (the first such
-    reduction: rules.algorithmic.reduction_input_path)."""
+    """(p, D) of `map (fun(p) => E[reduce f z D]) xs`, the first reduction outside functions
+    (rules.algorithmic.item_reduction)."""
     m = _map_args(e)
     if m is None or not isinstance(m[0], Lambda):
         return None
-    path = reduction_input_path(m[0], computed=False)
-    return None if path is None else (m[0].param, at_path(m[0].body, path))
+    found = item_reduction(m[0])
+    return None if found is None else (m[0].param, spine(found[1])[1][2])
 
 
 def _slide_args(e: Expr):
@@ -407,26 +406,17 @@ def tile_nest_3d(n: int, m: int, k: int) -> Strategy:
 
 
 def split_k(n: int) -> Strategy:
-    """At `map (fun(r) => C[reduce f z E]) xs`, E read from r alone: the reduction in
-    n-chunks whose partial reductions compute their own elements (reduce_two_stage), then those
-    partial reductions taken out of the map (map_fission_reduce_input) as a map over the elements
-    of maps over their chunks, a nest stage 2 maps onto a 2D grid, so that the chunks of every
-    element run in parallel; the function C then reduces each element's partial results:
+    """At `map (fun(p) => E[reduce f z D]) xs`: every element's reduction in chunks of n, the
+    chunks' partial results of every element computed first, as a map over the chunks of maps
+    over the elements (a 2D grid: chunk k of every element read together), then each
+    element's partials reduced where its reduction stood (rules.algorithmic map_reduce_stages,
+    which also lets the default lowering split A^T x's columns):
 
-        map (fun(p) => C[reduce f z (snd p)][r := fst p])
-            (zip xs (map (fun(r) => map (fun(c) => reduce f z c') (split n E')) xs))
+        let (map (fun(k) => map (fun(p) => reduce f z (at (split n D) k)) xs) (generate (len D / n) id))
+            (fun(P) => map (fun(q) => E[reduce f z (fst q)][p := snd q]) (zip (transpose P) xs))
 
-    E' and c' are E's input and a chunk of it with E's map fused into the chunk's reduction: no
-    element of E is stored.  Steps: reduce_two_stage n at the reduction (f associative, z
-    neutral); map_fission_reduce_input."""
-    def run(e: Expr) -> Result:
-        m = _map_args(e)
-        path = reduction_input_path(m[0], computed=False) if m is not None and isinstance(m[0], Lambda) else None
-        if path is None:
-            return Failure("split_k: not a map whose function reduces what it reads from its element")
-        return seq(fmap(at(path[:-1], reduce_two_stage(n))), r("map_fission_reduce_input"))(e)
-
-    return mac.named(f"split_k({n})", Strategy(f"split_k({n})", run))
+    D = map g D0 is cut as map g (at (split n D0) k): no element of D is stored."""
+    return mac.named(f"split_k({n})", r("map_reduce_stages", r=n))
 
 
 def reduce_two_stage(n: int) -> Strategy:
@@ -833,13 +823,13 @@ _register(Macro(
     exact=False))  # the interpreter sums a reduction computed once in another order than one per element
 
 _register(Macro(
-    "split_k", "map (fun(r) => C[reduce f z E]) xs -> map (fun(p) => C[reduce f z (snd p)][r := fst p]) "
-    "(zip xs (map (fun(r) => map (reduce f z) (split n E)) xs))   (E's map fused into the chunks' reductions)",
-    ("n",),
+    "split_k", "map (fun(p) => E[reduce f z D]) xs -> let (map (fun(k) => map (fun(p) => reduce f z "
+    "(at (split n D) k)) xs) (generate (len D / n) id)) (fun(P) => map (fun(q) => E[reduce f z (fst q)][p := snd q]) "
+    "(zip (transpose P) xs))   (D's map cut with its input: no element of D stored)", ("n",),
     split_k,
     lambda e: None if (m := _map_of_reduce(e)) is None or not _typed(e) else {"n": _len(m[1])},
     lambda rng: _found("split_k", _ex_split_k(rng), rng),
-    f"{_MONOID}; E read from r and nothing bound inside the function; n divides the length of E",
+    f"{_MONOID}; the first reduction outside functions in the map's function; n divides its length",
     exact=False))
 
 

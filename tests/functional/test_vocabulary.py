@@ -146,19 +146,19 @@ def test_split_k_needs_a_monoid():
     assert isinstance(MACROS["split_k"].strategy(n=2)(typed.body), Failure)
 
 
-def test_split_k_takes_the_chunks_partial_reductions_out_of_the_map():
-    """The chunks' partial reductions become a map over the rows of maps over their chunks
-    (a 2D nest, each chunk computing its own products: nothing of the map is stored), and the
-    map's function reduces a row's partial results; a reduction inside arithmetic (A^T x + y)
-    is taken out the same way, the rest of the function kept."""
+def test_split_k_computes_every_elements_chunks_first():
+    """The chunks' partial reductions of every row come first, as a map over the chunks of maps
+    over the rows (a 2D grid, each chunk computing its own products: nothing of the map is
+    stored), then each row's partials are reduced; a reduction inside arithmetic (A^T x + y)
+    is split the same way, the rest of the function kept."""
     program = fl.fun([fl.array(4, fl.array(6, fl.f32)), fl.array(6, fl.f32)], lambda a, x: fl.map(
         lambda row: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(row, x))), a))
     typed = fl.infer(program)
     result = MACROS["split_k"].strategy(n=2)(typed.body.body)
     assert result.ok, result.reason
     text = str(result.expr)
-    assert text.startswith("map (fun(p) => reduce (+) 0.0 (snd p)) (zip a (map (fun(row) => map (fun(x) => "
-                           "reduce (+) 0.0 (map (fun(p) => fst p * snd p)"), text
+    assert text.startswith("let (map (fun(k) => map (fun(") and "(at (split 2" in text and "generate 3" in text, text
+    assert "reduce (+) 0.0 (fst q" in text and "transpose" in text, text
     gemv_t = fl.fun([fl.array(6, fl.array(4, fl.f32)), fl.array(6, fl.f32), fl.array(4, fl.f32)],
                     lambda a, x, y: fl.map(lambda p: 2.0 * fl.reduce(fl.add, 0.0, fl.map(
                         lambda q: fl.fst(q) * fl.snd(q), fl.zip(fl.fst(p), x))) + fl.snd(p), fl.zip(fl.transpose(a), y)))
@@ -168,7 +168,7 @@ def test_split_k_takes_the_chunks_partial_reductions_out_of_the_map():
     result = MACROS["split_k"].strategy(n=3)(node)
     assert result.ok, result.reason
     text = str(result.expr)
-    assert "2.0 * reduce (+) 0.0 (snd p" in text and "+ snd (fst p" in text and "split 3" in text, text
+    assert "2.0 * reduce (+) 0.0 (fst q" in text and "+ snd (snd q" in text and "split 3" in text, text
     rng = np.random.default_rng(1)
     inputs = (rng.standard_normal((6, 4), dtype=np.float32), rng.standard_normal(6, dtype=np.float32),
               rng.standard_normal(4, dtype=np.float32))
