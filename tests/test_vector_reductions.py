@@ -300,3 +300,16 @@ def test_rows_short_columns_and_symbolic_lengths_are_not_staged():
         assert "map_reduce_stages" not in str(derivation)
     low, derivation = _lowered(fl.infer(BY_NAME["gemv_t"].program))
     assert "map_reduce_stages" not in str(derivation)
+
+
+def test_scalar_columns_that_do_not_vectorise_are_staged_too():
+    """A column map vector_columns leaves alone (sin is not lane-wise in _lift; 12 columns: no
+    width of 16) still reads chunk k of every column together; f64, max."""
+    a = fl.array(fl.nat("M"), fl.array(fl.nat("N"), fl.f64))
+    prog = fl.fun([a], lambda m: fl.map(lambda c: fl.reduce(fl.max, float("-inf"), fl.map(lambda v: fl.sin(v), c)),
+                                        fl.transpose(m)))
+    sizes = {"M": 1280, "N": 12}
+    program = _fixed(prog, sizes)
+    low, derivation = _lowered(program)
+    assert "map_reduce_stages(r=256)" in str(derivation) and "vectorize_columns" not in str(derivation)
+    _agrees(program, low, sizes)

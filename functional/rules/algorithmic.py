@@ -753,6 +753,10 @@ def _ex_stages(rng):
     w = int(rng.choice([1, 4]))
     chunk = int(rng.choice([2, 4, 8]))
     rows, cols = chunk * int(rng.integers(2, 5)), w * int(rng.integers(1, 4))
+    if rng.random() < 0.5:  # any monoid, the columns reduced as they are
+        op, z = inst.pick(rng, inst.MONOIDS)
+        prog = fl.fun([array(rows, array(cols, f32))], lambda a: fl.map(lambda c: fl.reduce(op, z, c), fl.transpose(a)))
+        return prog, (inst.data(rng, rows, cols, monoid=(op, z)),), {"r": chunk}
     prog = fl.fun([array(rows, array(cols, f32)), array(rows, f32), array(cols, f32)], lambda a, x, y: fl.map(
         lambda p: 2.0 * fl.reduce(fl.add, 0.0, fl.map(lambda q: fl.fst(q) * fl.snd(q), fl.zip(fl.fst(p), x)))
         - fl.snd(p), fl.zip(fl.transpose(a), y)))
