@@ -130,7 +130,9 @@ class _Printer:
             return f"(!{a[0]})"
         if name == "select":
             return f"({a[0]} ? {a[1]} : {a[2]})"
-        if name == "cast":
+        if name == "cast":  # a vector converts lane-wise (a C cast between vector types is refused)
+            if isinstance(e.type, VectorType):
+                return f"convert_{c_type(e.type, self.opencl)}({a[0]})"
             return f"(({c_type(e.params[0], self.opencl)}){a[0]})"
         if name == "abs":  # OpenCL's integer abs returns the unsigned type
             return f"fabs({a[0]})" if _is_float(e.type) else f"(({c_type(e.type, self.opencl)})abs({a[0]}))"

@@ -260,7 +260,7 @@ def run_point(seed: int, index: int, device=None, source: bool = False) -> Outco
     base["point"] = str(point)
     kernel = None
     try:
-        kernel = _compile_point(space, point, seed, device)
+        kernel = compile_point(space, point, seed, device)
         with np.errstate(all="ignore"):
             got = kernel(*generated.inputs)
     except Exception as exc:  # noqa: BLE001 -- every failure is an outcome to report
@@ -273,7 +273,7 @@ def run_point(seed: int, index: int, device=None, source: bool = False) -> Outco
     return _wrong(base, worst, generated.expected, (kernel.source or "") if source else None)
 
 
-def _compile_point(space, point, seed: int, device=None):
+def compile_point(space, point, seed: int, device=None):
     """The runtime Kernel of `point`, derived and compiled by the explorer's Evaluator at the
     space's sizes (so the resources stage refuses what the device cannot run)."""
     from .explore.evaluate import Evaluator, Spec
