@@ -31,3 +31,31 @@ def test_a_cast_of_a_vector_converts_its_lanes():
     no vector to another type: `convert_double2`)."""
     _computes_the_program("fun(xs: 8.i32) => map (fun(x) => cast f64 x) xs", {}, "vectorize(w=s0)@root; "
                           "lower_map_global(d=0)@1", {"s0": 2, "launch": 0})
+
+
+VECTORISED = "vectorize(w=s0)@root; lower_map_global(d=0)@1"
+
+
+@pytest.mark.parametrize("text", [
+    # seed 287: a cast inside the function printed `(float)int8` (the result alone was a vector)
+    "fun(xs: 8.i32) => map (fun(x) => cast f32 x + f32(0.25)) xs",
+    # seed 114: a constant function's result, a literal at a vector type, crashed the printer
+    "fun(xs: 8.f32) => map (fun(x) => i32(3)) xs",
+    # seeds 111 and 62: a let in the function (the default lowering's fusion binds an element
+    # read twice) kept its value in a scalar temporary
+    "fun(xs: 8.f32) => map (fun(x) => let (select (x > f32(1.0)) x f32(3.0)) (fun(v) => v - v * v)) xs",
+    # an int's abs is unsigned in OpenCL: `(int8)abs(x)` does not build, convert_int8 does
+    "fun(xs: 8.i32) => map (fun(x) => abs x - i32(4)) xs",
+])
+def test_a_vectorised_function_computes_every_lane(text):
+    _computes_the_program(text, {}, VECTORISED, {"s0": 4, "launch": 0})
+
+
+def test_a_function_with_a_loop_is_not_vectorised():
+    """Seeds 137 and 140: a reduction in the vectorised function folded vectors into a
+    scalar accumulator (did not build); OpenCL applies scalar code lane-wise, not loops."""
+    program = fl.infer(fl.parse(
+        "fun(xs: 8.f32, ys: 4.f32) => map (fun(x) => reduce (+) f32(0.0) (map (fun(y) => x * y) ys)) xs"))
+    space = Space.build(program, {}, LIMITS, heuristics=Heuristics(length=1))
+    assert not [f.name for f in space.families if f.name.startswith("vectorize(w=s0)@root")]
+    assert [f.name for f in space.families if "vectorize" in f.name]  # the products' map still is

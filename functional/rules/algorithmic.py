@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dsl as fl
-from ..expr import App, Identifier, Lambda, Literal, Prim, free_identifiers, spine
+from ..expr import App, Identifier, Lambda, Literal, Prim, free_identifiers, spine, walk
 from ..nat import Nat, as_nat, divides, is_nonneg, nat, power
 from ..types import ArrayType, ScalarType, VectorType, array, f32
 from . import instances as inst
@@ -378,6 +378,10 @@ def _vectorize_side(m):
     ft = m.f.t
     if not isinstance(getattr(ft, "result", None), ScalarType):
         return "the function does not return a scalar"
+    if any(isinstance(node.t, ArrayType) for node in walk(m.f)):
+        # OpenCL applies scalar operations to vectors lane-wise, not a loop's accumulator
+        # or its array (a reduction in the function would fold lanes into one scalar)
+        return "the function computes with arrays (a loop): only scalar code is vectorised"
     return None if divides(m.w, t.size) else f"{m.w} does not divide {t.size}"
 
 
