@@ -134,10 +134,10 @@ class _Printer:
             return f"(!{a[0]})"
         if name == "select":
             return f"({a[0]} ? {a[1]} : {a[2]})"
-        if name == "cast":  # a vector converts lane-wise (a C cast between vector types is refused)
-            if isinstance(e.type, VectorType):
+        if name == "cast":  # a vector converts lane-wise (a C cast between vector types does not build)
+            if isinstance(e.type, VectorType) and isinstance(e.args[0].type, VectorType):
                 return f"convert_{c_type(e.type, self.opencl)}({a[0]})"
-            return f"(({c_type(e.params[0], self.opencl)}){a[0]})"
+            return f"(({c_type(e.params[0], self.opencl)}){a[0]})"  # a scalar cast to a vector: every lane
         if name == "abs":  # OpenCL's integer abs returns the unsigned type
             if _is_float(e.type):
                 return f"fabs({a[0]})"
