@@ -51,11 +51,21 @@ def test_a_vectorised_function_computes_every_lane(text):
     _computes_the_program(text, {}, VECTORISED, {"s0": 4, "launch": 0})
 
 
+def _vectorised_at_root(text: str) -> list[str]:
+    space = Space.build(fl.infer(fl.parse(text)), {}, LIMITS, heuristics=Heuristics(length=1))
+    return [f.name for f in space.families if f.name.startswith("vectorize(w=s0)@root")]
+
+
 def test_a_function_with_a_loop_is_not_vectorised():
     """Seeds 137 and 140: a reduction in the vectorised function folded vectors into a
     scalar accumulator (did not build); OpenCL applies scalar code lane-wise, not loops."""
-    program = fl.infer(fl.parse(
-        "fun(xs: 8.f32, ys: 4.f32) => map (fun(x) => reduce (+) f32(0.0) (map (fun(y) => x * y) ys)) xs"))
-    space = Space.build(program, {}, LIMITS, heuristics=Heuristics(length=1))
-    assert not [f.name for f in space.families if f.name.startswith("vectorize(w=s0)@root")]
-    assert [f.name for f in space.families if "vectorize" in f.name]  # the products' map still is
+    assert not _vectorised_at_root(
+        "fun(xs: 8.f32, ys: 4.f32) => map (fun(x) => reduce (+) f32(0.0) (map (fun(y) => x * y) ys)) xs")
+
+
+def test_a_select_comparing_values_of_another_size_is_not_vectorised():
+    """Seed 164: `select (f64(-1.0) >= cast f64 x) x x` on float4 lanes had a long4
+    condition, which OpenCL's vector select refuses (its lanes have the values' size)."""
+    assert not _vectorised_at_root("fun(xs: 8.f32) => map (fun(x) => select (f64(-1.0) >= cast f64 x) x "
+                                   "(x * f32(2.0))) xs")
+    assert _vectorised_at_root("fun(xs: 8.f32) => map (fun(x) => select (f32(-1.0) >= x) x (x * f32(2.0))) xs")
