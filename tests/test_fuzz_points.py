@@ -69,3 +69,13 @@ def test_a_select_comparing_values_of_another_size_is_not_vectorised():
     assert not _vectorised_at_root("fun(xs: 8.f32) => map (fun(x) => select (f64(-1.0) >= cast f64 x) x "
                                    "(x * f32(2.0))) xs")
     assert _vectorised_at_root("fun(xs: 8.f32) => map (fun(x) => select (f32(-1.0) >= x) x (x * f32(2.0))) xs")
+
+
+def test_a_split_of_a_length_over_a_size_variable_declares_the_fact_it_needs():
+    """Seed 198 (32 of 2,400 points): splitting N / 8 by 4 needs N a multiple of 32, but the
+    point re-declared N a multiple of gcd(N, 4) only, so no point splitting it derived."""
+    text = "fun(N: nat{multiple_of=8}, xs: (N / 8).f32) => map (fun(x) => x * f32(2.0)) xs"
+    family, params = "split_join(n=s0)@root; lower_map_global(d=0)@1", {"s0": 4, "launch": 0}
+    space = Space.build(fl.infer(fl.parse(text)), {"N": 64}, LIMITS, heuristics=Heuristics(length=1))
+    assert space.facts(Point(family, params)) == {"N": 32}
+    _computes_the_program(text, {"N": 64}, family, params)
