@@ -258,7 +258,6 @@ def run_point(seed: int, index: int, device=None, source: bool = False) -> Outco
                        point=f"#{index}", **base)
     point = drawn[index]
     base["point"] = str(point)
-    kernel = None
     try:
         kernel = compile_point(space, point, seed, device)
         with np.errstate(all="ignore"):
