@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import math
 
+import attrs
+
 from functional.errors import FunctionalError
 from functional.nat import Nat, evaluate, upper_bound
 from functional.types import AddressSpace, ArrayType, ScalarType, TupleType, VectorType
@@ -76,6 +78,8 @@ def _is_float(t) -> bool:
 
 
 def _lit(v: Lit) -> str:
+    if isinstance(v.type, VectorType):  # a constant vectorised function: every lane the value
+        return f"(({c_type(v.type)})({_lit(attrs.evolve(v, type=v.type.elem))}))"
     x = v.value
     if isinstance(x, bool):
         return "1" if x else "0"
@@ -134,10 +138,16 @@ class _Printer:
             return f"(!{a[0]})"
         if name == "select":
             return f"({a[0]} ? {a[1]} : {a[2]})"
-        if name == "cast":
-            return f"(({c_type(e.params[0], self.opencl)}){a[0]})"
+        if name == "cast":  # a vector converts lane-wise (a C cast between vector types does not build)
+            if isinstance(e.type, VectorType) and isinstance(e.args[0].type, VectorType):
+                return f"convert_{c_type(e.type, self.opencl)}({a[0]})"
+            return f"(({c_type(e.params[0], self.opencl)}){a[0]})"  # a scalar cast to a vector: every lane
         if name == "abs":  # OpenCL's integer abs returns the unsigned type
-            return f"fabs({a[0]})" if _is_float(e.type) else f"(({c_type(e.type, self.opencl)})abs({a[0]}))"
+            if _is_float(e.type):
+                return f"fabs({a[0]})"
+            if isinstance(e.type, VectorType):
+                return f"convert_{c_type(e.type, self.opencl)}(abs({a[0]}))"
+            return f"(({c_type(e.type, self.opencl)})abs({a[0]}))"
         if name in ("min", "max"):  # floats: fmin/fmax, IEEE minNum/maxNum (a NaN operand gives the other)
             return f"{'f' + name if _is_float(e.type) else name}({a[0]}, {a[1]})"
         if name == "clamp":  # not OpenCL's clamp: that one is undefined when lo > hi

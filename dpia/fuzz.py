@@ -5,8 +5,17 @@ interpreter.
     python -m dpia.fuzz --count 10000 --seed 0 --jobs 2 --report fuzz.json
     python -m dpia.fuzz --only 1234                     # one seed: program, sizes, outcome, source
     python -m dpia.fuzz --count 500 --oclgrind-sample 20   # then 20 passing seeds under Oclgrind
+    python -m dpia.fuzz --count 300 --points 4          # 4 points of each program's exploration space
+    python -m dpia.fuzz --only 1234 --points 4          # one seed's points: skeleton, values, outcome
 
-Each seed is one program.  Outcomes: `ok`; `refused` (a FunctionalError: the compiler said
+Each seed is one program.  With `--points K`, each seed is K points of the program's
+exploration space (dpia.explore.space: stage 1's macro moves, stage 2's mappings, stage 3's
+values and launch shapes, at the generator's sizes on the fuzzing device), drawn from the
+seed over distinct skeletons first; each point is derived as the explorer derives it,
+checked against the device's limits, compiled, run on the generator's inputs and compared
+with the interpreter as a program is.  A point's outcome is one of a program's; `refused`
+includes the resources stage's refusal (DeviceFitError) and a strategy that does not
+derive at the point's values.  Outcomes: `ok`; `refused` (a FunctionalError: the compiler said
 no); `build_failure` (the generated OpenCL did not build); `wrong` (a result outside the
 tolerance of functional.random_programs: integers equal, floats within
 max(TOLERANCE * max(1, max|want|), 4 * the program's rounding-error bound)); `crash` (any
@@ -22,9 +31,11 @@ stalls nothing; `--jobs 0` runs in this process (no hang detection).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import multiprocessing
 import os
+import random
 import re
 import subprocess
 import sys
@@ -62,6 +73,7 @@ class Outcome:
     worst: float = 0.0  # largest difference over the allowed one (ok when <= 1)
     variant: str = ""
     seconds: float = 0.0
+    point: str = ""  # with --points: the space's point (skeleton name and slot values), else empty
 
     def to_json(self) -> dict:
         return attrs.asdict(self)
@@ -167,12 +179,17 @@ def run_one(seed: int, device=None, source: bool = False) -> Outcome:
     worst = compare(got, generated.expected, generated.error_bound)
     if worst <= 1.0:
         return Outcome(seed, OK, worst=worst, variant=variant, seconds=time.perf_counter() - start, **base)
-    shape = _shape_text(generated.expected)
+    return _wrong({"seed": seed, "variant": variant, "seconds": time.perf_counter() - start, **base}, worst,
+                  generated.expected, (kernel.source or "") if source else None)
+
+
+def _wrong(outcome_args: dict, worst: float, expected, source: str | None) -> Outcome:
+    """The outcome of a result outside the tolerance (`source`: the kernel's, to show)."""
+    shape = _shape_text(expected)
     message = f"worst difference {worst:.3g} times the allowed one (result {shape})"
-    if source:
-        message += "\n" + (kernel.source or "")
-    return Outcome(seed, WRONG, f"{WRONG}: {shape}", message, worst=worst, variant=variant,
-                   seconds=time.perf_counter() - start, **base)
+    if source is not None:
+        message += "\n" + source
+    return Outcome(status=WRONG, klass=f"{WRONG}: {shape}", message=message, worst=worst, **outcome_args)
 
 
 def _shape_text(value) -> str:
@@ -182,16 +199,113 @@ def _shape_text(value) -> str:
     return f"{a.dtype}{list(a.shape)}"
 
 
+# ---------------------------------------------------------------- points of the space
+
+
+# Sequences of up to two macro moves (the explorer's default is three): most programs' spaces
+# are the same, and the few large ones build in seconds rather than tens of seconds.
+SPACE_MOVES = 2
+
+
+@functools.lru_cache(maxsize=1)  # a worker runs a seed's points one after the other
+def _space_of(seed: int, device=None):
+    """(seed's generated program, its exploration space on `device` at the generator's sizes)."""
+    from codegen_opencl.runtime import choose_device
+
+    from .explore.algorithmic import Heuristics
+    from .explore.space import DeviceLimits, Space
+    from .programs import size_vars
+
+    generated = random_program(seed)
+    sizes = {v.name: generated.sizes[v.name] for v in size_vars(generated.program)}  # the generator names more
+    # The occupancy filter (a work-group per compute unit) is the explorer's judgement of speed,
+    # and at the generator's small sizes it would refuse most points: one compute unit is
+    # asked for, the device's hard limits (work-group size, local and private memory) stay.
+    limits = attrs.evolve(DeviceLimits.of(choose_device(device)), compute_units=1)
+    return generated, Space.build(generated.program, sizes, limits, heuristics=Heuristics(length=SPACE_MOVES))
+
+
+def draw_points(space, seed: int, count: int) -> list:
+    """`count` distinct points of `space`, drawn from `seed`: one of each skeleton (in an
+    order shuffled by the seed) before a second of any.  A prefix of a longer draw, so a
+    worker needs only the point's index."""
+    rng = random.Random(f"points:{seed}")
+    names = [f.name for f in space.families]
+    rng.shuffle(names)
+    left = space.by_family()
+    drawn: list = []
+    while len(drawn) < count and any(left[name] for name in names):
+        for name in names:
+            if left[name] and len(drawn) < count:
+                drawn.append(left[name].pop(rng.randrange(len(left[name]))))
+    return drawn
+
+
+def run_point(seed: int, index: int, device=None, source: bool = False) -> Outcome:
+    """Derive the `index`-th point drawn from seed's program's space as the explorer does
+    (dpia.explore.evaluate.Evaluator: the program with the point's facts, else the stronger
+    ones), compile it against the device's limits, run it on the generator's inputs and
+    compare with the interpreter."""
+    start = time.perf_counter()
+    try:
+        generated, space = _space_of(seed, device)
+    except GenerationError as exc:
+        return Outcome(seed, NO_PROGRAM, NO_PROGRAM, str(exc), point=f"#{index}", seconds=time.perf_counter() - start)
+    base = {"seed": seed, "text": generated.text, "nodes": generated.nodes, "sizes": dict(generated.sizes)}
+    drawn = draw_points(space, seed, index + 1)
+    if index >= len(drawn):
+        return Outcome(status=NO_PROGRAM, klass=NO_PROGRAM, message=f"the space has {len(drawn)} points",
+                       point=f"#{index}", **base)
+    point = drawn[index]
+    base["point"] = str(point)
+    try:
+        kernel = compile_point(space, point, seed, device)
+        with np.errstate(all="ignore"):
+            got = kernel(*generated.inputs)
+    except Exception as exc:  # noqa: BLE001 -- every failure is an outcome to report
+        status, klass, message = classify(exc)
+        return Outcome(status=status, klass=klass, message=message, seconds=time.perf_counter() - start, **base)
+    worst = compare(got, generated.expected, generated.error_bound)
+    base["seconds"] = time.perf_counter() - start
+    if worst <= 1.0:
+        return Outcome(status=OK, worst=worst, **base)
+    return _wrong(base, worst, generated.expected, (kernel.source or "") if source else None)
+
+
+def compile_point(space, point, seed: int, device=None):
+    """The runtime Kernel of `point`, derived and compiled by the explorer's Evaluator at the
+    space's sizes (so the resources stage refuses what the device cannot run)."""
+    from .explore.evaluate import Evaluator, Spec
+    from .explore.launch import launch_options
+
+    params = point.as_dict()
+    sizes = dict(space.sizes)
+    spec = Spec(0, space.program_for(point), space.family(point.family), params, sizes, sizes, seed,
+                reference=space.program, fallback=space.program_for(point, product=True),
+                launch=launch_options(params))
+    evaluator = Evaluator(limits=space.limits)
+    low, _ = evaluator.derive(spec)
+    return evaluator.pipeline.run({"low": low, "session": None}, evaluator.options(spec, device=device),
+                                  "translate", "build")["kernel"]
+
+
+def run_task(task, device=None, source: bool = False) -> Outcome:
+    """A task's outcome: a seed (its program, default lowering) or (seed, index) (a point)."""
+    if isinstance(task, tuple):
+        return run_point(*task, device=device, source=source)
+    return run_one(task, device, source)
+
+
 # ---------------------------------------------------------------------- worker processes
 
 
 def _worker(conn, device) -> None:
-    """Run seeds received on `conn` until None arrives; answer each with its outcome."""
+    """Run tasks (run_task) received on `conn` until None arrives; answer each with its outcome."""
     while True:
-        seed = conn.recv()
-        if seed is None:
+        task = conn.recv()
+        if task is None:
             return
-        conn.send(run_one(seed, device).to_json())
+        conn.send(run_task(task, device).to_json())
 
 
 class _Slot:
@@ -200,12 +314,12 @@ class _Slot:
         self.process = ctx.Process(target=_worker, args=(child, device), daemon=True)
         self.process.start()
         child.close()
-        self.seed: int | None = None
+        self.task = None  # a seed, or (seed, point index)
         self.deadline = 0.0
 
-    def give(self, seed: int, timeout: float) -> None:
-        self.seed, self.deadline = seed, time.monotonic() + timeout
-        self.parent.send(seed)
+    def give(self, task, timeout: float) -> None:
+        self.task, self.deadline = task, time.monotonic() + timeout
+        self.parent.send(task)
 
     def stop(self) -> None:
         try:
@@ -220,25 +334,26 @@ class _Slot:
 
 def run_seeds(seeds, jobs: int = 1, timeout: float = 120.0, device=None, progress=None,
               startup: float = 60.0) -> list[Outcome]:
-    """Outcomes of the seeds, in seed order.  jobs >= 1: worker processes, a seed without an
-    answer after `timeout` seconds is a hang (its worker killed and replaced; a fresh
-    worker's first seed gets `startup` seconds more, to import the compiler and open the
-    device); a worker that dies is a crash.  jobs 0: in this process."""
-    seeds = list(seeds)
+    """Outcomes of the tasks (run_task: seeds, or (seed, point index) pairs), in their order.
+    jobs >= 1: worker processes, a task without an answer after `timeout` seconds is a hang
+    (its worker killed and replaced; a fresh worker's first task gets `startup` seconds
+    more, to import the compiler and open the device); a worker that dies is a crash.
+    jobs 0: in this process."""
+    tasks = list(seeds)
     if jobs <= 0:
         outcomes = []
-        for seed in seeds:
-            outcomes.append(run_one(seed, device))
+        for task in tasks:
+            outcomes.append(run_task(task, device))
             if progress:
                 progress(outcomes[-1])
         return outcomes
     ctx = multiprocessing.get_context("spawn")
-    pending = list(reversed(seeds))
-    slots = [_Slot(ctx, device) for _ in range(min(jobs, len(seeds)))]
-    results: dict[int, Outcome] = {}
+    pending = list(reversed(tasks))
+    slots = [_Slot(ctx, device) for _ in range(min(jobs, len(tasks)))]
+    results: dict = {}
 
-    def record(outcome: Outcome) -> None:
-        results[outcome.seed] = outcome
+    def record(outcome: Outcome, task) -> None:
+        results[task] = outcome
         if progress:
             progress(outcome)
 
@@ -247,27 +362,30 @@ def run_seeds(seeds, jobs: int = 1, timeout: float = 120.0, device=None, progres
             # A fresh worker imports the compiler and opens the device first: allow for it.
             slot.give(pending.pop(), timeout + startup)
     try:
-        while any(s.seed is not None for s in slots):
-            busy = [s for s in slots if s.seed is not None]
+        while any(s.task is not None for s in slots):
+            busy = [s for s in slots if s.task is not None]
             left = max(0.0, min(s.deadline for s in busy) - time.monotonic())
             ready = wait([s.parent for s in busy] + [s.process.sentinel for s in busy], timeout=left)
             for k, slot in enumerate(slots):
-                if slot.seed is None:
+                if slot.task is None:
                     continue
                 replace = False
+                lost = _lost_outcome(slot.task)
                 if slot.parent in ready:
                     try:
-                        record(Outcome(**slot.parent.recv()))
+                        record(Outcome(**slot.parent.recv()), slot.task)
                     except (EOFError, OSError):
-                        record(Outcome(slot.seed, CRASH, f"{CRASH}: worker died", "the worker process died"))
+                        record(attrs.evolve(lost, status=CRASH, klass=f"{CRASH}: worker died",
+                                            message="the worker process died"), slot.task)
                         replace = True
                 elif slot.process.sentinel in ready:
                     code = slot.process.exitcode
-                    record(Outcome(slot.seed, CRASH, f"{CRASH}: worker died (exit code {code})",
-                                   f"the worker process died with exit code {code}"))
+                    record(attrs.evolve(lost, status=CRASH, klass=f"{CRASH}: worker died (exit code {code})",
+                                        message=f"the worker process died with exit code {code}"), slot.task)
                     replace = True
                 elif time.monotonic() >= slot.deadline:
-                    record(Outcome(slot.seed, HANG, HANG, f"no answer within {timeout:.0f} s"))
+                    record(attrs.evolve(lost, status=HANG, klass=HANG, message=f"no answer within {timeout:.0f} s"),
+                           slot.task)
                     slot.process.kill()
                     replace = True
                 else:
@@ -278,21 +396,29 @@ def run_seeds(seeds, jobs: int = 1, timeout: float = 120.0, device=None, progres
                     fresh = True
                 else:
                     fresh = False
-                slot.seed = None
+                slot.task = None
                 if pending:
                     slot.give(pending.pop(), timeout + (startup if fresh else 0.0))
     finally:
         for slot in slots:
             slot.stop()
-    for seed in seeds:  # a hang's text: the program, regenerated here (cheap, deterministic)
-        o = results[seed]
+    for task in tasks:  # a hang's text: the program, regenerated here (cheap, deterministic)
+        o = results[task]
         if o.status in (HANG, CRASH) and not o.text:
             try:
-                g = random_program(seed)
-                results[seed] = attrs.evolve(o, text=g.text, nodes=g.nodes, sizes=dict(g.sizes))
+                g = random_program(o.seed)
+                results[task] = attrs.evolve(o, text=g.text, nodes=g.nodes, sizes=dict(g.sizes))
             except GenerationError:
                 pass
-    return [results[s] for s in seeds]
+    return [results[t] for t in tasks]
+
+
+def _lost_outcome(task) -> Outcome:
+    """The outcome of a task whose worker gave no answer, before its status is known: the
+    seed, and a point by its index (`--only SEED --points K` shows which it is)."""
+    if isinstance(task, tuple):
+        return Outcome(task[0], CRASH, point=f"#{task[1]}")
+    return Outcome(task, CRASH)
 
 
 # ----------------------------------------------------------------------------- summary
@@ -310,17 +436,21 @@ def summarise(outcomes: list[Outcome]) -> dict:
         shortest = min(members, key=lambda o: (o.nodes or 10**9, len(o.text), o.seed))
         table.append({"class": klass, "count": len(members), "seeds": [o.seed for o in members][:50],
                       "shortest": {"seed": shortest.seed, "text": shortest.text, "sizes": shortest.sizes,
-                                   "message": shortest.message[:1500]}})
-    return {"total": len(outcomes), "by_status": dict(by_status),
+                                   "point": shortest.point, "message": shortest.message[:1500]}})
+    return {"total": len(outcomes), "unit": "points" if any(o.point for o in outcomes) else "programs",
+            "by_status": dict(by_status),
             "failures": sum(by_status[s] for s in FAILURES), "classes": table}
 
 
 def format_summary(summary: dict) -> str:
-    lines = [f"{summary['total']} programs: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["by_status"].items())),
+    unit = summary.get("unit", "programs")
+    lines = [f"{summary['total']} {unit}: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["by_status"].items())),
              f"failures: {summary['failures']}"]
     for c in summary["classes"]:
         s = c["shortest"]
         lines.append(f"\n[{c['count']}] {c['class']}\n    seed {s['seed']} sizes {s['sizes']}: {s['text']}")
+        if s.get("point"):
+            lines.append(f"    point {s['point']}")
     return "\n".join(lines)
 
 
@@ -357,6 +487,8 @@ def main(argv=None) -> int:
     parser.add_argument("--only", type=int, help="run this one seed in-process and show it")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (0: in this process)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per program before it is a hang")
+    parser.add_argument("--points", type=int, default=0, metavar="K",
+                        help="run K points of each program's exploration space instead of the default lowering")
     parser.add_argument("--oclgrind-sample", type=int, default=0, metavar="K",
                         help="afterwards, run K passing seeds under Oclgrind")
     parser.add_argument("--report", help="write the JSON report here")
@@ -364,29 +496,26 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     if args.only is not None:
-        outcome = run_one(args.only, source=True)
-        if args.json:
-            print(json.dumps(outcome.to_json()))
-        else:
-            print(f"seed {outcome.seed}: {outcome.status}  sizes {outcome.sizes}\n{outcome.text}\n{outcome.message}")
-        return 0 if outcome.status in (OK, NO_PROGRAM) else 1
+        return _show_only(args.only, args.points, args.json)
 
     start = time.monotonic()
     done = Counter()
+    expected = args.count * max(1, args.points)
 
     def progress(o: Outcome) -> None:
         done[o.status] += 1
         total = sum(done.values())
-        if total % 50 == 0 or total == args.count:
-            print(f"  {total}/{args.count} {dict(done)} {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
+        if total % 50 == 0 or total == expected:
+            print(f"  {total}/{expected} {dict(done)} {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
 
     seeds = range(args.seed, args.seed + args.count)
-    outcomes = run_seeds(seeds, jobs=args.jobs, timeout=args.timeout, progress=progress)
+    tasks = [(s, k) for s in seeds for k in range(args.points)] if args.points else seeds
+    outcomes = run_seeds(tasks, jobs=args.jobs, timeout=args.timeout, progress=progress)
     summary = summarise(outcomes)
     summary["command"] = "python -m dpia.fuzz " + " ".join(argv if argv is not None else sys.argv[1:])
     summary["seconds"] = round(time.monotonic() - start, 1)
-    if args.oclgrind_sample:
-        passing = [o.seed for o in outcomes if o.status == OK][: args.oclgrind_sample]
+    if args.oclgrind_sample:  # of the programs: a point is not a seed `--only SEED` alone reproduces
+        passing = [o.seed for o in outcomes if o.status == OK and not o.point][: args.oclgrind_sample]
         checks = [oclgrind_check(s) for s in passing]
         summary["oclgrind"] = {"checked": len(checks), "clean": sum(1 for c in checks if c["status"] == OK
                                                                      and not c["problems"]), "runs": checks}
@@ -402,6 +531,18 @@ def main(argv=None) -> int:
         with open(args.report, "w") as f:
             json.dump(summary, f, indent=1)
     return 0 if summary["failures"] == 0 else 1
+
+
+def _show_only(seed: int, points: int, as_json: bool) -> int:
+    """Run one seed in this process (its program, or its first `points` points) and show it."""
+    outcomes = [run_task((seed, k) if points else seed, source=True) for k in range(max(1, points))]
+    for outcome in outcomes:
+        if as_json:
+            print(json.dumps(outcome.to_json()))
+            continue
+        at = f"\npoint {outcome.point}" if outcome.point else ""
+        print(f"seed {outcome.seed}: {outcome.status}  sizes {outcome.sizes}{at}\n{outcome.text}\n{outcome.message}")
+    return 0 if all(o.status in (OK, NO_PROGRAM) for o in outcomes) else 1
 
 
 if __name__ == "__main__":

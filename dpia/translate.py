@@ -134,6 +134,7 @@ class Translator:
     def _once(self, v: Exp, k: K):
         """A let's value, computed once: a scalar computation is stored in a private
         variable that every use reads (a view or a stored value is passed on as it is)."""
+        v = _lanes(v)[0]
         if isinstance(v, Op) and isinstance(v.type, (ScalarType, VectorType)):
             tmp = Mem(self.fresh("v"), v.type, AddressSpace.PRIVATE)
             return New(tmp, seq(Assign(MemAcc(tmp), v), k(tmp)))
@@ -261,7 +262,7 @@ class Translator:
             return self._generate(e, head, args, env, k)
         if name == "map_vec":  # OpenCL's scalar operations work lane-wise on vectors
             return self.con(args[1], env, lambda v: self.apply(args[0], [v], env, lambda call, env2: self.con(
-                call, env2, lambda r: k(_as_type(r, e.t)))))
+                call, env2, lambda r: k(_as_type(_lanes(r)[0], e.t)))))
         if name in LOOP_MAPS:
             self.fail(e, f"the array computed by {name} is read here but the program does not say where it is "
                          f"stored: wrap it in to_private, to_local or to_global")
@@ -434,6 +435,23 @@ def _select_components(cond: Exp, a: Exp, b: Exp, t) -> Exp:
 def _as_type(v: Exp, t) -> Exp:
     """The same value seen at type `t` (a vectorised function's result is a vector)."""
     return attrs.evolve(v, type=t) if isinstance(v, (Op, Lit)) and v.type != t else v
+
+
+def _lanes(v: Exp) -> tuple[Exp, Nat | None]:
+    """`v` with each scalar operation that reads a lane-varying value seen at the vector type
+    of its scalar type (a vectorised function, map_vec, applies its scalar operations to
+    vectors; the printer converts a vector with convert_, not a C cast, and a let's
+    temporary is a vector), and the width of the lanes `v` varies by (None: it does not).
+    A comparison keeps its type bool: OpenCL's vector comparisons give -1 for true, which
+    only select's condition reads (the vectorize rule's side condition)."""
+    if not isinstance(v, Op):
+        return v, v.type.width if isinstance(v.type, VectorType) else None
+    parts = [_lanes(a) for a in v.args]
+    width = next((w for _, w in parts if w is not None), None)
+    t = v.type
+    if width is not None and isinstance(t, ScalarType) and t.name != "bool":
+        t = VectorType(t, width)
+    return attrs.evolve(v, args=tuple(a for a, _ in parts), type=t), width
 
 
 def _fun_param(t):

@@ -209,6 +209,33 @@ def test_ci_fuzz_run_has_no_more_failures_than_known():
     assert len(unsound) <= KNOWN_UNSOUND, fuzz.format_summary(summary)
 
 
+# Seeds whose spaces' points once failed (tests/test_fuzz_points.py has each as a small
+# program): a vectorised cast, literal, let, int abs and reduction; a few points of each.
+SPACE_SEEDS = (0, 62, 111, 114, 137, 140, 287)
+SPACE_POINTS = 4
+
+
+def test_space_fuzz_run_has_no_unsound_points():
+    """`python -m dpia.fuzz --points K` on fixed seeds: each point is refused with a typed
+    error or computes what the interpreter does (benchmarks/FUZZ.md has the large runs)."""
+    tasks = [(seed, k) for seed in SPACE_SEEDS for k in range(SPACE_POINTS)]
+    outcomes = fuzz.run_seeds(tasks, jobs=1, timeout=120)
+    summary = fuzz.summarise(outcomes)
+    print(fuzz.format_summary(summary))
+    assert all(o.point for o in outcomes) and len({o.point for o in outcomes}) == len(outcomes)
+    unsound = [o for o in outcomes if o.status in (fuzz.WRONG, fuzz.CRASH, fuzz.BUILD, fuzz.HANG)]
+    assert not unsound, fuzz.format_summary(summary)
+    assert summary["by_status"].get(fuzz.OK, 0) >= len(tasks) // 2, summary["by_status"]
+
+
+def test_space_points_are_drawn_over_distinct_skeletons_first():
+    generated, space = fuzz._space_of(2)
+    drawn = fuzz.draw_points(space, 2, 6)
+    assert drawn[:4] == fuzz.draw_points(space, 2, 4)  # a prefix: a worker needs only the index
+    assert len({p.family for p in drawn}) == min(6, len(space.families))
+    assert generated.text == random_program(2).text
+
+
 def _oclgrind_installed() -> bool:
     import pyopencl as cl
 

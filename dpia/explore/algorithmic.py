@@ -44,7 +44,7 @@ import attrs
 
 from functional.errors import FunctionalError
 from functional.expr import Expr, Prim, spine
-from functional.nat import Nat, NatError, evaluate
+from functional.nat import Nat, NatError, Var, evaluate
 from functional.primitives import MAPS, REDUCTIONS
 from functional.rules.core import free_identifier_types
 from functional.strategies import children, replace_at
@@ -179,6 +179,9 @@ class Slot:
     # a constant length earlier slots' values determine some other way (a product of them,
     # found by probing): a point is valid only where this slot's value divides it there
     length: SlotLength | None = None
+    # the length is one size variable over this (N / 8 splits by v only where N is a multiple
+    # of 8v): the fact a value needs of that variable is the value times it
+    scale: int = 1
 
 
 def constraints(slots: Mapping[str, Slot]) -> Skeleton:
@@ -289,6 +292,17 @@ def _trial(values: tuple[int, ...], used: set[int], within: int | None = None) -
     return min(fresh, key=lambda v: (abs(v.bit_length() - TRIAL.bit_length()), v))
 
 
+def size_scale(length) -> int:
+    """d where `length` is one size variable times c/d (N / 8: 8), else 1."""
+    terms = getattr(length, "terms", ())
+    if len(terms) != 1:
+        return 1
+    mono, coefficient = terms[0]
+    if len(mono) != 1 or mono[0][1] != 1 or not isinstance(mono[0][0], Var):
+        return 1
+    return Fraction(coefficient).denominator
+
+
 Probe = Callable[[Mapping[str, int]], "Expr | None"]  # slot values -> the node derived at them (None: not there)
 
 
@@ -341,7 +355,8 @@ def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping
                 within = _quotient_of(target, sizes, length, slots)
                 of_slots = probed_length(_length_at(move, param, sizes, probe), length, slots) \
                     if probe is not None and values and not names and slots else None
-                slot = Slot(values, _trial(values, used), None, names, within, length=of_slots) if values else None
+                slot = Slot(values, _trial(values, used), None, names, within, length=of_slots,
+                            scale=size_scale(target)) if values else None
         if slot is None:
             return None
         used.add(slot.trial)

@@ -231,6 +231,9 @@ class Skeleton:
     # slot -> the length it splits, as other slots' values determine it: a point is valid
     # only where the slot's value divides that length at the point's values
     slot_lengths: Mapping[str, SlotLength] = attrs.field(factory=dict, converter=lambda c: dict(c))
+    # slot -> d where the length it splits is a size variable over d (N / 8): a value v needs
+    # that variable a multiple of v * d (point_facts); absent: 1
+    slot_scales: Mapping[str, int] = attrs.field(factory=dict, converter=lambda c: dict(c))
     # the name, printed once from the steps (a build asks for it per skeleton and per point)
     _name: str = attrs.field(init=False, eq=False, repr=False)
 
@@ -304,17 +307,20 @@ def at(path: tuple[int, ...], s: Strategy, label: str) -> Strategy:
 
 
 def point_facts(program: Expr, sizes: Mapping[str, int], params: Mapping[str, int], product: bool = False,
-                slot_sizes: Mapping[str, Sequence[str]] | None = None) -> dict:
+                slot_sizes: Mapping[str, Sequence[str]] | None = None,
+                slot_scales: Mapping[str, int] | None = None) -> dict:
     """The multiple each size variable is declared to be for a point: the greatest common
     divisor of its real size and the lcm (or, `product`, the product) of the values of the
-    slots that split a length of that variable (`slot_sizes`; unknown: every slot), with the
-    program's own facts.  The lcm suffices when the splits are nested in tiles (the inner
+    slots that split a length of that variable (`slot_sizes`; unknown: every slot), each
+    times its slot's scale (`slot_scales`: a length N / 8 splits by v where N is a multiple
+    of 8v), with the program's own facts.  The lcm suffices when the splits are nested in tiles (the inner
     ones split a constant); splits of splits of one length need the product.  Small facts
     keep the check sizes small: a size no slot splits is checked at its smallest."""
     own = {v.name: v.multiple_of for v in Shape.of(program).sizes}
+    scales = slot_scales or {}
     out = {}
     for name, real in sizes.items():
-        values = [v for slot, v in params.items() if slot != LAUNCH and v > 1
+        values = [v * scales.get(slot, 1) for slot, v in params.items() if slot != LAUNCH and v > 1
                   and (slot_sizes is None or name in slot_sizes.get(slot, ()))]
         bound = math.prod(values) if product else math.lcm(*values) if values else 1
         out[name] = math.lcm(own.get(name, 1), math.gcd(real, bound))
@@ -418,7 +424,8 @@ class Space:
         return self.family(point.family).strategy(point.as_dict())
 
     def facts(self, point: Point, product: bool = False) -> dict[str, int]:
-        return point_facts(self.program, self.sizes, point.as_dict(), product, self.family(point.family).slot_sizes)
+        family = self.family(point.family)
+        return point_facts(self.program, self.sizes, point.as_dict(), product, family.slot_sizes, family.slot_scales)
 
     def program_for(self, point: Point, product: bool = False) -> Expr:
         """The high-level program re-declared with the facts `point` needs."""

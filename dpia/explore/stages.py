@@ -98,7 +98,9 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
         within = {name: slot.within for name, slot in slots.items() if slot.within}
         within_slot = {name: slot.within_slot for name, slot in slots.items() if slot.within_slot}
         slot_lengths = {name: slot.length for name, slot in slots.items() if slot.length}
-        skeleton = Skeleton(variant.steps + steps, choices, divides, slot_sizes, within, within_slot, slot_lengths)
+        scales = {name: slot.scale for name, slot in slots.items() if slot.scale != 1}
+        skeleton = Skeleton(variant.steps + steps, choices, divides, slot_sizes, within, within_slot, slot_lengths,
+                            scales)
         if skeleton.name not in seen:
             seen.add(skeleton.name)
             out.append(skeleton)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dsl as fl
-from ..expr import App, Identifier, Lambda, Literal, Prim, free_identifiers, spine
+from ..expr import App, Identifier, Lambda, Literal, Prim, free_identifiers, spine, walk
 from ..nat import Nat, as_nat, divides, is_nonneg, nat, power
 from ..types import ArrayType, ScalarType, TupleType, VectorType, array, f32
 from . import instances as inst
@@ -378,7 +378,37 @@ def _vectorize_side(m):
     ft = m.f.t
     if not isinstance(getattr(ft, "result", None), ScalarType):
         return "the function does not return a scalar"
+    if any(isinstance(node.t, ArrayType) for node in walk(m.f)):
+        # OpenCL applies scalar operations to vectors lane-wise, not a loop's accumulator
+        # or its array (a reduction in the function would fold lanes into one scalar)
+        return "the function computes with arrays (a loop): only scalar code is vectorised"
+    if "bool" in (t.elem.name, ft.result.name):
+        return "OpenCL has no vectors of bool"
+    if len(_selection_sizes(m.f)) > 1:
+        return ("a select's condition compares values of another size than it selects (a vector select's "
+                "condition has lanes of the size of its values)")
     return None if divides(m.w, t.size) else f"{m.w} does not divide {t.size}"
+
+
+_COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
+
+
+def _selection_sizes(f) -> set:
+    """The byte sizes of the values `f` compares and selects (None for a tuple)."""
+    sizes = set()
+    for node in walk(f):
+        head, args = spine(node)
+        if not isinstance(head, Prim):
+            continue
+        if head.name in _COMPARISONS and len(args) == 2:
+            sizes.add(_scalar_bytes(args[0].t))
+        elif head.name == "select" and len(args) == 3:
+            sizes.add(_scalar_bytes(node.t))
+    return sizes
+
+
+def _scalar_bytes(t) -> int | None:
+    return t.dtype.itemsize if isinstance(t, ScalarType) else None
 
 
 def _ex_vectorize(rng):
