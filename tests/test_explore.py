@@ -465,8 +465,12 @@ def test_the_default_baseline_is_timed_as_dpia_run_compiles_it(tmp_path):
     sizes = without.sizes_of(inputs)
     facts = {name: math.gcd(size, 256) for name, size in sizes.items()}
     generic = infer(with_size_facts(infer(entry.program), facts))
-    generic_at_sizes = dpia.compile(at_sizes(derive(generic, schedules.default_schedule(generic))[0], sizes))
-    assert generic_at_sizes.source != without.source  # what would have been timed
+    generic_low = derive(generic, schedules.default_schedule(generic))[0]
+    try:
+        generic_kernel = dpia.compile(at_sizes(generic_low, sizes))
+    except FunctionalError:  # a cut these sizes make empty (`take 0`): that kernel stays size-generic
+        generic_kernel = dpia.compile(generic_low)
+    assert generic_kernel.source != without.source  # what would have been timed
     with TuningDB(tmp_path / "t.sqlite") as db:
         result = explore(entry.program, sizes, db=db, max_candidates=1, workers=1)
         assert result.default.status == "ok" and result.default.params.get("at_sizes"), result.report()
