@@ -388,7 +388,7 @@ def _vector_reduction_data(e: Expr):
     """The arrays of scalars a reduction `reduce f z (map g xs)` (xs an array of scalars or
     zips of them) or `reduce f z xs` (xs read as it is, not computed by a map) reads element
     by element, and its rule: (arrays, rule name), or None for another form."""
-    from .rules.algorithmic import _zip_leaves
+    from .rules.algorithmic import zip_leaves
 
     head, args = spine(e)
     if not (isinstance(head, Prim) and head.name == "reduce" and len(args) == 3 and args[2].t is not None):
@@ -396,11 +396,11 @@ def _vector_reduction_data(e: Expr):
     data = args[2]
     dh, dargs = spine(data)
     if isinstance(dh, Prim) and dh.name == "map" and len(dargs) == 2:
-        arrays = _zip_leaves(dargs[1]) if dargs[1].t is not None else None
+        arrays = zip_leaves(dargs[1]) if dargs[1].t is not None else None
         return None if arrays is None else (arrays, "reduce_vectorize_map")
     if _computing_map(data) or (isinstance(dh, Prim) and dh.name == "zip"):
         return None
-    arrays = _zip_leaves(data)
+    arrays = zip_leaves(data)
     return None if arrays is None else (arrays, "reduce_vectorize")
 
 
@@ -521,10 +521,10 @@ def vector_columns() -> Strategy:
     column's computation in the program's order.  Sixteen columns rather than eight: each
     item's accumulator is one chain of dependent additions, and on PoCL gemv_t 4096^2 and
     atax 2048^2 run 1.7-2x faster in float16 (benchmarks/RESULTS.md, 2026-12-03)."""
-    from .rules.algorithmic import _column_parts
+    from .rules.algorithmic import column_parts
 
     def run(e: Expr):
-        parts = _column_parts(spine(e)[1][1]) if _computing_map(e) and len(spine(e)[1]) == 2 else None
+        parts = column_parts(spine(e)[1][1]) if _computing_map(e) and len(spine(e)[1]) == 2 else None
         if parts is None or not all(_layout(a, {}) is True for _, a in parts):
             return Failure("vector_columns: not a map over contiguous rows' columns")
         for w in VECTOR_WIDTHS:
@@ -544,14 +544,10 @@ def _strided(data: Expr, env: dict) -> bool:
     """Whether a reduction's data reads some array not contiguously (a column of a
     transpose, before or after vector_columns), as far as `_layout` sees it (`env`: the
     layouts of the identifiers bound around it)."""
-    leaves, stack = [], [spine(data)[1][1] if _computing_map(data) else data]
-    while stack:  # the arrays a zip (of zips) reads, of any element type (vectors after vector_columns)
-        x = stack.pop()
-        head, args = spine(x)
-        if isinstance(head, Prim) and head.name == "zip" and len(args) == 2:
-            stack.extend(args)
-        else:
-            leaves.append(x)
+    from .rules.algorithmic import zip_leaves
+
+    # the arrays a zip (of zips) reads, of any element type (vectors after vector_columns)
+    leaves = zip_leaves(spine(data)[1][1] if _computing_map(data) else data, scalars=False)
     return any(_layout(x, env) is not True for x in leaves)
 
 

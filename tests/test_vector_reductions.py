@@ -13,7 +13,6 @@ import re
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import codegen_opencl.opencl as cg

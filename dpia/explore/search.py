@@ -261,7 +261,7 @@ class Model:
     incumbents: int = 3  # when the fastest point's launch shapes are all tried, the next fastest's
     # the share of each batch (after the exploiting share) given to other orders of dimensions:
     # for each class's fastest measured point, the skeletons that map the same maps onto the
-    # same levels with the dimensions permuted (`dimension_siblings`), at the closest values.
+    # same levels with the dimensions permuted (`dimension_siblings`), at its own values.
     # Which map walks dimension 0 decides whether neighbouring work-items read neighbouring
     # addresses, a factor of ten on a GPU (GEMV^T's split-k: the chunks on dimension 0 ran
     # 5.4 ms, the columns there about 0.3), and the model cannot tell the orders apart

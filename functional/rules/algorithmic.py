@@ -571,18 +571,18 @@ def _lanes_of(e, p: str, vt):
     return out
 
 
-def _zip_leaves(xs):
-    """The arrays of numeric scalars that `xs` reads element by element: (xs,) for one,
-    the leaves of `zip a b` (zips nested to any depth: `zip a (zip b c)`) in order; None
-    otherwise."""
-    def scalars(t):
-        return isinstance(t, ArrayType) and isinstance(t.elem, ScalarType) and t.elem.name != "bool"
+def zip_leaves(xs, scalars: bool = True):
+    """The arrays that `xs` reads element by element: (xs,) for one, the leaves of `zip a b`
+    (zips nested to any depth: `zip a (zip b c)`) in order; with `scalars`, None unless every
+    leaf is an array of numeric scalars."""
+    def fits(t):
+        return not scalars or (isinstance(t, ArrayType) and isinstance(t.elem, ScalarType) and t.elem.name != "bool")
 
     head, args = spine(xs)
     if isinstance(head, Prim) and head.name == "zip" and len(args) == 2:
-        parts = [_zip_leaves(a) for a in args]
+        parts = [zip_leaves(a, scalars) for a in args]
         return None if None in parts else parts[0] + parts[1]
-    return (xs,) if scalars(xs.t) else None
+    return (xs,) if fits(xs.t) else None
 
 
 def _rezip(xs, leaf):
@@ -615,7 +615,7 @@ def _reduce_map_side(m):
         return "the operator has no lane-wise vector form (add, mul, max, min, or a tuple of them component-wise)"
     if not isinstance(m.g, Lambda):
         return "the map's function is not a lambda"
-    arrays = _zip_leaves(m.xs)
+    arrays = zip_leaves(m.xs)
     if arrays is None:
         return "the map reads neither an array of scalars nor zips of them"
     leaves = _scalar_leaves(m.g.body.t)
@@ -665,7 +665,7 @@ def _reduce_map_build(m):
     from .. import algebra
 
     form = algebra.operator_form(m.f)
-    vt = VectorType(_zip_leaves(m.xs)[0].t.elem, m.w)
+    vt = VectorType(zip_leaves(m.xs)[0].t.elem, m.w)
     vectors = _rezip(m.xs, lambda a: fl.as_vector(m.w, a))
     g = Lambda(m.g.param, _lanes_of(m.g.body, m.g.param.name, vt))
     lanes = fl.reduce(_vector_operator(form), _splat(m.z, vt), fl.map(g, vectors))
@@ -810,7 +810,7 @@ class _NotLaneWise(Exception):
     pass
 
 
-def _column_parts(xs):
+def column_parts(xs):
     """The components of a map's data whose elements vectorise across w neighbouring
     elements: `transpose a` (a column of a: its rows read w at once) and arrays of scalars,
     alone or zipped (one zip of two); each as (kind, array) with kind "col" or "lane"."""
@@ -887,7 +887,7 @@ def _lift(e, env: dict, vt):
 
 
 def _columns_lifted(m):
-    parts = _column_parts(m.xs)
+    parts = column_parts(m.xs)
     f = m.f
     vt = VectorType(f.body.t, m.w)
     kinds = [{"col": "col", "lane": "vec"}[k] for k, _ in parts]  # the element's: a column, a scalar
@@ -904,7 +904,7 @@ def _columns_lifted(m):
 def _columns_side(m):
     if not isinstance(m.f, Lambda):
         return "the map's function is not a lambda"
-    if _column_parts(m.xs) is None:
+    if column_parts(m.xs) is None:
         return "the map reads no columns of a transpose (alone or zipped with an array of scalars)"
     t = m.f.body.t
     if not (isinstance(t, ScalarType) and t.name != "bool"):

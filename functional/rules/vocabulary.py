@@ -38,9 +38,9 @@ The moves, in the order of issue 12's list:
     interchange_swap      map (fun a => map g ys) xs -> transpose (map (fun b => map (fun a => g b) xs) ys)
     fusion, fission       map f (map g xs) <-> map (f . g) xs
     hoist_invariant       a loop-invariant value of a map's function computed once, before it
-    split_k               map (fun r => C[reduce f z E]) xs: the reduction in n-chunks, the
-                          chunks' partial reductions a map of their own over the elements and
-                          their chunks (a 2D grid), C reducing each element's partial results
+    split_k               map (fun p => E[reduce f z D]) xs: every element's reduction in
+                          n-chunks, the chunks' partial results first (a map over the chunks of
+                          maps over the elements, a 2D grid), then each element's partials
 
 `MACROS` maps names to entries; `sites(macro, program)` lists the nodes of a typed program
 where a macro's shape matches, `apply_at(macro, program, path, params)` runs it there.
