@@ -441,12 +441,13 @@ class Kernel:
                                     f"{exc}") from exc
         return events
 
-    def __call__(self, *arrays, poison: bool = False):
+    def __call__(self, *arrays, poison: bool = False, uploads: Uploads | None = None):
         """The results on `arrays`.  `poison`: every output and temporary buffer is first
         filled with POISON bytes (NaN in floats), so a value the kernel leaves unwritten
-        shows: a fresh buffer may hold what another kernel wrote there."""
+        shows: a fresh buffer may hold what another kernel wrote there.  With `uploads`,
+        input arrays it already holds are not uploaded again (see `bind`)."""
         cl = _import_cl()
-        args, outputs, launches = self._prepare(arrays, poison=poison)
+        args, outputs, launches = self._prepare(arrays, uploads, poison=poison)
         for ev in self._run(args, launches):
             ev.wait()
         results = {}

@@ -465,6 +465,10 @@ ERROR_BLOCK = 1 << 22  # elements relative_error compares at a time
 def _leaf_error(g: np.ndarray, w: np.ndarray) -> float | None:
     """relative_error of one flat array: None where the NaNs differ; 0.0 where none of the
     reference is a number or a difference is NaN."""
+    if g.dtype == w.dtype and np.array_equal(g, w, equal_nan=g.dtype.kind in "fc"):
+        # one pass, no float64 copies: two kernels of one program at the real sizes mostly
+        # agree bit for bit, and the explorer compares them while it holds the device
+        return 0.0
     diff, magnitude, numbers = 0.0, 0.0, False
     for start in range(0, w.size, ERROR_BLOCK):
         gb = g[start:start + ERROR_BLOCK].astype(np.float64)
