@@ -637,6 +637,7 @@ def test_every_candidate_records_where_its_time_went(tmp_path):
         stages = c.params["stage_s"]
         assert {"derive", "translate", "build", "run", "check", "time"} <= set(stages)
         assert all(seconds >= 0 for seconds in stages.values())
+        assert 0.0 <= c.params["strided"] <= 1.0  # the search's hint for orders of dimensions (search._other_orders)
     mean = result.stage_seconds()
     assert set(mean) >= {"derive", "build", "time"} and "seconds per candidate: build" in result.report()
 

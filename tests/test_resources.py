@@ -350,3 +350,49 @@ def test_a_cpus_private_budget_is_its_vector_registers_and_a_gpus_is_fixed():
     assert DeviceLimits.of_identity(identity).private_values == PRIVATE_VALUES_PER_ITEM
     gpu = {**identity, "device_type": "GPU", "native_float_vector_width": 16}
     assert DeviceLimits.of_identity(gpu).private_values == private_values_for("GPU", 1) == PRIVATE_VALUES_PER_ITEM
+
+
+def _split_k_gemv_t(chunks_dim: int):
+    """A^T x + y split into chunks of 16 rows, the chunks on OpenCL dimension `chunks_dim`
+    and the columns on the other, as the explorer derives it at M = N = 64."""
+    from dpia.explore.space import Point, Skeleton, Space, parse_steps
+    from dpia.pipeline import PIPELINE, Options
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    import suite
+
+    name = (f"split_k(n=s0)@root; lower_map_global(d={chunks_dim})@0.1; "
+            f"lower_map_global(d={1 - chunks_dim})@0.1.0.1.0")
+    sizes = {"M": 64, "N": 64}
+    limits = DeviceLimits(max_work_group_size=1024, local_mem_bytes=49152, compute_units=4, device_type="GPU")
+    space = Space.build(suite.gemv_t, sizes, limits, skeletons=[Skeleton(parse_steps(name))])
+    point = Point(name, {"s0": 16})
+    low, _ = derive(space.program_for(point), space.strategy(point))
+    return PIPELINE.run({"low": low}, Options(), "translate", "plan")["plan"].program, sizes
+
+
+def test_the_strided_share_tells_the_orders_of_a_split_k_apart():
+    """GEMV^T's split-k with its columns on dimension 0 reads the matrix row by row across
+    neighbouring work-items (contiguous: 0.26 ms on the H200); with its chunks there,
+    neighbouring items read 16 rows apart, and their partial sums N apart (5.4 ms)."""
+    from dpia.explore.resources import strided_share
+
+    assert strided_share(*_split_k_gemv_t(chunks_dim=1)) == 0.0
+    assert strided_share(*_split_k_gemv_t(chunks_dim=0)) == 1.0
+
+
+def test_the_strided_share_weighs_accesses_by_their_bytes_and_runs():
+    """Of a kernel reading a[i * 4] (strided) in a loop of 3 and writing out[i] (contiguous)
+    once per item: three strided reads to one contiguous write."""
+    from dpia.explore.resources import strided_share
+    from imperative.ir import Load
+
+    n, i, j = Var("n"), Var("i"), Var("j")
+    a = Load("a", Nat.atom(i) * 4, f32, AddressSpace.GLOBAL)
+    acc = Mem("acc", f32, AddressSpace.PRIVATE)
+    body = ParFor(Level.GLOBAL, 0, i, Nat.atom(n), New(acc, Seq((
+        Assign(MemAcc(acc), Lit(0.0, f32)),
+        For(j, Nat.const(3), Assign(MemAcc(acc), Op("add", (), (acc, a), f32))),
+        Assign(Store("out", Nat.atom(i), f32, AddressSpace.GLOBAL), acc)))))
+    program = Program("k", (), Mem("out", ArrayType(Nat.atom(n), f32), AddressSpace.GLOBAL), (n,), body)
+    assert strided_share(program, {"n": 64}) == pytest.approx(0.75)

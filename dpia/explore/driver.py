@@ -482,6 +482,8 @@ class _Run:
             params["at_sizes"] = True
         if outcome.at_sizes_refused:
             params["at_sizes_refused"] = outcome.at_sizes_refused
+        if outcome.strided is not None:
+            params["strided"] = round(outcome.strided, 4)
         if outcome.at_sizes and spec.real_derivation is not None:  # the one timed: what dpia run compiles
             derivation = spec.real_derivation
         text = derivation or Derivation(spec.program, ()).to_text()  # failed before a derivation existed
@@ -495,8 +497,9 @@ class _Run:
         whose low-level program it had."""
         if index in self.trials:
             status, seconds = (result, None) if isinstance(result, str) else (result.status, result.time_s)
+            strided = None if isinstance(result, str) else (result.params or {}).get("strided")
             self.trials[index] = Trial(self.trials[index].point, status, seconds if status in ("ok", "slow") else None,
-                                       same_as)
+                                       same_as, strided)
 
     def _consider(self, c: Candidate) -> None:
         if c.status == "ok" and (self.best is None or c.time_s < self.best.time_s):

@@ -74,6 +74,7 @@ class Outcome:
     where: str | None = None  # on a cluster: the hosts and processes that prepared and measured it
     at_sizes: bool = False  # timed compiled at the real sizes (what `dpia run` then compiles), not size-generic
     at_sizes_refused: str | None = None  # why the kernel compiled at the real sizes was not the one timed
+    strided: float | None = None  # resources.strided_share of its main kernel at the real sizes (the search's hint)
 
 
 # ------------------------------------------------------------------------------ the jobs
@@ -384,11 +385,12 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
         return _stage(conn, stage.name, _method(evaluator, stage.name), *taken, spec)
 
     try:
-        kernel = evaluator.pipeline.run({"low": low, "session": session}, evaluator.options(spec), "translate",
-                                        "build", call)["kernel"]
+        built = evaluator.pipeline.run({"low": low, "session": session}, evaluator.options(spec), "translate",
+                                       "build", call)
     except _StageFailure as f:
         conn.send(("done", Outcome("failed", f.stage, _error_text(f.cause))))
         return
+    kernel, strided = built["kernel"], _strided(built["plan"].program, spec.sizes)
     real, refused = at_real_sizes(low, spec, evaluator, session, call)
     try:  # the interpreter's answer before the device is asked for: checking must not hold it
         cache.expected(spec.oracle, spec.check_sizes, spec.seed)
@@ -406,7 +408,17 @@ def _evaluate(conn, spec: Spec, evaluator: Evaluator, session, cache: _Inputs) -
     _, best_s = conn.recv()
     outcome = _measure(conn, spec, evaluator, _Uploaded(kernel, cache.uploads), cache, best_s,
                        None if real is None else _Uploaded(real["kernel"], cache.uploads))
-    conn.send(("done", attrs.evolve(outcome, at_sizes_refused=outcome.at_sizes_refused or refused)))
+    conn.send(("done", attrs.evolve(outcome, at_sizes_refused=outcome.at_sizes_refused or refused, strided=strided)))
+
+
+def _strided(program, sizes: Mapping[str, int]) -> float | None:
+    """resources.strided_share, or None where the sizes do not evaluate the program's loops."""
+    from .resources import strided_share
+
+    try:
+        return strided_share(program, sizes)
+    except FunctionalError:
+        return None
 
 
 def at_real_sizes(low: Expr, spec: Spec, evaluator: Evaluator, session, call,

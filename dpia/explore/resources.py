@@ -48,23 +48,29 @@ from codegen_opencl.opencl import LOCAL_ALIGN
 from codegen_opencl.plan import phases
 from codegen_opencl.runtime import launch_plan
 from functional.errors import FunctionalError
-from functional.nat import Nat, evaluate
+from functional.nat import Nat, as_nat, evaluate
 from functional.types import AddressSpace, ScalarType, VectorType
 from imperative.ir import (
     Assign,
     Cmd,
+    Exp,
     For,
     If,
+    Level,
+    Lit,
     Load,
     Mem,
     MemAcc,
+    NatExp,
     New,
+    Op,
     ParFor,
     Program,
     Seq,
     Store,
     leaf_name,
     leaves,
+    sub_commands,
     walk,
 )
 
@@ -422,6 +428,125 @@ def _peak(cmd: Cmd, live_after: int, arrays: tuple[int, int], values: _Values, f
     return arrays  # skip, barrier
 
 
+# ------------------------------------------------------------------------------ coalescing
+
+
+LANES_SAMPLED = 8  # neighbouring work-items whose addresses are compared (a warp's first quarter)
+
+
+def strided_share(program: Program, sizes: Mapping[str, int]) -> float:
+    """The share of the main kernel's global memory traffic (bytes read and written, each
+    access weighted by how often it runs) made by accesses whose neighbouring work-items
+    read or write more than one element apart: on a GPU, a warp's access is one
+    transaction when its lanes' addresses are contiguous (or equal) and one per lane when
+    they are strided, the factor of twenty between GEMV^T's two orders of dimensions.
+
+    Neighbouring work-items are those of the lowest OpenCL dimension whose item loop
+    (a global or local `par_for`) encloses the access: the lanes of a warp.  The distance
+    is the mean over the first LANES_SAMPLED of them of how far the index moves when that
+    loop's variable grows by one, every other loop variable at 0, the sizes at `sizes`,
+    private integers (a clamped chunk index) at the values their assignments give.
+    0.0 for a kernel without work-items or global accesses (nothing to spread)."""
+    env = {name: int(value) for name, value in sizes.items()}
+    kernels = [(ph, _work(ph.body, env)) for ph in phases(program)]
+    if not kernels:
+        return 0.0
+    main, _ = max(kernels, key=lambda pw: pw[1])
+    strided = total = 0.0
+    integers: dict[str, Exp] = {}
+    for access, lane, runs in _global_accesses(main.body, None, 1, env, integers):
+        nbytes = runs * _access_bytes(access.type)
+        total += nbytes
+        if lane is not None and _lane_distance(access.index, lane, env, integers) > 1:
+            strided += nbytes
+    return strided / total if total else 0.0
+
+
+def _access_bytes(t) -> int:
+    if isinstance(t, VectorType):
+        return (t.width.as_int() or 1) * int(t.elem.dtype.itemsize)
+    return int(t.dtype.itemsize) if isinstance(t, ScalarType) else 4
+
+
+def _lane_distance(index: Nat, lane, env: Mapping[str, int], integers: Mapping[str, Exp]) -> float:
+    """Mean |index(v + 1) - index(v)| over v < LANES_SAMPLED, the lane variable `lane` at v,
+    a private integer at its assigned value, every other unbound variable (an outer loop's)
+    at 0; 0 where it does not evaluate."""
+    try:
+        at = [int(evaluate(index, _bindings(as_nat(index), {**env, lane.name: v}, integers)))
+              for v in range(LANES_SAMPLED + 1)]
+    except (FunctionalError, _NotAnInteger):
+        return 0.0
+    return sum(abs(b - a) for a, b in zip(at, at[1:])) / LANES_SAMPLED
+
+
+class _NotAnInteger(Exception):
+    """A private value whose assignment is not integer arithmetic the analysis follows."""
+
+
+def _bindings(n: Nat, env: Mapping[str, int], integers: Mapping[str, Exp]) -> dict[str, int]:
+    out = dict(env)
+    for v in n.vars:
+        if v.name not in out:
+            out[v.name] = _integer(integers[v.name], env, integers) if v.name in integers else 0
+    return out
+
+
+_INTEGER_OPS = {"max": max, "min": min, "add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+                "mul": lambda a, b: a * b}
+
+
+def _integer(e: Exp, env: Mapping[str, int], integers: Mapping[str, Exp]) -> int:
+    if isinstance(e, NatExp):
+        return int(evaluate(e.nat, _bindings(e.nat, env, integers)))
+    if isinstance(e, Lit):
+        return int(e.value)
+    if isinstance(e, Mem) and e.name in integers:
+        return _integer(integers[e.name], env, integers)
+    if isinstance(e, Op) and e.name in _INTEGER_OPS and len(e.args) == 2:
+        return _INTEGER_OPS[e.name](*(_integer(a, env, integers) for a in e.args))
+    raise _NotAnInteger(str(e))
+
+
+def _global_accesses(cmd: Cmd, lane, runs: int, env: Mapping[str, int], integers: dict[str, Exp]):
+    """(Load or Store in global memory, the lane loop variable enclosing it or None, how
+    often it runs), for every global access of `cmd` in program order; `lane`: the item
+    loop of the lowest dimension enclosing `cmd` (a (dim, variable) pair).  Records each
+    private integer's assignment in `integers` on the way (indices read them)."""
+    if isinstance(cmd, Assign):
+        for access in [cmd.acc, *_loads(cmd.value)]:
+            if isinstance(access, (Load, Store)) and access.space is AddressSpace.GLOBAL:
+                yield access, lane[1] if lane else None, runs
+        mem = cmd.acc.mem if isinstance(cmd.acc, MemAcc) else None
+        if mem is not None and isinstance(mem.type, ScalarType) and mem.type.dtype.kind in "iu":
+            integers[mem.name] = cmd.value
+        return
+    if isinstance(cmd, If):
+        for access in _loads(cmd.cond):
+            if isinstance(access, Load) and access.space is AddressSpace.GLOBAL:
+                yield access, lane[1] if lane else None, runs
+    if isinstance(cmd, (For, ParFor)):
+        try:
+            count = max(1, int(evaluate(cmd.count, env)))
+        except FunctionalError:
+            count = 1
+        runs *= count
+        if isinstance(cmd, ParFor) and cmd.level is not Level.WORKGROUP and (lane is None or cmd.dim < lane[0]):
+            lane = (cmd.dim, cmd.var)
+    for sub in sub_commands(cmd):
+        yield from _global_accesses(sub, lane, runs, env, integers)
+
+
+def _loads(e):
+    yield e
+    for a in getattr(e, "args", ()):
+        yield from _loads(a)
+    for field in ("array", "tuple_"):
+        inner = getattr(e, field, None)
+        if isinstance(inner, Exp):
+            yield from _loads(inner)
+
+
 # ------------------------------------------------------------------------------------ work
 
 
@@ -453,4 +578,5 @@ __all__ = [
     "kernel_resources",
     "main_kernel",
     "resource_problem",
+    "strided_share",
 ]

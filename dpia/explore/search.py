@@ -18,7 +18,8 @@ seed (the explorer's `random.Random(seed)`) and the same history it proposes the
                     (draws differ: a batch explores); part of each batch goes to skeleton
                     classes (moves made, levels mapped onto) not tried yet, until none is left,
                     part to the incumbent's kernel with other launch shapes, part to each
-                    class's fastest point with its maps' dimensions permuted; it starts
+                    class's fastest point with its maps' dimensions permuted (points whose
+                    accesses are strided across work-items first); it starts
                     with the program as written under each of stage 2's mappings
 
 Every search skips the points equivalent to one already tried (`Tried`): of the same
@@ -61,6 +62,7 @@ class Trial:
     status: str = PENDING
     time_s: float | None = None
     same_as: Point | None = None  # the point whose low-level program this one had (a duplicate), if a point
+    strided: float | None = None  # the share of its main kernel's global traffic strided across work-items
 
 
     @property
@@ -265,7 +267,8 @@ class Model:
     # Which map walks dimension 0 decides whether neighbouring work-items read neighbouring
     # addresses, a factor of ten on a GPU (GEMV^T's split-k: the chunks on dimension 0 ran
     # 5.4 ms, the columns there about 0.3), and the model cannot tell the orders apart
-    # before it has measured both: they share every move and value weight.
+    # before it has measured both: they share every move and value weight.  The workers'
+    # static analysis of each measured kernel (Trial.strided) says which orders promise most.
     orders: float = 0.125
 
 
@@ -345,7 +348,8 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     exploiting = range(diverse, diverse + math.ceil(settings.exploit * count))
     incumbents = _incumbents(points, ys, failed, settings.incumbents)
     ordering = range(exploiting.stop, exploiting.stop + math.ceil(settings.orders * count))
-    reordered = iter(_other_orders(space, points, ys, failed, classes, best))
+    strided = {t.point: t.strided for t in history if t.strided is not None}
+    reordered = iter(_other_orders(space, points, ys, failed, classes, best, strided))
     for j in range(count):
         if rng.random() < settings.immigrants:
             p = space.sample(rng, exclude=seen | set(out))
@@ -425,19 +429,35 @@ def dimension_siblings(space: Space) -> dict[str, tuple[str, ...]]:
             for name in names}
 
 
+# Sectors a warp's strided access touches for each one its contiguous access does: 32 lanes
+# of 4-byte elements fill four 32-byte sectors contiguous, 32 sectors strided.
+STRIDED_COST = 8.0
+
+
 def _other_orders(space: Space, points: Sequence[Point], ys: np.ndarray, failed: np.ndarray, classes: dict,
-                  measured: dict) -> list[Point]:
-    """For each class's fastest measured point, fastest classes first, its values on each
-    dimension sibling of its skeleton not measured yet (siblings have the same slots: only
-    the dimensions differ; stage 3 samples each skeleton's points, so the sibling's own
-    sample may not hold these values)."""
+                  measured: dict, strided: dict | None = None) -> list[Point]:
+    """For each class's fastest measured point, its values on each dimension sibling of its
+    skeleton not measured yet (siblings have the same slots: only the dimensions differ;
+    stage 3 samples each skeleton's points, so the sibling's own sample may not hold these
+    values), the most promising first: by the point's log time less what it would gain if
+    its strided share of global traffic (`strided`: point -> resources.strided_share, as the
+    worker measured it) were contiguous, STRIDED_COST times cheaper.  GEMV^T's split-k with
+    its chunks on dimension 0 (5.4 ms, every access strided) comes before faster classes
+    whose accesses are contiguous already: its other order ran in 0.26 ms."""
     siblings = dimension_siblings(space)
+    strided = strided or {}
     fastest: dict = {}
     for p, y, fail in zip(points, ys, failed):
         cls = classes.get(p.family)
         if not fail and siblings.get(p.family) and (cls not in fastest or y < fastest[cls][0]):
             fastest[cls] = (float(y), p)
-    return [Point(name, p.params) for _, p in sorted(fastest.values(), key=lambda yp: (yp[0], yp[1].family))
+
+    def promise(yp):
+        y, p = yp
+        share = min(1.0, max(0.0, strided.get(p) or 0.0))
+        return y + math.log(1.0 - share + share / STRIDED_COST), p.family
+
+    return [Point(name, p.params) for _, p in sorted(fastest.values(), key=promise)
             for name in siblings[p.family] if name not in measured]
 
 
