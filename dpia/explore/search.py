@@ -111,6 +111,10 @@ class Tried:
     def __contains__(self, p: object) -> bool:
         return isinstance(p, Point) and self.key(p) in self._keys
 
+    def has_key(self, key: tuple) -> bool:
+        """Whether a point of this `key` (Tried.key) was tried: `in` without computing it again."""
+        return key in self._keys
+
     def add(self, p: Point) -> None:
         self._keys.add(self.key(p))
 
@@ -314,7 +318,12 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
         seen = _tried(history) | first
         return first + [p for p in _random_points(space, seen, rng, count - len(first))]
     seen = _tried(history)
-    untried = list({seen.key(p): p for p in space.points if p not in seen}.values())  # one per equivalent set
+    representatives: dict[tuple, Point] = {}  # one per equivalent set (the last, as a dict keeps it)
+    for p in space.points:
+        key = seen.key(p)
+        if not seen.has_key(key):
+            representatives[key] = p
+    untried = list(representatives.values())
     if not untried:
         return []
     features = _Features(space)
@@ -335,7 +344,7 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     for p, y, fail in zip(points, ys, failed):
         if not fail:
             best[p.family] = min(best.get(p.family, math.inf), float(y))
-    row = {seen.key(p): i for i, p in enumerate(untried)}
+    row = {key: i for i, key in enumerate(representatives)}
     grouped: dict[str, list[int]] = {}
     for i, p in enumerate(untried):
         grouped.setdefault(p.family, []).append(i)
@@ -350,12 +359,18 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
     ordering = range(exploiting.stop, exploiting.stop + math.ceil(settings.orders * count))
     strided = {t.point: t.strided for t in history if t.strided is not None}
     reordered = iter(_other_orders(space, points, ys, failed, classes, best, strided))
+    typical: dict[str, np.ndarray] = {}  # skeleton -> median score of its points not taken, under each draw
+
+    def take(i: int) -> None:
+        taken[i] = True
+        typical.pop(untried[i].family, None)
+
     for j in range(count):
         if rng.random() < settings.immigrants:
             p = space.sample(rng, exclude=seen | set(out))
             if p is not None:
                 p = untried[row[seen.key(p)]]  # the representative of its equivalent points
-                taken[row[seen.key(p)]] = True
+                take(row[seen.key(p)])
                 visited.add(classes.get(p.family))
                 out.append(p)
                 continue
@@ -365,22 +380,23 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
                 if name in best:
                     family_scores[name] = best[name] + settings.noise_sd * gen.standard_normal()
                 else:
-                    free = rows[~taken[rows]]
-                    family_scores[name] = float(np.median(scores[free, j])) + centre - settings.noise_sd
+                    if name not in typical:  # every draw's at once: recomputed only when a point is taken
+                        typical[name] = np.median(scores[rows[~taken[rows]]], axis=0)
+                    family_scores[name] = float(typical[name][j]) + centre - settings.noise_sd
         if not family_scores:
             break
         if j in exploiting:
             near = _other_launches(incumbents, members, untried, taken, seen)
             if near.size:
                 pick = int(near[np.argmin(scores[near, j])])
-                taken[pick] = True
+                take(pick)
                 out.append(untried[pick])
                 continue
         if j in ordering:
             twin = next((p for p in reordered if p not in seen and p not in out), None)
             if twin is not None:
                 if seen.key(twin) in row:
-                    taken[row[seen.key(twin)]] = True
+                    take(row[seen.key(twin)])
                 out.append(twin)
                 continue
         fresh = {name: v for name, v in family_scores.items() if classes.get(name) not in visited}
@@ -391,7 +407,7 @@ def bayesian(space: Space, history: Sequence[Trial], rng: random.Random, count: 
         left = members[chosen]
         left = left[~taken[left]]
         pick = int(left[np.argmin(scores[left, j])])
-        taken[pick] = True
+        take(pick)
         visited.add(classes.get(untried[pick].family))
         out.append(untried[pick])
     return out
