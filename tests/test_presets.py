@@ -428,17 +428,21 @@ def test_the_preset_a_baseline_replays_is_its_points_trial_in_the_search():
 
 
 def test_a_preset_that_keeps_more_in_global_memory_than_the_default_is_not_used():
-    """The chunked sum derives on a dot product only by materialising the products (a pass
-    over memory the default lowering fuses away: 10x slower on PoCL); dpia run keeps the
-    default there, and the preset where it keeps only partial sums."""
+    """The chunked sum derives on a sum of converted integers only by materialising the
+    converted values (its chunks' vectors are of the map's results, which the conversion
+    keeps from being computed on vectors of the input: a pass over memory the default
+    lowering fuses away, 10x slower on PoCL, as the dot product was before the chunks
+    vectorised through a map); dpia run keeps the default there, and the preset where it
+    keeps only partial sums."""
     from dpia.explore.presets import _default_temporary_bytes, global_temporary_bytes, preset_for
 
-    dot = fl.infer(seed.dot)
+    converted = fl.infer(fl.fun([fl.array(fl.nat("N"), fl.i32)], lambda xs: fl.reduce(
+        fl.add, 0.0, fl.map(lambda x: fl.cast(fl.f32, x) * 2.0, xs))))
     sizes = {"N": 1 << 20}
     chunked = next(p for p in PRESETS["CPU"] if p.strategy_name == "chunked_sum")
-    low, _ = derive_preset(dot, sizes, chunked)  # it derives, and fits
-    assert global_temporary_bytes(low, sizes) >= 4 * sizes["N"] > _default_temporary_bytes(dot, sizes)
-    assert preset_for(dot, sizes, CPU) is None
+    low, _ = derive_preset(converted, sizes, chunked)  # it derives, and fits
+    assert global_temporary_bytes(low, sizes) >= 4 * sizes["N"] > _default_temporary_bytes(converted, sizes)
+    assert preset_for(converted, sizes, CPU) is None
     found = preset_for(SUM, sizes, CPU)
     assert found is not None and found[0] is chunked
     assert global_temporary_bytes(found[1], sizes) < _default_temporary_bytes(SUM, sizes)

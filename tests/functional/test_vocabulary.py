@@ -286,3 +286,22 @@ def test_products_with_a_non_monoid(name, params):
     else:
         assert result.ok, result.reason
         _agrees(MACROS[name], typed, (0, 0), params, random_inputs(typed, {}, seed=0))
+
+
+def test_chunked_vectors_of_a_dot_product_read_both_arrays_as_vectors_and_store_no_products():
+    """reduce_vectorize_two_stage on `reduce (+) 0 (map (*) (zip xs ys))`: the products are
+    computed on w-wide vectors of xs and ys in chunks of n / w vectors (reduce_vectorize_map,
+    then the chunks), not stored in an array first and read back as vectors (the chunked sum
+    did that on a dot product: 76 ms against 15 on PoCL at 2^24).  Same results."""
+    n = 256
+    dot = fl.fun([fl.array(n, fl.f32), fl.array(n, fl.f32)],
+                 lambda xs, ys: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(xs, ys))))
+    typed = fl.infer(dot)
+    result = MACROS["reduce_vectorize_two_stage"].strategy(n=64, w=8)(typed.body.body)
+    assert result.ok, result.reason
+    text = str(result.expr)
+    assert "split 8 (zip (as_vector 8 xs) (as_vector 8 ys))" in text and "as_vector 8 (" not in text, text
+    rng = np.random.default_rng(0)
+    inputs = (rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32))
+    rewritten = fl.infer(replace_at(typed, (0, 0), result.expr))
+    np.testing.assert_allclose(fl.interpret(rewritten, *inputs), fl.interpret(typed, *inputs), rtol=1e-4, atol=1e-5)
