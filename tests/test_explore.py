@@ -866,3 +866,13 @@ def test_a_candidate_uploads_its_real_size_inputs_once_per_worker(monkeypatch):
                            _Uploaded(real["kernel"], cache.uploads))
         assert outcome.status == "ok" and outcome.at_sizes
     assert uploaded.count(sizes["N"]) == 1, uploaded
+
+
+def test_a_candidates_timeout_is_a_share_of_the_budget():
+    """A synchronous search waits for its whole batch: one hanging candidate stalled a 130 s
+    H200 exploration for 110 s under the fixed 120 s timeout.  A quarter of the budget,
+    within [30, 120] s; 120 s without a budget."""
+    from dpia.explore.driver import candidate_timeout
+
+    assert candidate_timeout(130) == pytest.approx(32.5)
+    assert candidate_timeout(10) == 30.0 and candidate_timeout(600) == 120.0 and candidate_timeout(None) == 120.0

@@ -547,10 +547,25 @@ def _open_db(db):
     return TuningDB(db), True
 
 
+MAX_CANDIDATE_S = 120.0  # a candidate's compile, or its measurement, is abandoned after this at most
+MIN_CANDIDATE_S = 30.0
+
+
+def candidate_timeout(budget_s: float | None) -> float:
+    """Seconds a candidate may compile, and then measure, before it is abandoned: a quarter
+    of the budget, between MIN_CANDIDATE_S and MAX_CANDIDATE_S.  A synchronous search waits
+    for the whole batch, so one candidate that hangs stalls every worker until it is killed:
+    on the H200 a Hotspot candidate did for the last 110 s of a 130 s budget (64 tried,
+    against 666 for Jacobi 2D in the same call)."""
+    if budget_s is None:
+        return MAX_CANDIDATE_S
+    return min(MAX_CANDIDATE_S, max(MIN_CANDIDATE_S, budget_s / 4))
+
+
 def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, budget_s: float | None = None,
             max_candidates: int | None = None, search: str = "bayesian", seed: int = 0, workers: int | None = None,
             progress: Callable[[Candidate], None] | None = None, run_id: str | None = None,
-            skeletons=None, evaluator: Evaluator | None = None, timeout_s: float = 120.0,
+            skeletons=None, evaluator: Evaluator | None = None, timeout_s: float | None = None,
             baseline: str = "run", status: Callable[[Status], None] | None = None, executor=None) -> Exploration:
     """Explore lowerings of `program` at `sizes` on `device` (see the module docstring).
 
@@ -558,7 +573,7 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
     after this many seconds / evaluated candidates (None: until the space is exhausted).
     `search`: a name in dpia.search.SEARCHES.  `skeletons`: the skeletons to draw from
     (default: the space the rules generate, dpia.explore.stages.generate_skeletons).  `timeout_s`: per candidate, for compiling
-    and for measuring each.  `baseline`: the candidate measured first and quoted against,
+    and for measuring each (default `candidate_timeout(budget_s)`).  `baseline`: the candidate measured first and quoted against,
     "run" (what `dpia run` would use) or "default" (the default schedule).  `progress` is
     called with each finished candidate, `status` with a Status from the start and about
     once a second.  `executor`: where candidates are prepared and measured, None for this
@@ -572,6 +587,7 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
     output cannot be held are refused (InputsTooLargeError) before anything starts; fewer
     workers start when the host cannot hold a copy of them for each."""
     _check_budgets(budget_s, max_candidates)
+    timeout_s = candidate_timeout(budget_s) if timeout_s is None else timeout_s
     if search not in SEARCHES:
         raise ExploreError(f"unknown search {search!r}; known: {', '.join(SEARCHES)}")
     if baseline not in BASELINES:
@@ -681,5 +697,5 @@ def _wants_more(run: _Run, pool: _Pool) -> bool:
     return pool.can_dispatch()
 
 
-__all__ = ["BASELINES", "Exploration", "Status", "explore", "host_memory_bytes", "memory_problem", "program_bytes",
+__all__ = ["BASELINES", "Exploration", "Status", "candidate_timeout", "explore", "host_memory_bytes", "memory_problem", "program_bytes",
            "throughput_work", "write_exploration_plots"]
