@@ -11,6 +11,8 @@ from dpia import fuzz
 from dpia.explore.algorithmic import Heuristics
 from dpia.explore.space import DeviceLimits, Point, Space
 from dpia.programs import random_inputs
+from functional.derivation import derive
+from functional.errors import FunctionalError
 
 # the fuzzer's limits on a CPU device: any occupancy, the hard limits of PoCL
 LIMITS = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=1, private_values=256)
@@ -79,3 +81,79 @@ def test_a_split_of_a_length_over_a_size_variable_declares_the_fact_it_needs():
     space = Space.build(fl.infer(fl.parse(text)), {"N": 64}, LIMITS, heuristics=Heuristics(length=1))
     assert space.facts(Point(family, params)) == {"N": 32}
     _computes_the_program(text, {"N": 64}, family, params)
+
+
+# ------------------------------------------- stage 3 offers only values whose splits divide
+
+
+def _derives(space: Space, point: Point) -> bool:
+    """Whether the point derives as the explorer derives it (its facts, else the stronger ones)."""
+    for product in (False, True):
+        try:
+            derive(space.program_for(point, product), space.strategy(point))
+            return True
+        except FunctionalError:
+            pass
+    return False
+
+
+def _offered(text: str, sizes: dict, family: str) -> tuple[Space, list[dict]]:
+    """The space of the program (the fuzzer's sequences) and the slot values it offers for
+    `family`, each once whatever its launch shape; every one of them derives."""
+    space = Space.build(fl.infer(fl.parse(text)), sizes, LIMITS, heuristics=Heuristics(length=fuzz.SPACE_MOVES))
+    points = {tuple((k, v) for k, v in p.params if k != "launch"): p for p in space.by_family().get(family, ())}
+    assert points, f"the space offers no point of {family}"
+    for point in points.values():
+        assert _derives(space, point), str(point)
+    return space, [dict(key) for key in points]
+
+
+def test_a_split_of_the_chunks_an_earlier_slot_makes_divides_them_at_every_offered_point():
+    """Seeds 627 and 15043: reduce_split(n=s0) then split_join(n=s1) of the 64 / s0 chunks;
+    s1 was drawn from the divisors of the chunks at s0's trial value (4) with no relation
+    to s0, so s0 = 32, s1 = 4 was offered and failed ("4 does not divide the length 2").
+    Stage 1 now probes the length at other values of s0: 64 / s0 (probed_length)."""
+    text = "fun(xs: 64.i32) => reduce (+) i32(0) xs"
+    family = "reduce_split(n=s0)@root; split_join(n=s1)@1; lower_map_global(d=0)@1.1"
+    space, offered = _offered(text, {}, family)
+    assert all(64 % (p["s0"] * p["s1"]) == 0 for p in offered)
+    assert {"s0": 2, "s1": 8} in offered  # values the trial's 4 chunks did not have
+    _computes_the_program(text, {}, family, {"s0": 8, "s1": 4, "launch": 0})
+
+
+@pytest.mark.parametrize("family, bad", [
+    # seeds 266 and 136: a further tree stage over the 8 / s0 partial results of a tree,
+    # not offered at all before (no value divides the 1 partial result at s0's trial 8)
+    ("reduce_tree(block=s0, local=s1)@root; lower_map_global(d=0)@1; reduce_tree_stage(block=s2, local=s3)@root",
+     {"s0": 8, "s1": 2, "s2": 2, "s3": 2}),
+    # seeds 191 and 777: the tree's 8 / s0 partial results were read as its block over its
+    # local size and split (s0 / (s1 * s2) at the trial values, by coincidence), so s0 = 8,
+    # s3 = 2 was offered ("2 does not divide the length 1")
+    ("reduce_tree(block=s0, local=s1)@root; split_join(n=s2)@1.0.1.0.1.1; lower_map_global(d=0)@1; "
+     "reduce_tree_stage(block=s3, local=s4)@root", {"s0": 8, "s1": 2, "s2": 2, "s3": 2, "s4": 2}),
+])
+def test_a_further_tree_stage_splits_the_partial_results_the_first_tree_leaves(family, bad):
+    space, offered = _offered("fun(xs: 8.f32) => reduce (+) f32(0.0) xs", {}, family)
+    tree = "s2" if "s4" not in bad else "s3"
+    assert all((8 // p["s0"]) % p[tree] == 0 for p in offered)
+    assert bad not in offered
+
+
+def test_a_split_of_a_size_over_an_earlier_slot_divides_it_at_the_real_size():
+    """Seed 733: after reduce_vectorize_two_stage(n=s0) over 2M, split_join(n=s2) of the
+    2M / s0 chunks was related to w (M / 8 = 16 / s1 at the trial values) and offered at
+    M = 16, s0 = 32, where 2M / s0 = 1 ("2 does not divide the length M / 16")."""
+    text = "fun(M: nat{multiple_of=8}, xs: (2 * M).f32) => reduce (+) f32(0.0) xs"
+    family = "reduce_vectorize_two_stage(n=s0, w=s1)@root; split_join(n=s2)@1; lower_map_global(d=0)@1.1"
+    space, offered = _offered(text, {"M": 16}, family)
+    assert all(32 % (p["s0"] * p["s2"]) == 0 for p in offered)
+    assert not any(p["s0"] == 32 for p in offered)
+
+
+def test_a_split_of_an_affine_length_needs_a_value_the_facts_can_make_divide_it():
+    """Seed 1053: 34 N + 17 is 153 at N = 4, whose divisor 9 divides it at no N a point may
+    declare (a multiple of 4): the space offered split_join by 9 (and 51, 153)."""
+    text = "fun(N: nat{multiple_of=4}, xs: (34 * N + 17).f32) => map (fun(x) => x * f32(2.0)) xs"
+    space, offered = _offered(text, {"N": 4}, "split_join(n=s0)@root; lower_map_global(d=0)@1")
+    assert offered == [{"s0": 17}]
+
