@@ -157,3 +157,15 @@ def test_a_split_of_an_affine_length_needs_a_value_the_facts_can_make_divide_it(
     space, offered = _offered(text, {"N": 4}, "split_join(n=s0)@root; lower_map_global(d=0)@1")
     assert offered == [{"s0": 17}]
 
+
+def test_a_map_of_scatters_read_by_a_copy_is_stored_through_its_scatters():
+    """Seeds 236, 499 and 931: fission (and split_join) leave `map (scatter idx) xs`, a map
+    of write views, as data a copy reads (inside a concat); the storage walk looked no
+    further than a map's function that is not a lambda, so the translation met a scatter
+    it cannot read ("scatter is not lowered").  The store phase now stores such a map,
+    writing its data through the scatters."""
+    text = ("fun(xs: 4.8.f32, ys: 2.8.f32) => concat ys (map (fun(x) => scatter (fun(i, n) => n - i - 1) "
+            "(map (fun(y) => y + f32(1.0)) x)) xs)")
+    _computes_the_program(text, {}, "fission()@1; lower_map_global(d=0)@1.1", {"launch": 0})
+    _computes_the_program(text, {}, "split_join(n=s0)@1.0.1.0.1; fission()@1; lower_map_global(d=0)@1.1",
+                          {"s0": 2, "launch": 0})
