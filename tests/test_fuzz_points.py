@@ -169,3 +169,25 @@ def test_a_map_of_scatters_read_by_a_copy_is_stored_through_its_scatters():
     _computes_the_program(text, {}, "fission()@1; lower_map_global(d=0)@1.1", {"launch": 0})
     _computes_the_program(text, {}, "split_join(n=s0)@1.0.1.0.1; fission()@1; lower_map_global(d=0)@1.1",
                           {"s0": 2, "launch": 0})
+
+
+def test_a_2d_launch_through_views_needs_views_its_inner_items_write_through():
+    """Seed 771: global 1 over a map whose function is `reorder_stride 4 (join (map g ...))`
+    and global 0 over the inner map; reorder_stride can be read but not written through, so
+    the completion copied the row and stored the inner map's result per item (`to_private`),
+    where each item holds only the elements it wrote ("map_global writes a private
+    temporary").  The scheme now needs write views (join, transpose, split, ...)."""
+    from dpia.explore.mapping import schemes
+    from dpia.explore.space import Shape
+
+    inner = "map (fun(c) => map (fun(x) => x * f32(2.0)) c) (split 8 r)"
+    two_d = "lower_map_global(d=1)@root; lower_map_global(d=0)@0.1.0.1"
+
+    def global_1(text: str) -> list[str]:
+        body = Shape.of(fl.infer(fl.parse(text))).body
+        return ["; ".join(map(str, s)) for s in schemes(body, ()) if any(st.fixed == (("d", 1),) for st in s)]
+
+    assert global_1(f"fun(xs: 4.16.f32) => map (fun(r) => reorder_stride 4 (join ({inner}))) xs") == []
+    written = f"fun(xs: 4.16.f32) => map (fun(r) => join ({inner})) xs"
+    assert global_1(written) == [two_d]
+    _computes_the_program(written, {}, two_d, {"launch": 0})

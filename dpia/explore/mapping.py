@@ -74,6 +74,7 @@ from functional.primitives import (
     MAPS,
     PARALLEL_MAPS,
     REDUCTIONS,
+    WRITE_VIEWS,
     has_computation,
     is_view_fn,
 )
@@ -231,18 +232,26 @@ def _global(paths: list[tuple], dims: tuple[int, ...]) -> tuple[Step, ...]:
 def _through_views(e: Expr, path: tuple) -> tuple | None:
     """The path of the computing map the node at `path` is, under layout views only
     (`map join (transpose (map g ys))`: every element of its result is one of the map's),
-    with data that only views (ys computes nothing), else None: an item computing more than
-    the map would read other items' results, and what the data computes would be computed
-    by every item of the inner dimension into one temporary per outer item (a race)."""
+    each a view the map's items can write through (`join`, not `reorder_stride`), with
+    data that only views (ys computes nothing), else None: an item computing more than the
+    map, or reading its result through a view (a copy), would read other items' results
+    from a temporary of its own (seed 771: `to_private` of a parallel map's result), and
+    what the data computes would be computed by every item of the inner dimension into one
+    temporary per outer item (a race)."""
     node = at_path(e, path)
     while True:
         if computing_map(node):
             return None if has_computation(spine(node)[1][1]) else path
         head, args = spine(node)
         if not (isinstance(head, Prim) and args) or not (
-                head.name in LAYOUT or (head.name == "map" and len(args) == 2 and is_view_fn(args[0]))):
+                head.name in WRITE_VIEWS or (head.name == "map" and len(args) == 2 and _written_through(args[0]))):
             return None
         path, node = path + arg_path(len(args), len(args) - 1), args[-1]
+
+
+def _written_through(f: Expr) -> bool:
+    """`f` moves data through views that can all be written through (`join`, `map transpose`)."""
+    return is_view_fn(f) and all(x.name in WRITE_VIEWS for x in walk(f) if isinstance(x, Prim) and x.name in LAYOUT)
 
 
 def schemes(e: Expr, path: tuple) -> list[tuple[Step, ...]]:
