@@ -37,7 +37,7 @@ from __future__ import annotations
 import attrs
 
 from .expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, trivial, walk
-from .primitives import (LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
+from .primitives import (LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
                          WRITE_VIEWS, is_view_fn)
 from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, nat_vars
 
@@ -322,7 +322,7 @@ class _Walk:
 def _write_only(f: Expr) -> bool:
     """`f` is a layout function (`scatter idx`, `map (scatter idx)`) with a primitive the
     translation can write through but not read (no read view)."""
-    return any(isinstance(x, Prim) and x.name in LAYOUT and x.name not in READ_VIEWS for x in walk(f))
+    return any(isinstance(x, Prim) and x.name in WRITE_VIEWS and x.name not in READ_VIEWS for x in walk(f))
 
 
 def _arity(head: Prim) -> int:

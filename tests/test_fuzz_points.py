@@ -171,6 +171,26 @@ def test_a_map_of_scatters_read_by_a_copy_is_stored_through_its_scatters():
                           {"s0": 2, "launch": 0})
 
 
+def test_a_map_of_readable_views_read_by_a_copy_is_not_stored():
+    """Seed 17083: `map fst` read by a copy has a read translation (fst is no write view):
+    storing it, as a map of scatters is, left the same need after every store (the store
+    phase looped)."""
+    from dpia.explore.space import Shape
+    from functional.storage import first_need
+
+    def need(text: str):
+        found = first_need(Shape.of(fl.infer(fl.parse(text))).body)
+        return found and found.why
+
+    assert need("fun(xs: 8.f32, ys: 8.f32, zs: 8.f32) => map_global 0 (fun(x) => x) "
+                "(concat zs (map fst (zip xs ys)))") is None
+    assert need("fun(xs: 4.8.f32, ys: 2.8.f32) => map_global 1 (fun(r) => map_global 0 (fun(x) => x) r) "
+                "(concat ys (map (scatter (fun(i, n) => n - i - 1)) xs))") == "a map of scatters is read"
+    _computes_the_program("fun(xs: 4099.i32, ys: 1.f32) => join (map (fun(x) => fst (unzip (zip x ys))) "
+                          "(split 1 (gather (fun(i, n) => ((i + 5) % n)) xs)))", {},
+                          "fission()@1; split_join(n=s0)@1", {"s0": 4099, "launch": 0})
+
+
 def test_a_2d_launch_through_views_needs_views_its_inner_items_write_through():
     """Seed 771: global 1 over a map whose function is `reorder_stride 4 (join (map g ...))`
     and global 0 over the inner map; reorder_stride can be read but not written through, so
