@@ -139,6 +139,17 @@ def test_a_further_tree_stage_splits_the_partial_results_the_first_tree_leaves(f
     assert bad not in offered
 
 
+def test_a_constant_of_the_program_equal_to_a_ratio_of_trial_values_is_no_slots_value():
+    """Seed 17123: split_join(n=s2) of a map over 2 rows after reduce_vectorize_two_stage(n=s0,
+    w=s1) inside it; 2 = 16 / 8, the trial values of s0 and s1, so s2 was read as nested in
+    s0 over s1 and offered 16 (at s0 = 32, s1 = 2).  The probe finds no slot changes the
+    length (program_constant): s2 splits the 2 rows only."""
+    text = "fun(xs: 32.f32) => map (fun(r) => reduce min f32(inf) r) (generate 2 (fun(i) => xs))"
+    family = "reduce_vectorize_two_stage(n=s0, w=s1)@0.1.0; split_join(n=s2)@root; lower_map_global(d=0)@1"
+    space, offered = _offered(text, {}, family)
+    assert {p["s2"] for p in offered} == {2}
+
+
 def test_a_split_of_a_size_over_an_earlier_slot_divides_it_at_the_real_size():
     """Seed 733: after reduce_vectorize_two_stage(n=s0) over 2M, split_join(n=s2) of the
     2M / s0 chunks was related to w (M / 8 = 16 / s1 at the trial values) and offered at

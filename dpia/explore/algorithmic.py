@@ -358,7 +358,9 @@ def _length_slot(target: Nat, sizes: Mapping[str, int], slots: Mapping[str, Slot
     names = tuple(sorted(v.name for v in target.vars)) if hasattr(target, "vars") else ()
     # how the length changes with earlier slots' values decides which readings of the trial values hold
     probed = probed_length(length_at, length, slots) if length_at is not None and slots else None
-    parent, quotient = _readings(length, names, slots, probed)
+    # a constant of the program equal to a trial value (2 = 16 / 8) is no slot's value
+    constant = probed is None and length_at is not None and bool(slots) and program_constant(length_at, length, slots)
+    parent, quotient = _readings(length, names, slots, probed) if not constant else (None, ())
     if parent is not None or quotient:
         # a length that is an earlier slot's value (that slot's divisors), or one slot's value
         # over others' (nested in it); where both explain it (a tile's 8 and a tree's 32 / 4),
@@ -379,7 +381,7 @@ def _length_slot(target: Nat, sizes: Mapping[str, int], slots: Mapping[str, Slot
         strongest = at_real_multiples(target, sizes)
         values = tuple(v for v in values if divides(v, strongest))
     # a size over slots' values (N / s0) read from the trial values
-    within = _quotient_of(target, sizes, length, slots)
+    within = _quotient_of(target, sizes, length, slots) if not constant else None
     return Slot(values, _trial(values, used), None, names, within, scale=size_scale(target)) if values else None
 
 
@@ -462,6 +464,31 @@ def probed_length(length_at: Callable[[Mapping[str, int]], int | None], length: 
     ratio of the lengths is a power of the ratio of its values; the product of those powers,
     checked once with all of them moved together.  None where the length depends on no slot
     (a constant of the program) or is not such a product, or a probe does not derive."""
+    found = _slot_powers(length_at, length, slots)
+    if not found or not found[0]:
+        return None
+    powers, moved = found
+    trials = {name: slot.trial for name, slot in slots.items()}
+    result = SlotLength(Fraction(length) / SlotLength(1, powers).at(trials), powers)
+    together = {**trials, **moved}
+    if len(moved) > 1 and constraints(slots).valid(together) and length_at(together) != result.at(together):
+        return None  # not a product of powers: its slots interact
+    return result
+
+
+def program_constant(length_at: Callable[[Mapping[str, int]], int | None], length: int,
+                     slots: Mapping[str, Slot]) -> bool:
+    """Whether the length stays the same whichever slot moves (probed as probed_length does):
+    a constant of the program, which no slot's value explains however equal the trial values."""
+    found = _slot_powers(length_at, length, slots)
+    return found is not None and not found[0]
+
+
+def _slot_powers(length_at: Callable[[Mapping[str, int]], int | None], length: int,
+                 slots: Mapping[str, Slot]) -> tuple[list[tuple[str, int]], dict[str, int]] | None:
+    """(slot, power) for each slot whose move alone changes the length by a power of the ratio
+    of its values, and the value each was moved to; None where a probe does not derive or
+    is no such power."""
     trials = {name: slot.trial for name, slot in slots.items()}
     relations = constraints(slots)
     powers, moved = [], {}
@@ -482,13 +509,7 @@ def probed_length(length_at: Callable[[Mapping[str, int]], int | None], length: 
         if power:
             powers.append((name, power))
             moved[name] = other
-    if not powers:
-        return None
-    found = SlotLength(Fraction(length) / SlotLength(1, powers).at(trials), powers)
-    together = {**trials, **moved}
-    if len(moved) > 1 and relations.valid(together) and length_at(together) != found.at(together):
-        return None  # not a product of powers: its slots interact
-    return found
+    return powers, moved
 
 
 def probed_values(length: SlotLength, slots: Mapping[str, Slot], powers_of_two: bool = False) -> tuple[int, ...]:
@@ -745,4 +766,4 @@ def _apply(move: Move, node: Expr, trials: dict) -> Expr | None:
 __all__ = ["ANYWHERE", "EXCLUSIONS", "INSIDE", "OVERLAPPING", "SPLIT_KINDS", "Exclusion", "Heuristics", "Probe", "Slot",
            "Variant", "acceptable", "add_mul_distance", "algorithmic_variants", "apply_steps", "at_real_multiples",
            "constraints", "divisor_values", "excluded_by", "map_depth", "node_probe", "out_of_order", "positions",
-           "probed_length", "probed_values", "replay", "resplits", "split_kind", "trial_slots"]
+           "probed_length", "probed_values", "program_constant", "replay", "resplits", "split_kind", "trial_slots"]
