@@ -262,6 +262,10 @@ class _Walk:
                 if need:
                     return need
             f = args[0]
+            if name == "map" and not isinstance(f, Lambda) and is_view_fn(f) and _write_only(f):
+                # `map (scatter idx) xs` has no read translation (scatter is a write view): stored,
+                # its data written through the scatters
+                return Need(path, store_rule(ctx, e.t, self.step_sizes), "a map of scatters is read")
             body = f.body if isinstance(f, Lambda) else None
             if body is not None and not _pure(body):
                 return Need(path, _lowering_of(name, ctx), f"{name}'s function loops or allocates")
@@ -313,6 +317,12 @@ class _Walk:
         return (self.con(xs, path + arg_path(3, 2), ctx)
                 or self.acc(z, path + arg_path(3, 1), ctx, space)
                 or self._body(f, path + arg_path(3, 0), step, space, 2))
+
+
+def _write_only(f: Expr) -> bool:
+    """`f` is a layout function (`scatter idx`, `map (scatter idx)`) with a primitive the
+    translation can write through but not read (no read view)."""
+    return any(isinstance(x, Prim) and x.name in WRITE_VIEWS and x.name not in READ_VIEWS for x in walk(f))
 
 
 def _arity(head: Prim) -> int:

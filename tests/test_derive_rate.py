@@ -12,7 +12,7 @@ from pathlib import Path
 import functional as fl
 from dpia.explore.algorithmic import Heuristics, algorithmic_variants
 from dpia.explore.mapping import loop_schemes
-from dpia.explore.space import DeviceLimits, Space
+from dpia.explore.space import DeviceLimits, SlotLength, Space
 from dpia.explore.stages import prepared_body
 from functional.derivation import derive
 from functional.errors import FunctionalError
@@ -75,11 +75,11 @@ def test_a_split_of_a_vectors_lanes_in_blocks_is_nested_in_the_vector_width():
 def test_a_length_of_sizes_equal_to_a_trial_value_is_not_that_slot():
     """mm at K = 32: reduce_vectorize over the K / block partial results of a tree; K / 8 = 4
     at the trial values equals the tree's local size's trial, but the width splits K over
-    the block (within: K's value and the block), not the local size."""
+    the block (probed: K's value over the block's), not the local size."""
     sizes = {"M": 32, "N": 32, "K": 32}
     text = "split_join(n=s0)@0.1.0.0.1.0.1; reduce_tree(block=s1, local=s2)@0.1.0.0.1.0; reduce_vectorize(w=s3)@0.1.0.0.1.0"
     slot = _variant(MM, sizes, text).slots["s3"]
-    assert slot.divides is None and slot.within == (32, ("s1",)), slot
+    assert slot.divides is None and slot.length == SlotLength(32, (("s1", -1),)), slot
 
 
 def test_a_tree_stage_is_no_scheme_where_the_rules_refuse_the_reduction():

@@ -11,6 +11,8 @@ from dpia import fuzz
 from dpia.explore.algorithmic import Heuristics
 from dpia.explore.space import DeviceLimits, Point, Space
 from dpia.programs import random_inputs
+from functional.derivation import derive
+from functional.errors import FunctionalError
 
 # the fuzzer's limits on a CPU device: any occupancy, the hard limits of PoCL
 LIMITS = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=1, private_values=256)
@@ -79,3 +81,144 @@ def test_a_split_of_a_length_over_a_size_variable_declares_the_fact_it_needs():
     space = Space.build(fl.infer(fl.parse(text)), {"N": 64}, LIMITS, heuristics=Heuristics(length=1))
     assert space.facts(Point(family, params)) == {"N": 32}
     _computes_the_program(text, {"N": 64}, family, params)
+
+
+# ------------------------------------------- stage 3 offers only values whose splits divide
+
+
+def _derives(space: Space, point: Point) -> bool:
+    """Whether the point derives as the explorer derives it (its facts, else the stronger ones)."""
+    for product in (False, True):
+        try:
+            derive(space.program_for(point, product), space.strategy(point))
+            return True
+        except FunctionalError:
+            pass
+    return False
+
+
+def _offered(text: str, sizes: dict, family: str) -> tuple[Space, list[dict]]:
+    """The space of the program (the fuzzer's sequences) and the slot values it offers for
+    `family`, each once whatever its launch shape; every one of them derives."""
+    space = Space.build(fl.infer(fl.parse(text)), sizes, LIMITS, heuristics=Heuristics(length=fuzz.SPACE_MOVES))
+    points = {tuple((k, v) for k, v in p.params if k != "launch"): p for p in space.by_family().get(family, ())}
+    assert points, f"the space offers no point of {family}"
+    for point in points.values():
+        assert _derives(space, point), str(point)
+    return space, [dict(key) for key in points]
+
+
+def test_a_split_of_the_chunks_an_earlier_slot_makes_divides_them_at_every_offered_point():
+    """Seeds 627 and 15043: reduce_split(n=s0) then split_join(n=s1) of the 64 / s0 chunks;
+    s1 was drawn from the divisors of the chunks at s0's trial value (4) with no relation
+    to s0, so s0 = 32, s1 = 4 was offered and failed ("4 does not divide the length 2").
+    Stage 1 now probes the length at other values of s0: 64 / s0 (probed_length)."""
+    text = "fun(xs: 64.i32) => reduce (+) i32(0) xs"
+    family = "reduce_split(n=s0)@root; split_join(n=s1)@1; lower_map_global(d=0)@1.1"
+    space, offered = _offered(text, {}, family)
+    assert all(64 % (p["s0"] * p["s1"]) == 0 for p in offered)
+    assert {"s0": 2, "s1": 8} in offered  # values the trial's 4 chunks did not have
+    _computes_the_program(text, {}, family, {"s0": 8, "s1": 4, "launch": 0})
+
+
+@pytest.mark.parametrize("family, bad", [
+    # seeds 266 and 136: a further tree stage over the 8 / s0 partial results of a tree,
+    # not offered at all before (no value divides the 1 partial result at s0's trial 8)
+    ("reduce_tree(block=s0, local=s1)@root; lower_map_global(d=0)@1; reduce_tree_stage(block=s2, local=s3)@root",
+     {"s0": 8, "s1": 2, "s2": 2, "s3": 2}),
+    # seeds 191 and 777: the tree's 8 / s0 partial results were read as its block over its
+    # local size and split (s0 / (s1 * s2) at the trial values, by coincidence), so s0 = 8,
+    # s3 = 2 was offered ("2 does not divide the length 1")
+    ("reduce_tree(block=s0, local=s1)@root; split_join(n=s2)@1.0.1.0.1.1; lower_map_global(d=0)@1; "
+     "reduce_tree_stage(block=s3, local=s4)@root", {"s0": 8, "s1": 2, "s2": 2, "s3": 2, "s4": 2}),
+])
+def test_a_further_tree_stage_splits_the_partial_results_the_first_tree_leaves(family, bad):
+    space, offered = _offered("fun(xs: 8.f32) => reduce (+) f32(0.0) xs", {}, family)
+    tree = "s2" if "s4" not in bad else "s3"
+    assert all((8 // p["s0"]) % p[tree] == 0 for p in offered)
+    assert bad not in offered
+
+
+def test_a_constant_of_the_program_equal_to_a_ratio_of_trial_values_is_no_slots_value():
+    """Seed 17123: split_join(n=s2) of a map over 2 rows after reduce_vectorize_two_stage(n=s0,
+    w=s1) inside it; 2 = 16 / 8, the trial values of s0 and s1, so s2 was read as nested in
+    s0 over s1 and offered 16 (at s0 = 32, s1 = 2).  The probe finds no slot changes the
+    length (program_constant): s2 splits the 2 rows only."""
+    text = "fun(xs: 32.f32) => map (fun(r) => reduce min f32(inf) r) (generate 2 (fun(i) => xs))"
+    family = "reduce_vectorize_two_stage(n=s0, w=s1)@0.1.0; split_join(n=s2)@root; lower_map_global(d=0)@1"
+    space, offered = _offered(text, {}, family)
+    assert {p["s2"] for p in offered} == {2}
+
+
+def test_a_split_of_a_size_over_an_earlier_slot_divides_it_at_the_real_size():
+    """Seed 733: after reduce_vectorize_two_stage(n=s0) over 2M, split_join(n=s2) of the
+    2M / s0 chunks was related to w (M / 8 = 16 / s1 at the trial values) and offered at
+    M = 16, s0 = 32, where 2M / s0 = 1 ("2 does not divide the length M / 16")."""
+    text = "fun(M: nat{multiple_of=8}, xs: (2 * M).f32) => reduce (+) f32(0.0) xs"
+    family = "reduce_vectorize_two_stage(n=s0, w=s1)@root; split_join(n=s2)@1; lower_map_global(d=0)@1.1"
+    space, offered = _offered(text, {"M": 16}, family)
+    assert all(32 % (p["s0"] * p["s2"]) == 0 for p in offered)
+    assert not any(p["s0"] == 32 for p in offered)
+
+
+def test_a_split_of_an_affine_length_needs_a_value_the_facts_can_make_divide_it():
+    """Seed 1053: 34 N + 17 is 153 at N = 4, whose divisor 9 divides it at no N a point may
+    declare (a multiple of 4): the space offered split_join by 9 (and 51, 153)."""
+    text = "fun(N: nat{multiple_of=4}, xs: (34 * N + 17).f32) => map (fun(x) => x * f32(2.0)) xs"
+    space, offered = _offered(text, {"N": 4}, "split_join(n=s0)@root; lower_map_global(d=0)@1")
+    assert offered == [{"s0": 17}]
+
+
+def test_a_map_of_scatters_read_by_a_copy_is_stored_through_its_scatters():
+    """Seeds 236, 499 and 931: fission (and split_join) leave `map (scatter idx) xs`, a map
+    of write views, as data a copy reads (inside a concat); the storage walk looked no
+    further than a map's function that is not a lambda, so the translation met a scatter
+    it cannot read ("scatter is not lowered").  The store phase now stores such a map,
+    writing its data through the scatters."""
+    text = ("fun(xs: 4.8.f32, ys: 2.8.f32) => concat ys (map (fun(x) => scatter (fun(i, n) => n - i - 1) "
+            "(map (fun(y) => y + f32(1.0)) x)) xs)")
+    _computes_the_program(text, {}, "fission()@1; lower_map_global(d=0)@1.1", {"launch": 0})
+    _computes_the_program(text, {}, "split_join(n=s0)@1.0.1.0.1; fission()@1; lower_map_global(d=0)@1.1",
+                          {"s0": 2, "launch": 0})
+
+
+def test_a_map_of_readable_views_read_by_a_copy_is_not_stored():
+    """Seed 17083: `map fst` read by a copy has a read translation (fst is no write view):
+    storing it, as a map of scatters is, left the same need after every store (the store
+    phase looped)."""
+    from dpia.explore.space import Shape
+    from functional.storage import first_need
+
+    def need(text: str):
+        found = first_need(Shape.of(fl.infer(fl.parse(text))).body)
+        return found and found.why
+
+    assert need("fun(xs: 8.f32, ys: 8.f32, zs: 8.f32) => map_global 0 (fun(x) => x) "
+                "(concat zs (map fst (zip xs ys)))") is None
+    assert need("fun(xs: 4.8.f32, ys: 2.8.f32) => map_global 1 (fun(r) => map_global 0 (fun(x) => x) r) "
+                "(concat ys (map (scatter (fun(i, n) => n - i - 1)) xs))") == "a map of scatters is read"
+    _computes_the_program("fun(xs: 4099.i32, ys: 1.f32) => join (map (fun(x) => fst (unzip (zip x ys))) "
+                          "(split 1 (gather (fun(i, n) => ((i + 5) % n)) xs)))", {},
+                          "fission()@1; split_join(n=s0)@1", {"s0": 4099, "launch": 0})
+
+
+def test_a_2d_launch_through_views_needs_views_its_inner_items_write_through():
+    """Seed 771: global 1 over a map whose function is `reorder_stride 4 (join (map g ...))`
+    and global 0 over the inner map; reorder_stride can be read but not written through, so
+    the completion copied the row and stored the inner map's result per item (`to_private`),
+    where each item holds only the elements it wrote ("map_global writes a private
+    temporary").  The scheme now needs write views (join, transpose, split, ...)."""
+    from dpia.explore.mapping import schemes
+    from dpia.explore.space import Shape
+
+    inner = "map (fun(c) => map (fun(x) => x * f32(2.0)) c) (split 8 r)"
+    two_d = "lower_map_global(d=1)@root; lower_map_global(d=0)@0.1.0.1"
+
+    def global_1(text: str) -> list[str]:
+        body = Shape.of(fl.infer(fl.parse(text))).body
+        return ["; ".join(map(str, s)) for s in schemes(body, ()) if any(st.fixed == (("d", 1),) for st in s)]
+
+    assert global_1(f"fun(xs: 4.16.f32) => map (fun(r) => reorder_stride 4 (join ({inner}))) xs") == []
+    written = f"fun(xs: 4.16.f32) => map (fun(r) => join ({inner})) xs"
+    assert global_1(written) == [two_d]
+    _computes_the_program(written, {}, two_d, {"launch": 0})

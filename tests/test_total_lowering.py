@@ -110,6 +110,9 @@ CASES = {
     "atax_inline": fl.fun([arr(24, 16), arr(16)], lambda a, x: fl.map(
         lambda col: _dot(col, fl.map(lambda r: _dot(r, x), a)), fl.transpose(a))),
     "normalise_inline": fl.fun([arr(300)], lambda xs: fl.map(lambda x: x / fl.reduce(fl.add, 0.0, xs), xs)),
+    # a map of scatters (write views only) read by a copy: stored, written through the scatters
+    "concat_of_a_map_of_scatters": fl.parse("fun(xs: 4.8.f32, ys: 2.8.f32) => concat ys "
+                                            "(map (scatter (fun(i, n) => n - i - 1)) xs)"),
     "row_sums_of_a_matrix_by_a_host_reduction": fl.fun([arr(50, 7)], lambda xss: fl.reduce(
         lambda acc, row: fl.map(lambda p: fl.fst(p) + fl.snd(p), fl.zip(acc, row)),
         fl.generate(7, lambda i: 0.0), xss)),

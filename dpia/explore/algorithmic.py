@@ -6,15 +6,22 @@ the prepared high-level program at every position where they apply, in sequences
 
 Each move is tried at every node with trial values for its parameters (`trial_slots`): a
 value from the divisors of the length the parameter splits, evaluated at the real sizes
-(stage 3 later draws the others).  A parameter whose length is another slot's trial value
-(a register block inside a tile) is recorded as dividing that slot; one whose constant length
-is a slot's value over others' (the blocks of a vector's lanes: w / block) as nested in it
-(`Slot.within_slot`), and one whose length is a size over slots' values (N / block) as
-nested in the size (`Slot.within`).  A constant length none of these readings explains (a
-copied tile's s2 x s1 elements) is probed where the caller can re-derive the node at other
-slot values (`trial_slots`' probe): how it changes with each slot gives it as a product of
-powers of their values (`probed_length`, a SlotLength).  A point is valid only where the
-products divide, so stage 3 draws no point whose split the rules refuse.
+(stage 3 later draws the others).  The length is probed first: the variant is re-derived at
+other values of the earlier slots (`replay`, once per values; stage 2 likewise for its
+loop schemes and layouts), and how the length changes with each slot gives it as a product
+of powers of their values (`probed_length`, a SlotLength: the 64 / s0 chunks of a
+reduce_split, the 8 / s0 partial results of a tree, the 2M / s0 chunks at the real M).  The
+trial values' readings hold only where the probe agrees with them (trial values can be
+equal by coincidence): a parameter whose length is another slot's trial value (a register
+block inside a tile) is recorded as dividing that slot, one whose constant length is a
+slot's value over others' (the blocks of a vector's lanes: w / block) as nested in it
+(`Slot.within_slot`); any other probed length is the slot's `length`, its values the
+divisors of that length at any of the slots' values (`probed_values`).  Unprobed, a length
+that is a size over slots' values (N / block) is nested in the size (`Slot.within`), and a
+length of sizes keeps only the values that divide it with every size a multiple of its real
+value, the strongest fact a point declares (`at_real_multiples`: 9 never divides 34N + 17).
+A point is valid only where the products divide, so stage 3 draws no point whose split the
+rules refuse.
 
 Lift's heuristics bound the sequences (dpia.explore.algorithmic.Heuristics):
 
@@ -44,13 +51,13 @@ import attrs
 
 from functional.errors import FunctionalError
 from functional.expr import Expr, Prim, spine
-from functional.nat import Nat, NatError, Var, evaluate
+from functional.nat import Nat, NatError, Var, divides, evaluate, substitute
 from functional.primitives import MAPS, REDUCTIONS
 from functional.rules.core import free_identifier_types
-from functional.strategies import children, replace_at
+from functional.strategies import at_path, children, replace_at
 
-from .moves import ALGORITHMIC_MOVES, Move
-from .space import Skeleton, SlotLength, Step
+from .moves import ALGORITHMIC_MOVES, MOVES, Move
+from .space import Skeleton, SlotLength, Step, at
 
 TRIAL = 16  # trial values are the divisors nearest this (in log scale), distinct across slots where possible
 MAX_VALUES = 16  # candidate values per slot
@@ -311,7 +318,7 @@ def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping
     """{parameter: (slot name, Slot)} for the move at `node`, or None when a parameter has no
     candidate value (its length has no divisor, or is not known at these sizes).  `probe`,
     where given, derives the node at other values of the earlier slots (`slots`), so that a
-    constant length no trial value explains is related to the values it depends on."""
+    length is related to the values it depends on (_length_slot)."""
     try:
         lengths = move.lengths(node) if move.lengths else {}
     except (AttributeError, IndexError, TypeError):
@@ -330,38 +337,106 @@ def trial_slots(move: Move, node: Expr, sizes: Mapping[str, int], slots: Mapping
         elif target is None:
             return None
         else:
-            try:
-                length = int(evaluate(target, sizes))
-            except (NatError, TypeError, ValueError):
-                return None
-            names = tuple(sorted(v.name for v in target.vars)) if hasattr(target, "vars") else ()
-            # a constant length equal to an earlier slot's trial value is that slot's value; a
-            # length of size variables that evaluates to one is not (K / 8 = 4 at K = 32 is
-            # not a slot of trial 4: _quotient_of relates it to the 8)
-            parent = None if names else next((n for n, s in slots.items() if s.trial == length), None)
-            quotient = () if names else _slot_quotient(length, slots)
-            if parent is not None or quotient:
-                # a length that is an earlier slot's value (that slot's divisors), or one slot's
-                # value over others' (nested in it); where both explain it (a tile's 8 and a
-                # tree's 32 / 4), both constraints hold, so neither reading derives a failure
-                base = parent if parent is not None else quotient[0][0]
-                values = _only(divisor_values(max(slots[base].values), pow2), allowed)
-                inherited = tuple(sorted(set(names) | set(slots[base].sizes) |
-                                         {v for whole, _ in quotient for v in slots[whole].sizes}))
-                slot = Slot(values, _trial(values, used, length), parent, inherited,
-                            within_slot=quotient) if values else None
-            else:
-                values = _only(divisor_values(length, pow2), allowed)
-                within = _quotient_of(target, sizes, length, slots)
-                of_slots = probed_length(_length_at(move, param, sizes, probe), length, slots) \
-                    if probe is not None and values and not names and slots else None
-                slot = Slot(values, _trial(values, used), None, names, within, length=of_slots,
-                            scale=size_scale(target)) if values else None
+            slot = _length_slot(target, sizes, slots, used, pow2, allowed,
+                                _length_at(move, param, sizes, probe) if probe is not None else None)
         if slot is None:
             return None
         used.add(slot.trial)
         out[param] = (name, slot)
     return out
+
+
+def _length_slot(target: Nat, sizes: Mapping[str, int], slots: Mapping[str, Slot], used: set[int], pow2: bool,
+                 allowed: tuple[int, ...] | None, length_at: Callable[[Mapping[str, int]], int | None] | None) -> Slot | None:
+    """The slot of a parameter splitting the length `target` (the module's docstring), None
+    where no value is a candidate; `length_at`: the length at other slot values, where the
+    node can be re-derived there."""
+    try:
+        length = int(evaluate(target, sizes))
+    except (NatError, TypeError, ValueError):
+        return None
+    names = tuple(sorted(v.name for v in target.vars)) if hasattr(target, "vars") else ()
+    # how the length changes with earlier slots' values decides which readings of the trial values hold
+    probed = probed_length(length_at, length, slots) if length_at is not None and slots else None
+    # a constant of the program equal to a trial value (2 = 16 / 8) is no slot's value
+    constant = probed is None and length_at is not None and bool(slots) and program_constant(length_at, length, slots)
+    parent, quotient = _readings(length, names, slots, probed) if not constant else (None, ())
+    if parent is not None or quotient:
+        # a length that is an earlier slot's value (that slot's divisors), or one slot's value
+        # over others' (nested in it); where both explain it (a tile's 8 and a tree's 32 / 4),
+        # both constraints hold, so neither reading derives a failure
+        base = parent if parent is not None else quotient[0][0]
+        values = _only(divisor_values(max(slots[base].values), pow2), allowed)
+        inherited = tuple(sorted(set(names) | set(slots[base].sizes) |
+                                 {v for whole, _ in quotient for v in slots[whole].sizes}))
+        return Slot(values, _trial(values, used, length), parent, inherited, within_slot=quotient) if values else None
+    if probed is not None:  # the divisors of the length at any of the slots' values
+        values = _only(probed_values(probed, slots, pow2), allowed)
+        if not values:
+            return None
+        trial = _trial([v for v in values if length % v == 0] or values, used)  # one the variant derives at
+        return Slot(values, trial, None, names, length=probed, scale=size_scale(target))
+    values = _only(divisor_values(length, pow2), allowed)
+    if names:  # a value no fact a point can declare makes divide the length never derives
+        strongest = at_real_multiples(target, sizes)
+        values = tuple(v for v in values if divides(v, strongest))
+    # a size over slots' values (N / s0) read from the trial values
+    within = _quotient_of(target, sizes, length, slots) if not constant else None
+    return Slot(values, _trial(values, used), None, names, within, scale=size_scale(target)) if values else None
+
+
+def at_real_multiples(length: Nat, sizes: Mapping[str, int]) -> Nat:
+    """`length` with each size variable declared a multiple of its real size: the strongest
+    fact a point can declare (point_facts: a divisor of the real size), so a value that
+    does not provably divide it there divides it at no point (9 and 34 * N + 17)."""
+
+    def stronger(atom):
+        if not isinstance(atom, Var) or atom.name not in sizes:
+            return None
+        return Nat.atom(attrs.evolve(atom, multiple_of=math.lcm(atom.multiple_of, int(sizes[atom.name]))))
+
+    return substitute(length, stronger)
+
+
+def apply_steps(e: Expr, steps: tuple[Step, ...], values: Mapping[str, int]) -> Expr | None:
+    """The steps' moves at their paths, slots at `values`; None where one does not apply."""
+    for step in steps:
+        params = dict(step.fixed) | {p: values[slot] for p, slot in step.slots}
+        result = at(step.path, MOVES[step.move].make(**params), str(step))(e)
+        if not result.ok:
+            return None
+        e = result.expr
+    return e
+
+
+def replay(body: Expr, steps: tuple[Step, ...]) -> Callable[[Mapping[str, int]], Expr | None]:
+    """`steps` on `body` at other slot values (None where one does not apply), each values
+    once: a variant's probes ask again and again for the same few values."""
+    memo: dict = {}
+
+    def at_values(values: Mapping[str, int]) -> Expr | None:
+        key = tuple(sorted(values.items()))
+        if key not in memo:
+            try:
+                memo[key] = apply_steps(body, steps, values)
+            except (FunctionalError, ValueError):  # a rule refusing the values (as _apply)
+                memo[key] = None
+        return memo[key]
+
+    return at_values
+
+
+def node_probe(replayed: Callable[[Mapping[str, int]], Expr | None], path: tuple) -> Probe:
+    """The node at `path` of what `replayed` derives at slot values (None where it is not there)."""
+
+    def node_at(values: Mapping[str, int]) -> Expr | None:
+        e = replayed(values)
+        try:
+            return at_path(e, path) if e is not None else None
+        except (IndexError, AttributeError):
+            return None
+
+    return node_at
 
 
 def _length_at(move: Move, param: str, sizes: Mapping[str, int], probe: Probe) -> Callable[[Mapping[str, int]], int | None]:
@@ -389,6 +464,31 @@ def probed_length(length_at: Callable[[Mapping[str, int]], int | None], length: 
     ratio of the lengths is a power of the ratio of its values; the product of those powers,
     checked once with all of them moved together.  None where the length depends on no slot
     (a constant of the program) or is not such a product, or a probe does not derive."""
+    found = _slot_powers(length_at, length, slots)
+    if not found or not found[0]:
+        return None
+    powers, moved = found
+    trials = {name: slot.trial for name, slot in slots.items()}
+    result = SlotLength(Fraction(length) / SlotLength(1, powers).at(trials), powers)
+    together = {**trials, **moved}
+    if len(moved) > 1 and constraints(slots).valid(together) and length_at(together) != result.at(together):
+        return None  # not a product of powers: its slots interact
+    return result
+
+
+def program_constant(length_at: Callable[[Mapping[str, int]], int | None], length: int,
+                     slots: Mapping[str, Slot]) -> bool:
+    """Whether the length stays the same whichever slot moves (probed as probed_length does):
+    a constant of the program, which no slot's value explains however equal the trial values."""
+    found = _slot_powers(length_at, length, slots)
+    return found is not None and not found[0]
+
+
+def _slot_powers(length_at: Callable[[Mapping[str, int]], int | None], length: int,
+                 slots: Mapping[str, Slot]) -> tuple[list[tuple[str, int]], dict[str, int]] | None:
+    """(slot, power) for each slot whose move alone changes the length by a power of the ratio
+    of its values, and the value each was moved to; None where a probe does not derive or
+    is no such power."""
     trials = {name: slot.trial for name, slot in slots.items()}
     relations = constraints(slots)
     powers, moved = [], {}
@@ -409,13 +509,51 @@ def probed_length(length_at: Callable[[Mapping[str, int]], int | None], length: 
         if power:
             powers.append((name, power))
             moved[name] = other
-    if not powers:
-        return None
-    found = SlotLength(Fraction(length) / SlotLength(1, powers).at(trials), powers)
-    together = {**trials, **moved}
-    if len(moved) > 1 and relations.valid(together) and length_at(together) != found.at(together):
-        return None  # not a product of powers: its slots interact
-    return found
+    return powers, moved
+
+
+def probed_values(length: SlotLength, slots: Mapping[str, Slot], powers_of_two: bool = False) -> tuple[int, ...]:
+    """Candidate values for a parameter splitting a length the slots' values determine: the
+    divisors of that length at every combination of those slots' values (a tree's 8 / s0
+    partial results are 4 at s0 = 2 and 1 at its trial 8), at most MAX_VALUES of them, powers
+    of two and those nearest TRIAL first.  Skeleton.valid keeps a point's value only where it
+    divides the length at the point's values."""
+    names = [n for n, _ in length.powers]
+    found: set[int] = set()
+    for combo in itertools.product(*(slots[n].values for n in names)):
+        at = length.at(dict(zip(names, combo)))
+        if at.denominator == 1:
+            found.update(divisor_values(int(at), powers_of_two))
+    rank = sorted(found, key=lambda v: (v & (v - 1) != 0, abs(v.bit_length() - TRIAL.bit_length()), v))
+    return tuple(sorted(rank[:MAX_VALUES]))
+
+
+def _readings(length: int, names: tuple[str, ...], slots: Mapping[str, Slot],
+              probed: SlotLength | None) -> tuple[str | None, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """(parent, quotient): the constant `length` read as an earlier slot's trial value, and as
+    one slot's value over others' (_slot_quotient).  Trial values can agree by coincidence
+    (a tree's 32 / 16 = 2 partial results read as its local 16 over its block 8), so where
+    probing found how the length changes with the slots (`probed`), only the readings that
+    change the same way hold.  A length of size variables is no slot's value (K / 8 = 4 at
+    K = 32 is not a slot of trial 4: _quotient_of relates it to the 8)."""
+    if names:
+        return None, ()
+    parent = next((n for n, s in slots.items() if s.trial == length), None)
+    quotient = _slot_quotient(length, slots)
+    if probed is None:
+        return parent, quotient
+    if parent is not None and _as_probed(((parent, 1),), slots) != probed:
+        parent = None
+    return parent, tuple((whole, inner) for whole, inner in quotient
+                         if _as_probed(((whole, 1), *((n, -1) for n in inner)), slots) == probed)
+
+
+def _as_probed(powers: tuple[tuple[str, int], ...], slots: Mapping[str, Slot]) -> SlotLength:
+    """The product of these powers of slots' values as probed_length finds it: a slot with
+    one value (never moved by a probe) a constant factor."""
+    fixed = tuple((n, p) for n, p in powers if len(slots[n].values) < 2)
+    scale = SlotLength(1, fixed).at({n: slots[n].trial for n, _ in fixed})
+    return SlotLength(scale, tuple((n, p) for n, p in powers if len(slots[n].values) >= 2))
 
 
 def _nested_in(name: str, whole: str, slots: Mapping[str, Slot], seen: frozenset = frozenset()) -> bool:
@@ -551,7 +689,7 @@ def algorithmic_variants(body: Expr, sizes: Mapping[str, int], heuristics: Heuri
     memo: dict = {}  # (move, trial values, node in its typed context) -> the move's result there
     for depth in range(1, heuristics.length + 1):
         budget = min(heuristics.budget(depth), heuristics.max_variants - len(out))
-        extensions = [_children(v, moves, sizes, heuristics, seen, memo) for v in frontier]
+        extensions = [_children(body, v, moves, sizes, heuristics, seen, memo) for v in frontier]
         grown: list[Variant] = []
         while extensions and len(grown) < budget:
             for gen in list(extensions):
@@ -567,16 +705,20 @@ def algorithmic_variants(body: Expr, sizes: Mapping[str, int], heuristics: Heuri
     return out
 
 
-def _children(variant: Variant, moves, sizes, heuristics: Heuristics, seen: set, memo: dict) -> Iterator[Variant]:
-    """The variant extended by one move, lazily (so a spent budget stops the work)."""
+def _children(body: Expr, variant: Variant, moves, sizes, heuristics: Heuristics, seen: set,
+              memo: dict) -> Iterator[Variant]:
+    """The variant extended by one move, lazily (so a spent budget stops the work); the
+    lengths its slots determine probed on the variant re-derived from `body`."""
     nodes = list(positions(variant.expr))
+    replayed = replay(body, variant.steps) if variant.steps else None
     for move in moves:
         if sum(s.move == move.name for s in variant.steps) >= heuristics.per_move:
             continue
         if move.name == "split_join" and map_depth(variant.expr) > heuristics.split_join_depth:
             continue
         for path, node in nodes:
-            child = _extend(variant, move, path, node, sizes, heuristics, seen, memo)
+            child = _extend(variant, move, path, node, sizes, heuristics, seen, memo,
+                            node_probe(replayed, path) if replayed is not None else None)
             if child is not None:
                 yield child
 
@@ -587,12 +729,12 @@ def _context_key(move: Move, node: Expr, trials: tuple) -> tuple:
 
 
 def _extend(variant: Variant, move: Move, path: tuple, node: Expr, sizes, heuristics: Heuristics, seen: set,
-            memo: dict) -> Variant | None:
+            memo: dict, probe: Probe | None = None) -> Variant | None:
     if node.t is None or not move.site(node):
         return None
     if (heuristics.commuting_once and out_of_order(variant, path)) or excluded_by(variant, move.name, path, heuristics):
         return None
-    slots = trial_slots(move, node, sizes, variant.slots, len(variant.slots))
+    slots = trial_slots(move, node, sizes, variant.slots, len(variant.slots), probe)
     if slots is None or resplits(variant, move.name, path, slots):
         return None
     trials = tuple((p, s.trial) for p, (_, s) in slots.items())
@@ -622,6 +764,6 @@ def _apply(move: Move, node: Expr, trials: dict) -> Expr | None:
 
 
 __all__ = ["ANYWHERE", "EXCLUSIONS", "INSIDE", "OVERLAPPING", "SPLIT_KINDS", "Exclusion", "Heuristics", "Probe", "Slot",
-           "Variant", "acceptable", "add_mul_distance", "algorithmic_variants", "constraints", "divisor_values",
-           "excluded_by", "map_depth", "out_of_order", "positions", "probed_length", "resplits", "split_kind",
-           "trial_slots"]
+           "Variant", "acceptable", "add_mul_distance", "algorithmic_variants", "apply_steps", "at_real_multiples",
+           "constraints", "divisor_values", "excluded_by", "map_depth", "node_probe", "out_of_order", "positions",
+           "probed_length", "probed_values", "program_constant", "replay", "resplits", "split_kind", "trial_slots"]

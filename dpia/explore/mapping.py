@@ -74,6 +74,7 @@ from functional.primitives import (
     MAPS,
     PARALLEL_MAPS,
     REDUCTIONS,
+    WRITE_VIEWS,
     has_computation,
     is_view_fn,
 )
@@ -82,7 +83,7 @@ from functional.storage import GROUP, HOST, ITEM, arg_path, function_context
 from functional.strategies import at_path, replace_at
 from functional.types import ArrayType
 
-from .algorithmic import Probe, positions, trial_slots
+from .algorithmic import Probe, apply_steps, positions, trial_slots
 from .moves import (
     MOVES,
     computing_map,
@@ -94,7 +95,7 @@ from .moves import (
     stored_locally,
     untiled,
 )
-from .space import Step, at
+from .space import Step
 
 MAX_MAPPINGS = 12  # mappings per variant
 MAX_LOOP_SCHEMES = 12  # loop schemes per mapping
@@ -231,18 +232,26 @@ def _global(paths: list[tuple], dims: tuple[int, ...]) -> tuple[Step, ...]:
 def _through_views(e: Expr, path: tuple) -> tuple | None:
     """The path of the computing map the node at `path` is, under layout views only
     (`map join (transpose (map g ys))`: every element of its result is one of the map's),
-    with data that only views (ys computes nothing), else None: an item computing more than
-    the map would read other items' results, and what the data computes would be computed
-    by every item of the inner dimension into one temporary per outer item (a race)."""
+    each a view the map's items can write through (`join`, not `reorder_stride`), with
+    data that only views (ys computes nothing), else None: an item computing more than the
+    map, or reading its result through a view (a copy), would read other items' results
+    from a temporary of its own (seed 771: `to_private` of a parallel map's result), and
+    what the data computes would be computed by every item of the inner dimension into one
+    temporary per outer item (a race)."""
     node = at_path(e, path)
     while True:
         if computing_map(node):
             return None if has_computation(spine(node)[1][1]) else path
         head, args = spine(node)
         if not (isinstance(head, Prim) and args) or not (
-                head.name in LAYOUT or (head.name == "map" and len(args) == 2 and is_view_fn(args[0]))):
+                head.name in WRITE_VIEWS or (head.name == "map" and len(args) == 2 and _written_through(args[0]))):
             return None
         path, node = path + arg_path(len(args), len(args) - 1), args[-1]
+
+
+def _written_through(f: Expr) -> bool:
+    """`f` moves data through views that can all be written through (`join`, `map transpose`)."""
+    return is_view_fn(f) and all(x.name in WRITE_VIEWS for x in walk(f) if isinstance(x, Prim) and x.name in LAYOUT)
 
 
 def schemes(e: Expr, path: tuple) -> list[tuple[Step, ...]]:
@@ -296,17 +305,6 @@ def host_reductions(e: Expr, path: tuple = ()) -> Iterator[tuple]:
     return (p for p, node in program_level(e, path) if saturated_reduce(node))
 
 
-def apply_steps(e: Expr, steps: tuple[Step, ...], values: Mapping[str, int]) -> Expr | None:
-    """The steps' moves at their paths, slots at `values`; None where one does not apply."""
-    for step in steps:
-        params = dict(step.fixed) | {p: values[slot] for p, slot in step.slots}
-        result = at(step.path, MOVES[step.move].make(**params), str(step))(e)
-        if not result.ok:
-            return None
-        e = result.expr
-    return e
-
-
 _RENAMES = {"lower_map_global": "map_global", "lower_map_workgroup": "map_workgroup", "lower_map_local": "map_local",
             "lower_map_seq": "map_seq", "lower_reduce_seq": "reduce_seq"}
 
@@ -334,15 +332,17 @@ def _default_splits(node: Expr) -> bool:
             and isinstance(args[2].t, ArrayType) and _more_stages(args[2].t.size, 0))
 
 
-def _reduction_options(e: Expr, path: tuple, sizes: Mapping[str, int], slots: Mapping) -> list[tuple]:
-    """(steps, new slots) for the program-level reduction at `path`, the default first."""
+def _reduction_options(e: Expr, path: tuple, sizes: Mapping[str, int], slots: Mapping,
+                       probe: Probe | None = None) -> list[tuple]:
+    """(steps, new slots) for the program-level reduction at `path`, the default first; a
+    further tree stage's lengths probed on `probe` (the reduction at other slot values)."""
     node = at_path(e, path)
     out: list[tuple] = [((), {})]
     if _default_splits(node):
         out.append(((Step("lower_reduce_seq", path),), {}))
     tree = MOVES["reduce_tree_stage"]
     if tree.site(node):
-        drawn = trial_slots(tree, node, sizes, slots, len(slots))
+        drawn = trial_slots(tree, node, sizes, slots, len(slots), probe)
         if drawn is not None:
             step = Step(tree.name, path, (), tuple((p, name) for p, (name, _) in drawn.items()))
             out.append(((step,), {name: slot for name, slot in drawn.values()}))
@@ -372,18 +372,18 @@ def _unroll_options(e: Expr, loops: list[tuple[tuple, str]] | None = None) -> tu
 
 
 def _accumulator_options(e: Expr, sizes: Mapping[str, int], slots: Mapping,
-                         loops: list[tuple[tuple, str]] | None = None) -> list[tuple]:
+                         loops: list[tuple[tuple, str]] | None = None, replay=None) -> list[tuple]:
     """(steps before unrolling, steps after, new slots) for the outermost reduction one
     work-item runs into a constant-shaped 2D accumulator: as the default lowering leaves it;
     vectorised (vectorize_accumulator, w a slot) and in registers; in registers.  `loops`:
-    _item_loops(e), when known."""
+    _item_loops(e), when known; `replay`: as loop_schemes'."""
     out: list[tuple] = [((), (), {})]
     found = next((p for p, rule in (_item_loops(e) if loops is None else loops) if rule == "lower_reduce_seq"
                   and MOVES["accumulator_registers"].site(at_path(e, p))), None)
     if found is None:
         return out
     vector = MOVES["vectorize_accumulator"]
-    drawn = trial_slots(vector, at_path(e, found), sizes, slots, len(slots))
+    drawn = trial_slots(vector, at_path(e, found), sizes, slots, len(slots), _probe(replay, (), found))
     if drawn is not None:
         step = Step(vector.name, found, (), tuple((p, name) for p, (name, _) in drawn.items()))
         out.append(((step,), (Step("accumulator_registers", found),), {n: s for n, s in drawn.values()}))
@@ -391,16 +391,18 @@ def _accumulator_options(e: Expr, sizes: Mapping[str, int], slots: Mapping,
     return out
 
 
-def _host_options(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tuple[tuple[Step, ...], dict]]:
+def _host_options(e: Expr, sizes: Mapping[str, int], slots: Mapping,
+                  replay=None) -> list[tuple[tuple[Step, ...], dict]]:
     """Every combination of the options of the program-level reductions (innermost first,
-    so the paths of the others stay valid; at most MAX_LOOP_SCHEMES), the default first."""
+    so the paths of the others stay valid; at most MAX_LOOP_SCHEMES), the default first;
+    `replay`: as loop_schemes'."""
     values = {name: slot.trial for name, slot in slots.items()}
     paths = list(reversed(list(host_reductions(e))))
     partial: list[tuple[Expr | None, tuple[Step, ...], dict]] = [(e, (), {})]
     for k, path in enumerate(paths):
         grown = []
         for expr, steps, new in partial:
-            for option, drawn in _reduction_options(expr, path, sizes, {**slots, **new}):
+            for option, drawn in _reduction_options(expr, path, sizes, {**slots, **new}, _probe(replay, steps, path)):
                 # the last reduction's result is not read again: not rewritten (each option's
                 # site test holds its rules' preconditions: reads_parallel_stage)
                 done = apply_steps(expr, option, values | {n: s.trial for n, s in drawn.items()}) \
@@ -411,17 +413,21 @@ def _host_options(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tup
     return [(steps, new) for _, steps, new in partial]
 
 
-def loop_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping) -> list[tuple[tuple[Step, ...], dict]]:
+def loop_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
+                 replay: Callable[[Mapping[str, int]], Expr | None] | None = None) -> list[tuple[tuple[Step, ...], dict]]:
     """(steps, new slots) of the loop schemes of a mapped variant (the module's docstring),
     the default first, at most MAX_LOOP_SCHEMES: the accumulator's options (one in registers
     with the maps over it unrolled: registers need constant indices), else no unrolling,
     the short reductions or the short maps unrolled; each with every combination of the
     program-level reductions' options (their paths are outside the code one item runs, so
-    what the item's loops become does not move them)."""
-    host = _host_options(e, sizes, slots)
+    what the item's loops become does not move them).  `replay`, where given, derives the
+    variant (`e` before its mapping, which moves no node) at other slot values: the lengths
+    of a further tree stage or a vectorised accumulator that earlier slots determine (the
+    partial results of a tree whose block is s0) are probed on it (trial_slots)."""
+    host = _host_options(e, sizes, slots, replay)
     loops = _item_loops(e)  # once for `e` (the options without a first step unroll `e` itself)
     out: list[tuple[tuple[Step, ...], dict]] = []
-    for before, after, acc_slots in _accumulator_options(e, sizes, slots, loops):
+    for before, after, acc_slots in _accumulator_options(e, sizes, slots, loops, replay):
         vectorised = apply_steps(e, before, {name: slot.trial for name, slot in {**slots, **acc_slots}.items()})
         if vectorised is None:
             continue

@@ -24,9 +24,9 @@ from functional.expr import Expr, Lambda, NatLambda
 from functional.infer import infer
 from functional.strategies import Strategy, seq
 
-from .algorithmic import Heuristics, algorithmic_variants
+from .algorithmic import Heuristics, algorithmic_variants, replay
 from .launch import LAUNCH, launch_values, offered
-from .mapping import apply_steps, loop_schemes, mappings, nest_depth, relabelled, tile_schemes
+from .mapping import loop_schemes, mappings, nest_depth, relabelled, tile_schemes
 from .moves import ALGORITHMIC_MOVES, Move
 from .space import Skeleton, with_size_facts
 
@@ -69,11 +69,16 @@ def _normal(e: Expr) -> Expr:
 
 def _replay(body: Expr, steps) -> Callable[[Mapping[str, int]], Expr | None]:
     """Stage 1's steps on the prepared body at other slot values, in the normal form between
-    the stages (None where a step does not apply there)."""
+    the stages (None where a step does not apply there), each values once."""
+    derived = replay(body, steps)
+    memo: dict = {}
 
     def at_values(values: Mapping[str, int]) -> Expr | None:
-        e = apply_steps(body, steps, values)
-        return _normal(e) if e is not None else None
+        key = tuple(sorted(values.items()))
+        if key not in memo:
+            e = derived(values)
+            memo[key] = _normal(e) if e is not None else None
+        return memo[key]
 
     return at_values
 
@@ -108,11 +113,14 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
     for variant in algorithmic_variants(body, sizes, heuristics, moves):
         expr = _normal(variant.expr)
         dims = nest_depth(expr)  # the launch shapes offered: up to the dimensions its maps can take
+        # the variant at other slot values (once per values, whatever the mapping): the lengths
+        # of its loop schemes and layouts that its slots determine are probed on it
+        replay = _replay(body, variant.steps)
         for mapping in mappings(expr):
-            loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots) if heuristics.loops else [((), {})]
+            loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots, replay) \
+                if heuristics.loops else [((), {})]
             for steps, new_slots in loops:
                 add(variant, mapping + steps, new_slots, dims)
-        replay = _replay(body, variant.steps)  # the variant at other slot values: its layouts' lengths are probed
         for steps, new_slots in tile_schemes(expr, sizes, variant.slots, replay):  # register-blocked tiles, where it has them
             add(variant, steps, new_slots, dims)
     return tuple(out)
