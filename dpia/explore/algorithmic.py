@@ -42,6 +42,7 @@ once per (node, its context's types, trial values) however many sequences reach 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping
@@ -277,13 +278,22 @@ def divisor_values(length: int, powers_of_two: bool = False) -> tuple[int, ...]:
     two first; other divisors only where fewer than four powers of two divide it."""
     if length < 2:
         return ()
-    small = [d for d in range(2, min(length, MAX_VALUE) + 1) if length % d == 0] if length <= 1 << 20 else \
-        [1 << k for k in range(1, 17) if length % (1 << k) == 0]
+    small = _divisors(length) if length <= 1 << 20 else [1 << k for k in range(1, 17) if length % (1 << k) == 0]
     pows = [d for d in small if d & (d - 1) == 0]
     if powers_of_two or len(pows) >= 4:
         return tuple(pows[:MAX_VALUES])
     others = sorted((d for d in small if d & (d - 1)), key=lambda d: (abs(d.bit_length() - TRIAL.bit_length()), d))
     return tuple(sorted(pows + others[: MAX_VALUES - len(pows)]))
+
+
+@functools.lru_cache(maxsize=4096)
+def _divisors(length: int) -> list[int]:
+    """The divisors of `length` from 2 up to MAX_VALUE, ascending, found in pairs up to its
+    square root (probing asks for thousands of lengths: a scan to MAX_VALUE each took most of
+    building a sum's space)."""
+    low = [d for d in range(2, math.isqrt(length) + 1) if length % d == 0]
+    both = set(low) | {length // d for d in low} | {length}
+    return sorted(d for d in both if d <= MAX_VALUE)
 
 
 def _only(values: tuple[int, ...], allowed: tuple[int, ...] | None) -> tuple[int, ...]:
