@@ -548,12 +548,13 @@ def _open_db(db):
 
 
 MAX_CANDIDATE_S = 120.0  # a candidate's compile, or its measurement, is abandoned after this at most
-MIN_CANDIDATE_S = 30.0
+MIN_CANDIDATE_S = 60.0
 
 
 def candidate_timeout(budget_s: float | None) -> float:
     """Seconds a candidate may compile, and then measure, before it is abandoned: a quarter
-    of the budget, between MIN_CANDIDATE_S and MAX_CANDIDATE_S.  A synchronous search waits
+    of the budget, between MIN_CANDIDATE_S (a baseline, which goes on for half of it past a short
+    budget, must still finish under load) and MAX_CANDIDATE_S.  A synchronous search waits
     for the whole batch, so one candidate that hangs stalls every worker until it is killed:
     on the H200 a Hotspot candidate did for the last 110 s of a 130 s budget (64 tried,
     against 666 for Jacobi 2D in the same call)."""
