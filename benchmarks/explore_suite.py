@@ -73,11 +73,12 @@ def gpu_references(name: str, inputs: tuple, nbytes: int, repeat: int) -> list[t
     if name == "mm":
         ta, tb = (torch.from_numpy(v).cuda() for v in inputs)
         out.append(("cuBLAS (torch, TF32 off)", _cuda_time(torch, lambda: ta @ tb, repeat)))
-    if name == "gemv":
+    if name in ("gemv", "gemv_t"):  # A x + y, or A^T x + y: cuBLAS on the transposed view (no copy)
         ta, tx, ty = (torch.from_numpy(np.ascontiguousarray(v)).cuda() for v in inputs[:3])
         alpha, beta = float(inputs[3]), float(inputs[4])
-        out.append(("cuBLAS gemv (torch.addmv)", _cuda_time(torch, lambda: torch.addmv(ty, ta, tx, beta=beta,
-                                                                                        alpha=alpha), repeat)))
+        ta = ta.t() if name == "gemv_t" else ta
+        out.append((f"cuBLAS {name} (torch.addmv)", _cuda_time(torch, lambda: torch.addmv(
+            ty, ta, tx, beta=beta, alpha=alpha), repeat)))
     return out
 
 
