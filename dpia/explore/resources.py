@@ -276,19 +276,16 @@ def _scan(body: Cmd) -> tuple[list[Mem], dict[str, int]]:
             nbytes = (4 if width == 3 else width) * int(access.type.elem.dtype.itemsize)
             vectors[access.leaf] = max(vectors.get(access.leaf, 0), nbytes)
 
-    def exp(e) -> None:
-        note(e)
-        for a in getattr(e, "args", ()):
-            exp(a)
-
     for c in walk(body):
         if isinstance(c, New):
             allocated.append(c.mem)
         elif isinstance(c, Assign):
             note(c.acc)
-            exp(c.value)
+            for e in _subexpressions(c.value):
+                note(e)
         elif isinstance(c, If):
-            exp(c.cond)
+            for e in _subexpressions(c.cond):
+                note(e)
     return allocated, vectors
 
 
@@ -514,7 +511,7 @@ def _global_accesses(cmd: Cmd, lane, runs: int, env: Mapping[str, int], integers
     loop of the lowest dimension enclosing `cmd` (a (dim, variable) pair).  Records each
     private integer's assignment in `integers` on the way (indices read them)."""
     if isinstance(cmd, Assign):
-        for access in [cmd.acc, *_loads(cmd.value)]:
+        for access in [cmd.acc, *_subexpressions(cmd.value)]:
             if isinstance(access, (Load, Store)) and access.space is AddressSpace.GLOBAL:
                 yield access, lane[1] if lane else None, runs
         mem = cmd.acc.mem if isinstance(cmd.acc, MemAcc) else None
@@ -522,32 +519,37 @@ def _global_accesses(cmd: Cmd, lane, runs: int, env: Mapping[str, int], integers
             integers[mem.name] = cmd.value
         return
     if isinstance(cmd, If):
-        for access in _loads(cmd.cond):
+        for access in _subexpressions(cmd.cond):
             if isinstance(access, Load) and access.space is AddressSpace.GLOBAL:
                 yield access, lane[1] if lane else None, runs
     if isinstance(cmd, (For, ParFor)):
-        try:
-            count = max(1, int(evaluate(cmd.count, env)))
-        except FunctionalError:
-            count = 1
-        runs *= count
+        runs *= max(1, _count(cmd, env))
         if isinstance(cmd, ParFor) and cmd.level is not Level.WORKGROUP and (lane is None or cmd.dim < lane[0]):
             lane = (cmd.dim, cmd.var)
     for sub in sub_commands(cmd):
         yield from _global_accesses(sub, lane, runs, env, integers)
 
 
-def _loads(e):
+def _subexpressions(e):
+    """`e` and every expression inside it (operands, indexed arrays, projected tuples)."""
     yield e
     for a in getattr(e, "args", ()):
-        yield from _loads(a)
+        yield from _subexpressions(a)
     for field in ("array", "tuple_"):
         inner = getattr(e, field, None)
         if isinstance(inner, Exp):
-            yield from _loads(inner)
+            yield from _subexpressions(inner)
 
 
 # ------------------------------------------------------------------------------------ work
+
+
+def _count(loop, env: Mapping[str, int]) -> int:
+    """A loop's iteration count at `env`; 1 where it does not evaluate (an inexact division)."""
+    try:
+        return int(evaluate(loop.count, env))
+    except FunctionalError:
+        return 1
 
 
 def _work(cmd: Cmd, env: Mapping[str, int]) -> int:
@@ -563,10 +565,7 @@ def _work(cmd: Cmd, env: Mapping[str, int]) -> int:
     if isinstance(cmd, If):
         return max(_work(cmd.then, env), _work(cmd.orelse, env))
     if isinstance(cmd, (For, ParFor)):
-        try:
-            count = max(0, int(evaluate(cmd.count, env)))
-        except FunctionalError:
-            count = 1
+        count = max(0, _count(cmd, env))
         return count * _work(cmd.body, {**env, cmd.var.name: max(0, count - 1)})
     return 0  # skip, barrier
 

@@ -424,8 +424,13 @@ def reduce_two_stage(n: int) -> Strategy:
     results; where E is `map g xs` or `map g (zip xs ys)` the map is fused into the chunks'
     reductions (each chunk reads and computes its own elements)."""
     plain = r("reduce_split", n=n)
-    of_map = seq(plain, argument(argument(r("split_map"))), argument(r("map_fusion")))
-    return mac.named(f"reduce_two_stage({n})", lchoice(mac.split_reduction(n), lchoice(of_map, plain)))
+    return mac.named(f"reduce_two_stage({n})", lchoice(mac.split_reduction(n), lchoice(_split_fusing_map(n), plain)))
+
+
+def _split_fusing_map(n) -> Strategy:
+    """At `reduce f z (map g xs)`: reduce_split into n-chunks, the map moved into each chunk
+    (`map (fun(c) => reduce f z (map g c)) (split n xs)`): no element of the map is stored."""
+    return seq(r("reduce_split", n=n), argument(argument(r("split_map"))), argument(r("map_fusion")))
 
 
 def reduce_vectorize(w: int) -> Strategy:
@@ -443,13 +448,13 @@ def reduce_vectorize_two_stage(n: int, w: int) -> Strategy:
     vectorises through g (reduce_vectorize_map, then chunks of n / w vectors, their vector
     partial results reduced before the lanes): the preset chunked_sum on a dot product
     stored every product in a global array first (76 ms against 15 on PoCL at 2^24)."""
-    plain = seq(r("reduce_split", n=n), argument(r("eta_expand_map")), argument(fmap(r("reduce_vectorize", w=w))))
+    strategy = seq(r("reduce_split", n=n), argument(r("eta_expand_map")), argument(fmap(r("reduce_vectorize", w=w))))
     if isinstance(n, int) and isinstance(w, int) and n % w == 0:
         # vectors first, then chunks of n / w vectors with the map fused into each: the
         # let's value (`function(argument(...))` of `let V F`) is the vector reduction
-        chunks = seq(r("reduce_split", n=n // w), argument(argument(r("split_map"))), argument(r("map_fusion")))
-        plain = lchoice(seq(r("reduce_vectorize_map", w=w), function(argument(chunks))), plain)
-    return mac.named(f"reduce_vectorize_two_stage({n}, {w})", plain)
+        fused = seq(r("reduce_vectorize_map", w=w), function(argument(_split_fusing_map(n // w))))
+        strategy = lchoice(fused, strategy)
+    return mac.named(f"reduce_vectorize_two_stage({n}, {w})", strategy)
 
 
 def stencil_tiling_1d(j: int) -> Strategy:
