@@ -12,7 +12,9 @@ References: float32 NumPy on the host (the entry's `numpy`, the row "numpy f32";
 kernel's answer is checked against the entry's `reference`, the float64 oracle); on a CUDA
 device (torch present) the device-to-device copy of the program's inputs and output (the
 memory roofline), torch.compile of the entry's NumPy function (benchmarks/torch_compiled.py),
-torch.sum for `total`, cuBLAS (TF32 off) for `mm` and `gemv`.  One JSON
+torch.sum and the best of several hand-written float4 OpenCL grid-stride first stages
+(benchmarks/sum_gpu.py, timed by profiling events as the explored kernel is) for `total`,
+cuBLAS (TF32 off) for `mm`, `gemv` and `gemv_t`.  One JSON
 per target under --out (or all in --out/all.json with --one-json), a table on stdout.
 """
 
@@ -70,6 +72,10 @@ def gpu_references(name: str, inputs: tuple, nbytes: int, repeat: int) -> list[t
     if name == "total":
         tx = torch.from_numpy(inputs[0]).cuda()
         out.append(("torch.sum", _cuda_time(torch, lambda: tx.sum(), repeat)))
+        from sum_gpu import best_hand_time  # the OpenCL read roofline, timed like the explored kernel
+
+        t, shape = best_hand_time(inputs[0], repeat)
+        out.append((f"hand float4 OpenCL first stage ({shape})", t))
     if name == "mm":
         ta, tb = (torch.from_numpy(v).cuda() for v in inputs)
         out.append(("cuBLAS (torch, TF32 off)", _cuda_time(torch, lambda: ta @ tb, repeat)))

@@ -22,38 +22,49 @@ from sum_programs import two_stage_sum  # noqa: E402
 
 HAND = """
 kernel void partial(global const float4* x, global float* part, const int n4) {
-  local float tmp[256];
+  local float tmp[LOCAL];
   float4 acc = (float4)(0.0f);
   for (int i = get_global_id(0); i < n4; i += get_global_size(0)) acc += x[i];
   tmp[get_local_id(0)] = acc.x + acc.y + acc.z + acc.w;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = 128; s > 0; s >>= 1) {
+  for (int s = LOCAL / 2; s > 0; s >>= 1) {
     if (get_local_id(0) < s) tmp[get_local_id(0)] += tmp[get_local_id(0) + s];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (get_local_id(0) == 0) part[get_group_id(0)] = tmp[0];
 }
 """
+HAND_SHAPES = [(groups_per_unit, local) for groups_per_unit in (2, 4, 8, 16, 32) for local in (256, 512, 1024)]
 
 
-def hand_time(x, repeat):
+def hand_time(x, repeat, groups_per_unit: int = 8, local: int = 256):
+    """Median seconds (profiling events) of the hand-written float4 grid-stride first stage with
+    `groups_per_unit` work-groups of `local` items per compute unit, and its partial sums' total
+    (the second stage, a few thousand floats, is left out: this is a bound on a whole sum)."""
     import pyopencl as cl
 
-    ctx = cl.Context([choose_device()])
+    device = choose_device()
+    ctx = cl.Context([device])
     q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
-    k = cl.Kernel(cl.Program(ctx, HAND).build(), "partial")
+    k = cl.Kernel(cl.Program(ctx, HAND).build(options=[f"-DLOCAL={local}"]), "partial")
     xb = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
-    groups = 132 * 8
+    groups = device.max_compute_units * groups_per_unit
     part = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, groups * 4)
     k.set_args(xb, part, np.int32(x.size // 4))
     times = []
     for _ in range(repeat + 3):
-        e = cl.enqueue_nd_range_kernel(q, k, (groups * 256,), (256,))
+        e = cl.enqueue_nd_range_kernel(q, k, (groups * local,), (local,))
         e.wait()
         times.append((e.profile.end - e.profile.start) * 1e-9)
     host = np.empty(groups, np.float32)
     cl.enqueue_copy(q, host, part)
     return float(np.median(times[3:])), float(host.astype(np.float64).sum())
+
+
+def best_hand_time(x, repeat) -> tuple[float, str]:
+    """The fastest hand-written first stage over HAND_SHAPES: (seconds, its shape)."""
+    timed = [(hand_time(x, repeat, g, local)[0], f"{g} groups/unit x {local}") for g, local in HAND_SHAPES]
+    return min(timed)
 
 
 def torch_time(x, repeat):

@@ -686,6 +686,32 @@ def test_the_budget_holds_with_candidates_that_hang():
     assert max(b - a for a, b in zip([0.0] + [s.elapsed_s for s in seen], [s.elapsed_s for s in seen])) < 2.5
 
 
+class OneHangs(Evaluator):
+    """The first candidate after the baseline takes minutes to build; the others are quick."""
+
+    def build(self, program, session, spec):
+        if spec.index == 1:
+            time.sleep(600)
+        return super().build(program, session, spec)
+
+
+def test_a_synchronous_search_proposes_beside_a_straggler(monkeypatch):
+    """One hung candidate of a Bayesian batch kept every other worker idle until it timed out
+    (an H200 Hotspot exploration: 110 s of 130).  Once only candidates running several median
+    candidate times are left, the next batch is proposed beside them."""
+    from dpia.explore import driver
+
+    monkeypatch.setattr(driver, "STRAGGLER_MIN_S", 1.0)
+    monkeypatch.setattr(driver, "STRAGGLER_FACTOR", 2.0)
+    batch = SEARCHES["bayesian"].batch(2)
+    result = explore(TOTAL, SUM_SIZES, budget_s=14, workers=2, skeletons=SUM_SKELETONS, timeout_s=60,
+                     evaluator=OneHangs(repeat=3, min_timed_s=0.0, max_timed_s=0.2))
+    finished = [c for c in result.candidates if c.status == "ok"]
+    # the baseline and the straggler's batch less the straggler, then later batches
+    assert len(finished) > batch, (len(finished), result.report())
+    assert result.abandoned >= 1  # the straggler, still hung at the deadline
+
+
 def test_a_baseline_still_running_at_the_deadline_is_measured():
     started = time.monotonic()
     result = explore(TOTAL, SUM_SIZES, budget_s=2, workers=2, skeletons=SUM_SKELETONS, timeout_s=30,

@@ -59,6 +59,7 @@ import collections
 import math
 import os
 import random
+import statistics
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -288,6 +289,8 @@ class _Run:
         self.baseline_done = False
         self.baseline_kind = "default"
         self._next_index = 0
+        self.dispatched_at: dict[int, float] = {}  # unfinished candidates' dispatch times, by index
+        self.durations: list[float] = []  # dispatch to result, of each candidate finished so far
 
     # -- specs ----------------------------------------------------------------------------
 
@@ -389,6 +392,25 @@ class _Run:
     def may_dispatch(self, in_flight: int) -> bool:
         return self.max_candidates is None or self.tried + in_flight < self.max_candidates
 
+    def on_dispatched(self, spec: Spec) -> None:
+        self.dispatched_at[spec.index] = time.monotonic()
+
+    def _finished(self, spec: Spec) -> None:
+        started = self.dispatched_at.pop(spec.index, None)
+        if started is not None:
+            self.durations.append(time.monotonic() - started)
+
+    def only_stragglers_left(self) -> bool:
+        """Whether every unfinished candidate has run STRAGGLER_FACTOR times as long as the
+        median finished one, and at least STRAGGLER_MIN_S: a synchronous search proposes its
+        next batch beside them rather than idling every other worker until they end or time
+        out (a hung Hotspot candidate held a 130 s H200 exploration for 110 s)."""
+        if len(self.durations) < STRAGGLER_SAMPLES or not self.dispatched_at:
+            return False
+        bound = max(STRAGGLER_MIN_S, STRAGGLER_FACTOR * statistics.median(self.durations))
+        now = time.monotonic()
+        return all(now - started > bound for started in self.dispatched_at.values())
+
     # -- events from the pool -------------------------------------------------------------
 
     def on_derived(self, spec: Spec, low_text: str, derivation: str, shape: tuple | None = None) -> bool:
@@ -412,6 +434,7 @@ class _Run:
                 self.waiting[original].append(spec.index)
             if spec.baseline:  # the default schedule derived what a point already measured
                 self.default, self.baseline_done = first, True
+            self.dispatched_at.pop(spec.index, None)  # skipped: no duration to learn from
             return False
         self.low_texts[key] = spec.index
         known = self.db.seen(self.program_text, spec.sizes, self.device, derivation,
@@ -423,10 +446,12 @@ class _Run:
             if spec.baseline:
                 self.default, self.baseline_done = known, True
             self._report(known)
+            self.dispatched_at.pop(spec.index, None)
             return False
         return True
 
     def on_done(self, spec: Spec, outcome: Outcome, derivation: str | None) -> None:
+        self._finished(spec)
         candidate = self._candidate(spec, outcome, derivation)
         if self.db is not None:
             self.db.add(candidate)
@@ -452,6 +477,7 @@ class _Run:
         later run measures it; the search sees it finished ("lost": it teaches nothing)."""
         self.lost.append(f"{spec.family_name}({', '.join(f'{k}={v}' for k, v in sorted(spec.params.items()))}): "
                          f"{reason}")
+        self.dispatched_at.pop(spec.index, None)
         self._finish_trial(spec.index, "lost")
         for index in self.waiting.pop(spec.index, ()):  # duplicates waiting for it: lost with it
             self._finish_trial(index, "lost", self.trials[index].same_as)
@@ -547,6 +573,9 @@ def _open_db(db):
     return TuningDB(db), True
 
 
+STRAGGLER_FACTOR = 5.0  # a candidate running this many median candidate times is a straggler ...
+STRAGGLER_MIN_S = 15.0  # ... once it has run this long (short candidates' noise is not stragglers)
+STRAGGLER_SAMPLES = 4  # finished candidates needed for a median
 MAX_CANDIDATE_S = 120.0  # a candidate's compile, or its measurement, is abandoned after this at most
 MIN_CANDIDATE_S = 60.0
 
@@ -671,7 +700,9 @@ def _loop(run: _Run, pool: _Pool, first: Spec, deadline: float | None, overtime_
                 run.abandoned += pool.abandon(keep=lambda s: s.baseline)
         pool.best_s = run.best.time_s if run.best is not None else None
         while pending and pool.can_dispatch() and run.may_dispatch(pool.busy()):
-            pool.dispatch(pending.popleft())
+            spec = pending.popleft()
+            pool.dispatch(spec)
+            run.on_dispatched(spec)
         overtime = deadline is not None and now >= deadline
         if not overtime and not pending and not exhausted and run.baseline_done and _wants_more(run, pool):
             batch = run.propose(run.search.batch(pool.size))
@@ -690,11 +721,11 @@ def _loop(run: _Run, pool: _Pool, first: Spec, deadline: float | None, overtime_
 
 def _wants_more(run: _Run, pool: _Pool) -> bool:
     """Ask the search for points when they can be dispatched; a synchronous search only
-    once its previous batch has finished."""
+    once its previous batch has finished, but for stragglers (`_Run.only_stragglers_left`)."""
     if not run.may_dispatch(pool.busy()):
         return False
     if run.search.synchronous:
-        return pool.busy() == 0 and not run.pending_trials()
+        return (pool.busy() == 0 and not run.pending_trials()) or (pool.can_dispatch() and run.only_stragglers_left())
     return pool.can_dispatch()
 
 

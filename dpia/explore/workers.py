@@ -226,9 +226,12 @@ class _Pool(PoolState):
         """Let the next built candidate measure when the device is free."""
         if any(w.state == "measuring" for w in self._workers) or not self._waiting:
             return
-        compiling = any(w.state in ("starting", "compiling") for w in self._workers)
-        if self._exclusive and compiling and time.monotonic() < self._waiting[0].deadline:
-            return  # timings on a CPU device are disturbed by compiles; a hung one is not waited for
+        now = time.monotonic()
+        # timings on a CPU device are disturbed by compiles; one compiling for long (hung) is not waited for
+        compiling = any(w.state == "starting" or (w.state == "compiling" and now - w.marks[0][1] < EXCLUSIVE_WAIT_S)
+                        for w in self._workers)
+        if self._exclusive and compiling and now < self._waiting[0].deadline:
+            return
         worker = self._waiting.popleft()
         worker.send(("measure", self.best_s))
         worker.state, worker.deadline = "measuring", time.monotonic() + self._timeout
