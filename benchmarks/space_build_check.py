@@ -45,6 +45,7 @@ CASES = {
     "gemv_small_cpu": lambda: (*_suite("gemv"), CPU, None),
     "srad_small_cpu": lambda: (*_suite("srad"), CPU, None),
     "srad_512_cpu": lambda: (*_suite("srad", "moderate"), CPU, None),
+    "mean_variance_bench_cpu": lambda: (*_suite("mean_variance", "bench"), CPU, None),
 }
 
 

@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import builtins as _py
+import functools
 import inspect
 import os
 import sys
@@ -40,10 +41,15 @@ from .types import SCALARS, ScalarType, Type, map_nats
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+@functools.lru_cache(maxsize=None)
+def _in_package(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+
+
 def origin() -> str | None:
     """`file.py:line` of the user's code that is building the current node."""
     frame = sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+    while frame is not None and _in_package(frame.f_code.co_filename):  # memoised: rewrites build many nodes
         frame = frame.f_back
     if frame is None:
         return None

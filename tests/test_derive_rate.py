@@ -28,7 +28,12 @@ SUM, MM = fl.infer(seed.total), fl.infer(seed.mm)
 
 
 def _variant(program, sizes, text: str, heuristics=Heuristics()):
-    found = [v for v in algorithmic_variants(prepared_body(program, sizes), sizes, heuristics) if v.text == text]
+    """Stage 1's variant written `text`, generated from the moves it names only (the same
+    sequence, its slots constrained alike, without enumerating the whole vocabulary's)."""
+    from dpia.explore.moves import MOVES
+
+    moves = tuple(MOVES[name] for name in dict.fromkeys(step.split("(")[0].split("@")[0] for step in text.split("; ")))
+    found = [v for v in algorithmic_variants(prepared_body(program, sizes), sizes, heuristics, moves) if v.text == text]
     assert found, f"stage 1 no longer generates {text}"
     return found[0]
 
