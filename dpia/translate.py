@@ -280,6 +280,8 @@ class Translator:
             con(at xs c, k)       = con(xs, v => k(v[c]))        c a literal or a size, in range (infer)
             con(at xs i, k)       = con(xs, v => con(i, j => new ix: i32 in private {
                                         ix := max(min(j, n - 1), 0); k(v[ix]) }))
+                                    = con(xs, v => con(i, j => k(v[j])))   j a size provably in [0, n-1]
+                                                                          (a loop's or generate's index)
 
         A computed index (or a constant one not provably in range) is clamped to [0, n-1], so a kernel never reads outside the array (the
         interpreter refuses such an index).  `ix` is also a size variable with range [0, n), so
@@ -296,6 +298,8 @@ class Translator:
             return self.con(xs, env, lambda v: k(Idx(v, known, e.t)))
 
         def at_index(v: Exp, j: Exp):
+            if isinstance(j, NatExp) and is_nonneg(j.nat) and is_nonneg(n - j.nat - 1):
+                return k(Idx(v, j.nat, e.t))  # a loop's or generate's index within range: read as it is
             ix = self.loop_var("ix", n)
             mem = Mem(ix.name, i32, AddressSpace.PRIVATE)
             clamped = Op("max", (), (Op("min", (), (j, NatExp(n - 1, i32)), i32), Lit(0, i32)), i32)

@@ -39,6 +39,8 @@ import attrs
 from .expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, trivial, walk
 from .primitives import (LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
                          WRITE_VIEWS, is_view_fn)
+from .infer import constant_index
+from .nat import as_nat, is_nonneg
 from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, nat_vars
 
 HOST, HOST_SEQ, GROUP, ITEMS, ITEM = "host", "host_seq", "group", "items", "item"
@@ -164,9 +166,10 @@ class _Walk:
     """The translation's two modes over the functional program, finding the first Need
     (only needs the translation would refuse without, when `required_only`)."""
 
-    def __init__(self, required_only: bool = False, step_sizes: frozenset = frozenset()):
+    def __init__(self, required_only: bool = False, step_sizes: frozenset = frozenset(), indices: dict | None = None):
         self.required_only = required_only
         self.step_sizes = step_sizes  # the size variables of the enclosing iterates' steps
+        self.indices = indices or {}  # identifiers bound to the index of an enclosing lazily read generate -> its length
 
     def acc(self, e: Expr, path: tuple, ctx: str, space: str) -> Need | None:
         """`e` is written into a place in `space`."""
@@ -248,7 +251,7 @@ class _Walk:
             need = self.con(args[1], path + arg_path(n, 1), ctx)
             if need or not isinstance(f, NatLambda) or not isinstance(f.body, Lambda):
                 return need
-            step = _Walk(self.required_only, self.step_sizes | {f.var})
+            step = _Walk(self.required_only, self.step_sizes | {f.var}, self.indices)
             return step.con(f.body.body, f_path + (0, 0), ctx)
         if name == "map_vec":
             return self.con(args[1], path + arg_path(n, 1), ctx) or \
@@ -267,9 +270,13 @@ class _Walk:
                 # its data written through the scatters
                 return Need(path, store_rule(ctx, e.t, self.step_sizes), "a map of scatters is read")
             body = f.body if isinstance(f, Lambda) else None
-            if body is not None and not _pure(body):
+            if body is None:
+                return None
+            indices = {**self.indices, f.param.name: as_nat(head.params[0])} if name == "generate" else \
+                {k: v for k, v in self.indices.items() if k != f.param.name}
+            if not _pure(body, indices):
                 return Need(path, _lowering_of(name, ctx), f"{name}'s function loops or allocates")
-            return self.con(body, f_path + (0,), ctx) if body is not None else None
+            return _Walk(self.required_only, self.step_sizes, indices).con(body, f_path + (0,), ctx)
         return self._all(data, n, path, ctx)
 
     # -- helpers --------------------------------------------------------------------------
@@ -356,18 +363,39 @@ def _write_chain(f: Expr) -> bool:
     return head.name in WRITE_VIEWS and not args
 
 
-def _pure(body: Expr) -> bool:
-    """`body` neither loops nor allocates: the translation can recompute it where it is read."""
-    for x in walk(body):
-        head, args = spine(x)
-        if isinstance(head, Prim) and (head.name in LOOP_MAPS or head.name in LOW_REDUCTIONS or head.name in STORES
-                                       or head.name in ("reduce", "iterate")):
+def _pure(body: Expr, indices: dict | None = None) -> bool:
+    """`body` neither loops nor allocates: the translation can recompute it where it is read.
+    `indices`: the identifiers bound to an enclosing generate's index in `body`, with that
+    generate's length."""
+    indices = indices or {}
+    if isinstance(body, Lambda) and body.param.name in indices:  # the name bound again: not an index
+        indices = {k: v for k, v in indices.items() if k != body.param.name}
+    head, args = spine(body)
+    if isinstance(head, Prim):
+        if head.name in LOOP_MAPS or head.name in LOW_REDUCTIONS or head.name in STORES or \
+                head.name in ("reduce", "iterate"):
             return False
-        if isinstance(head, Prim) and head.name == "let" and args and not trivial(args[0]):
+        if head.name == "let" and args and not trivial(args[0]):
             return False  # a computed value is stored once (a private variable)
-        if isinstance(head, Prim) and head.name == "map" and args and not is_view_fn(args[0]):
+        if head.name == "map" and args and not is_view_fn(args[0]):
             return False
-    return True
+        if head.name == "at" and len(args) == 2 and not _index_in_range(args[0], args[1], indices):
+            return False  # the translation clamps the index into a private variable (translate._con_element)
+        if head.name == "generate" and len(args) == 1 and isinstance(args[0], Lambda):
+            return _pure(args[0].body, {**indices, args[0].param.name: as_nat(head.params[0])})
+    return all(_pure(c, indices) for c in body.children())
+
+
+def _index_in_range(xs: Expr, index: Expr, indices: dict) -> bool:
+    """Whether `at xs index` reads at a size the translation proves within xs: a constant (or a
+    size) in range, or a generate's index over no more elements than xs has."""
+    if not isinstance(xs.t, ArrayType):
+        return False
+    length = xs.t.size
+    known = constant_index(index)
+    if known is None and isinstance(index, Identifier) and index.name in indices:
+        return is_nonneg(length - indices[index.name])
+    return known is not None and is_nonneg(known) and is_nonneg(length - known - 1)
 
 
 def _lowering_of(name: str, ctx: str) -> str:

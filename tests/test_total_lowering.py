@@ -113,6 +113,22 @@ CASES = {
     # a map of scatters (write views only) read by a copy: stored, written through the scatters
     "concat_of_a_map_of_scatters": fl.parse("fun(xs: 4.8.f32, ys: 2.8.f32) => concat ys "
                                             "(map (scatter (fun(i, n) => n - i - 1)) xs)"),
+    # a generate read lazily whose function reads an array at its own index (or at an enclosing
+    # generate's): within range, read directly; any other computed index is stored clamped, so
+    # such a generate is written by a loop first
+    "generate_reading_at_its_index": fl.fun([arr(8)], lambda xs: fl.map(
+        lambda x: fl.generate(3, lambda k: xs[k] * x), xs)),
+    "generate_reading_at_a_computed_index": fl.fun([arr(8)], lambda xs: fl.map(
+        lambda x: fl.generate(3, lambda k: xs[k + 2] * x), xs)),
+    "generate_reading_at_a_data_index": fl.fun([arr(10, t=fl.i32), arr(10)], lambda ix, xs: fl.map(
+        lambda i: fl.generate(2, lambda k: xs[i] + xs[k]), ix)),
+    "generate_of_generates_reading_both_indices": fl.fun([arr(8)], lambda xs: fl.generate(
+        4, lambda k: fl.generate(3, lambda j: xs[k] * xs[j]))),
+    # N-Body's three reductions as one over 3-vectors: the accumulator and the element arrays
+    # per body, written by a generate that reads the bodies at its index
+    "componentwise_reduction_of_generated_arrays": fl.fun([arr(8, 4)], lambda ps: fl.map(
+        lambda p: fl.reduce(lambda a, b: fl.generate(3, lambda k: a[k] + b[k]), fl.generate(3, lambda k: 0.0),
+                            fl.map(lambda q: fl.generate(3, lambda k: q[3] * (q[k] - p[k])), ps)), ps)),
     "row_sums_of_a_matrix_by_a_host_reduction": fl.fun([arr(50, 7)], lambda xss: fl.reduce(
         lambda acc, row: fl.map(lambda p: fl.fst(p) + fl.snd(p), fl.zip(acc, row)),
         fl.generate(7, lambda i: 0.0), xss)),

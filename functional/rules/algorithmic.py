@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dsl as fl
-from ..expr import App, Identifier, Lambda, Literal, Prim, free_identifiers, spine, walk
+from ..expr import App, Expr, Identifier, Lambda, Literal, Prim, applied, free_identifiers, spine, walk
 from ..nat import Nat, as_nat, divides, is_nonneg, nat, power
 from ..types import ArrayType, ScalarType, TupleType, VectorType, array, f32
 from . import instances as inst
@@ -109,6 +109,68 @@ def _bind2(f, a, x):
     """`f a x` for a two-parameter function, x computed once (see core.bind); `a` is an
     identifier, so substituting it duplicates nothing."""
     return bind(beta(f, a), x)
+
+
+MAX_FUSED_REDUCTIONS = 32  # generate_reduce_fusion's n: each element's n values are held per item
+
+
+def generated_reduction(e: Expr):
+    """(k, f, z, g, xs) of `generate n (fun(k) => reduce f z (map g xs))` where f, z and xs do
+    not depend on k and n is a constant of at most MAX_FUSED_REDUCTIONS, or why not (a str)."""
+    args = applied(e, "generate", 1)
+    if args is None:
+        return "not a generate"
+    n = as_nat(spine(e)[0].params[0]).as_int()
+    if n is None or not 1 <= n <= MAX_FUSED_REDUCTIONS:
+        return f"the generate's length is not a constant of at most {MAX_FUSED_REDUCTIONS}"
+    lam = args[0]
+    if not isinstance(lam, Lambda):
+        return "the generate's function is not a lambda"
+    reduced = applied(lam.body, "reduce", 3)
+    if reduced is None:
+        return "the generate's body is not a reduction"
+    f, z, mapped = reduced
+    inner = applied(mapped, "map", 2)
+    if inner is None:
+        return "the reduction is not over a map"
+    g, xs = inner
+    if any(lam.param.name in free_identifiers(x) for x in (f, z, xs)):
+        return "the operator, the initial value or the reduced array depends on the generate's index"
+    return lam.param, f, z, g, xs
+
+
+def _generate_reduce_side(m):
+    found = generated_reduction(m.root)
+    return found if isinstance(found, str) else None
+
+
+def _generate_reduce_build(m):
+    k, f, z, g, xs = generated_reduction(m.root)
+    n = m.n
+    return fl.reduce(lambda a, b: fl.generate(n, lambda i: beta(beta(f, a[i]), b[i])),
+                     fl.generate(n, lambda i: z),
+                     fl.map(lambda x: fl.generate(n, lambda i: beta(beta(Lambda(k, g), i), x)), xs))
+
+
+def _ex_generate_reduce(rng):
+    n, m = int(rng.choice([1, 2, 3, 4])), inst.size(rng)
+    op, z = inst.pick(rng, inst.MONOIDS)
+    u = inst.pick(rng, inst.UNARY)
+    prog = inst.vector_program(m, lambda xs: fl.generate(n, lambda k: fl.reduce(
+        op, z, fl.map(lambda x: u(x) + fl.cast(f32, k), xs))))
+    return prog, (inst.data(rng, m, monoid=(op, z)),), {}
+
+
+rule("generate_reduce_fusion", "fusion",
+     "generate n (fun(k) => reduce f z (map (g k) xs)) -> reduce (fun(a, b) => generate n (fun(k) => f (at a k) "
+     "(at b k))) (generate n (fun(k) => z)) (map (fun(x) => generate n (fun(k) => g k x)) xs)   (f, z, xs "
+     "independent of k; n a constant: the n reductions in one pass over xs)",
+     lhs=P("generate", V("f"), params=("n",)), side=_generate_reduce_side, build=_generate_reduce_build,
+     example=_ex_generate_reduce, exact=False,
+     doc="The banana-split law: n folds over the same list are one fold of n-tuples, combined component by "
+         "component (associative, with the neutral element z in each, when f is).  One pass reads xs once and "
+         "computes what g k x shares across k once (N-Body's distance, MD's).  Not exact in the interpreter: a "
+         "known operator's reduction is NumPy's pairwise sum, the fused one a fold in order.")
 
 
 # ------------------------------------------------------------------------- reductions

@@ -37,6 +37,8 @@ The moves, in the order of issue 12's list:
     interchange           map (map f) xss -> transpose (map (map f) (transpose xss))
     interchange_swap      map (fun a => map g ys) xs -> transpose (map (fun b => map (fun a => g b) xs) ys)
     fusion, fission       map f (map g xs) <-> map (f . g) xs
+    generate_reduce_fusion  generate n (fun k => reduce f z (map (g k) xs)): the n reductions as one
+                          over n-arrays, component by component (one pass over xs; N-Body, MD)
     hoist_invariant       a loop-invariant value of a map's function computed once, before it
     split_k               map (fun p => E[reduce f z D]) xs: every element's reduction in
                           n-chunks, the chunks' partial results first (a map over the chunks of
@@ -75,7 +77,7 @@ from ..strategies import (
 from ..types import ArrayType, array, f32, map_nats
 from . import instances as inst
 from . import macros as mac
-from .algorithmic import item_reduction
+from .algorithmic import generated_reduction, item_reduction
 from .core import RULES, NotApplicable
 from .movement import map_fn, prim_fn_params
 
@@ -827,6 +829,14 @@ _register(Macro(
     lambda: r("map_fusion"),
     lambda e: None if (m := _map_args(e)) is None or _map_args(m[1]) is None else {},
     _from_rule("map_fusion", "fusion")))
+
+_register(Macro(
+    "generate_reduce_fusion", RULES["generate_reduce_fusion"].equation.split("   (")[0], (),
+    lambda: r("generate_reduce_fusion"),
+    lambda e: None if isinstance(generated_reduction(e), str) or not _typed(e) else {},
+    _from_rule("generate_reduce_fusion", "generate_reduce_fusion"),
+    "f, z and xs independent of k; n a constant (the n values of each element are held per item)",
+    exact=False))
 
 _register(Macro(
     "fission", RULES["map_fission"].equation, (),

@@ -230,6 +230,7 @@ SUITE_CASES = {
     "interchange": ["jacobi2d_9", "hotspot2d"],
     "interchange_swap": ["seed:mm"],
     "fusion": ["jacobi2d_5"],
+    "generate_reduce_fusion": ["nbody", "md"],
     "fission": ["nn"],
     "hoist_invariant": ["atax_inline"],
     "split_k": ["atax", "mri_q"],
