@@ -49,7 +49,7 @@ from .errors import FunctionalError
 from .expr import App, Expr, Identifier, Lambda, Literal, NatLambda, Prim, free_identifiers, walk
 from .infer import infer
 from .interp import interpret, layout
-from .nat import Nat, divides, evaluate
+from .nat import Nat, divides, evaluate, is_nonneg
 from .nat import nat as size_var
 from .primitives import stride_index
 from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, f32, f64, i32
@@ -68,7 +68,7 @@ I32_MAX = 2**31 - 1
 COVERED = ("map", "reduce", "zip", "unzip", "fst", "snd", "pair", "split", "join", "transpose", "slide",
            "pad_const", "pad_clamp", "pad_wrap", "pad_mirror", "take", "drop", "concat", "gather", "scatter",
            "reorder_stride", "generate", "iterate", "let", "as_vector", "as_scalar", "add", "sub", "mul", "div",
-           "min", "max", "abs", "neg", "sqrt", "exp", "select", "lt", "le", "gt", "ge", "eq", "cast", "rem")
+           "min", "max", "abs", "neg", "sqrt", "exp", "select", "lt", "le", "gt", "ge", "eq", "cast", "rem", "at")
 
 
 class GenerationError(FunctionalError):
@@ -178,6 +178,7 @@ class _Builder:
         self.inputs: list[Term] = []
         self.sizes: dict[str, int] = {}
         self.vars: list[Nat] = []
+        self.index_lengths: dict[str, Nat] = {}  # a generate's index variable -> the generate's length
         self._choose_sizes()
 
     # ------------------------------------------------------------------------- sizes
@@ -411,8 +412,32 @@ class _Builder:
             (0.5, lambda: self.project(t, d)),
             (0.4, lambda: self.let(t, d)),
             (1.0 if t == i32 else 0.0, lambda: self.remainder(t, d)),
+            (0.8, lambda: self.element(t, d)),
         ]
         return self.pick(options) or self.scalar_leaf(t, ctx)
+
+    def element(self, t: ScalarType, ctx: _Ctx) -> Term | None:
+        """`at xs i`, at an index the interpreter accepts at every size the program may run at
+        (the explorer checks it at other sizes): a literal below the array's length, an
+        enclosing generate's index over no more elements than the array has, or a computed i32
+        taken modulo a constant length."""
+        arrays = [v for v in ctx.env if isinstance(v.type, ArrayType) and v.type.elem == t]
+        xs = self.rng.choice(arrays) if arrays and self.rng.random() < 0.7 else \
+            self.term(ArrayType(self.fresh_size(), t), ctx)
+        if xs is None:
+            return None
+        n = xs.type.size
+        indices = [v for v in ctx.env if isinstance(v.expr, Identifier) and v.expr.name in self.index_lengths
+                   and is_nonneg(n - self.index_lengths[v.expr.name])]
+        constant = n.as_int()
+        r = self.rng.random()
+        if indices and r < 0.5:
+            index = self.rng.choice(indices).expr
+        elif constant is not None and r < 0.8:
+            index = _app("rem", _app("abs", self.scalar(i32, ctx).expr), Literal(constant, i32))
+        else:
+            index = Literal(self.rng.choice([c for c in range(min(constant or 1, 4)) if is_nonneg(n - c - 1)] or [0]), i32)
+        return Term(_app("at", xs.expr, index), t, xs.bound, xs.err)
 
     def binary(self, t: ScalarType, ctx: _Ctx) -> Term | None:
         a, b = self.scalar(t, ctx), self.scalar(t, ctx)
@@ -906,6 +931,7 @@ class _Builder:
         length = self.value(t.size)
         i = self.name("i")
         index = Term(i, i32, max(length - 1, 0), 0.0)
+        self.index_lengths[i.name] = t.size
         inner = _Ctx(ctx.env + (index,), 0 if leaf else ctx.depth - 1, ctx.outer * length)
         body = self.term(t.elem, inner)
         if body is None:

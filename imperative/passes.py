@@ -38,6 +38,7 @@ import attrs
 
 from functional.errors import FunctionalError
 from functional.nat import Nat
+from functional.nat import Var as NatVar
 from functional.types import AddressSpace, ArrayType, boolean, i32
 
 from .ir import (
@@ -144,8 +145,13 @@ def _globalise(cmd: Cmd) -> Cmd:
     if isinstance(cmd, ParFor):
         return cmd  # inside a kernel: private memory is the item's own
     if isinstance(cmd, New) and cmd.mem.space is AddressSpace.PRIVATE and _has_parallel(cmd.body):
-        shared = Mem(cmd.mem.name, cmd.mem.type, AddressSpace.GLOBAL)
+        index = cmd.mem.name in _size_names(cmd.body)
+        # a clamped index (dpia.translate._con_element) is also a size the views read: shared under
+        # another name, each command that reads the size gets a private copy of it first
+        shared = Mem(cmd.mem.name + "_shared" if index else cmd.mem.name, cmd.mem.type, AddressSpace.GLOBAL)
         body = _replace_mem(cmd.body, cmd.mem, shared, MemAcc(shared))
+        if index:
+            body = _copied_where_read(body, cmd.mem, shared)
         return New(shared, _globalise(body))
     if isinstance(cmd, Seq):
         return seq(*(_globalise(c) for c in cmd.cmds))
@@ -154,6 +160,60 @@ def _globalise(cmd: Cmd) -> Cmd:
     if isinstance(cmd, If):
         return attrs.evolve(cmd, then=_globalise(cmd.then), orelse=_globalise(cmd.orelse))
     return cmd
+
+
+def _copied_where_read(cmd: Cmd, mem: Mem, shared: Mem) -> Cmd:
+    """`cmd` with each assignment, condition and kernel that reads the size `mem.name` given
+    its own private `mem`, loaded from `shared` (each work-item loads it in a kernel)."""
+    def copy(c: Cmd) -> Cmd:
+        return New(mem, seq(Assign(MemAcc(mem), shared), c))
+
+    if mem.name not in _size_names(cmd):
+        return cmd
+    if isinstance(cmd, ParFor):
+        return attrs.evolve(cmd, body=copy(cmd.body))
+    if isinstance(cmd, Seq):
+        return seq(*(_copied_where_read(c, mem, shared) for c in cmd.cmds))
+    if isinstance(cmd, (New, For)) and mem.name not in _nat_names(getattr(cmd, "count", None)):
+        return attrs.evolve(cmd, body=_copied_where_read(cmd.body, mem, shared))
+    if isinstance(cmd, If) and mem.name not in _exp_sizes(cmd.cond):
+        return attrs.evolve(cmd, then=_copied_where_read(cmd.then, mem, shared),
+                            orelse=_copied_where_read(cmd.orelse, mem, shared))
+    return copy(cmd)
+
+
+def _nat_names(x) -> set:
+    """The names of the size variables in a Nat, a size variable, or a tuple of them (views' parameters)."""
+    if isinstance(x, Nat):
+        return {v.name for v in x.vars}
+    if isinstance(x, NatVar):
+        return {x.name}
+    if isinstance(x, tuple):
+        return set().union(*(_nat_names(p) for p in x))
+    return set()
+
+
+def _exp_sizes(e) -> set:
+    """The size variables an expression or acceptor reads (indices, views' parameters, sizes as values)."""
+    out = _nat_names(getattr(e, "index", None)) | _nat_names(getattr(e, "params", None)) | \
+        _nat_names(getattr(e, "nat", None))
+    for child in (getattr(e, "array", None), getattr(e, "tuple_", None), getattr(e, "target", None),
+                  *(getattr(e, "args", None) or ())):
+        if child is not None:
+            out |= _exp_sizes(child)
+    return out
+
+
+def _size_names(cmd: Cmd) -> set:
+    out: set = set()
+    for c in walk(cmd):
+        if isinstance(c, Assign):
+            out |= _exp_sizes(c.acc) | _exp_sizes(c.value)
+        elif isinstance(c, If):
+            out |= _exp_sizes(c.cond)
+        elif isinstance(c, (For, ParFor)):
+            out |= _nat_names(c.count)
+    return out
 
 
 def globalise_host_state(p: Program) -> Program:

@@ -124,6 +124,12 @@ CASES = {
         lambda i: fl.generate(2, lambda k: xs[i] + xs[k]), ix)),
     "generate_of_generates_reading_both_indices": fl.fun([arr(8)], lambda xs: fl.generate(
         4, lambda k: fl.generate(3, lambda j: xs[k] * xs[j]))),
+    # an element at a computed index outside any kernel, its clamped index then read by kernels:
+    # shared in global memory, each kernel's items read their own copy (fuzz seeds 30193, 30267)
+    "an_element_at_a_computed_index_then_kernels": fl.fun([arr(4), fl.i32, arr(16)], lambda xs, i, ys: fl.let(
+        fl.at(fl.map(lambda x: x * 0.5, xs), fl.rem(fl.abs(i * -2), 4)), lambda v: fl.map(lambda y: y + v, ys))),
+    "a_row_at_a_computed_index_mapped_by_a_kernel": fl.fun([arr(4, 16), fl.i32], lambda xss, i: fl.map(
+        lambda x: x * 2.0, fl.at(xss, fl.rem(fl.abs(i), 4)))),
     # N-Body's three reductions as one over 3-vectors: the accumulator and the element arrays
     # per body, written by a generate that reads the bodies at its index
     "componentwise_reduction_of_generated_arrays": fl.fun([arr(8, 4)], lambda ps: fl.map(
