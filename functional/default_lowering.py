@@ -8,6 +8,13 @@ Its phases, in order (`PHASES`):
     hoist        loops inside a map's or reduction's function that are the same for every element
                  are computed once, before it (rules.algorithmic.hoist_invariant)
     fuse         producer maps into their consumers (no intermediate arrays between maps)
+    fuse_generated
+                 inside functions (code a work-item runs, where a reduction is a loop anyway), a
+                 generate of n reductions over one array becomes one reduction of n-arrays, one
+                 pass that computes what the n share once (rules.algorithmic generate_reduce_fusion:
+                 N-Body's and MD's three force components).  Not at program level: the fused
+                 operator is not one functional.algebra proves associative, so it would lose the
+                 parallel stages of the n reductions (the exploration's move offers it there)
     vector_reductions
                  every reduction a work-item runs (inside a map's function, anywhere in it) over a
                  contiguous row of at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)`,
@@ -602,6 +609,28 @@ def at_host(s: Strategy) -> Strategy:
     return self
 
 
+def in_functions(s: Strategy) -> Strategy:
+    """`s` everywhere it applies inside the functions of program-level code (what work-items
+    run), never at program level itself (at_host's complement: a let's and an applied lambda's
+    bodies run where the let does).  Never fails."""
+    from .strategies import all_, argument, body, function, normalize, seq, try_
+
+    inside = try_(normalize(s))
+
+    def run(e: Expr):
+        if isinstance(e, (Lambda, NatLambda)):
+            return inside(e)
+        head, args = spine(e)
+        if isinstance(head, Prim) and head.name == "let" and len(args) == 2 and isinstance(args[1], Lambda):
+            return seq(function(argument(self)), argument(body(self)))(e)
+        if isinstance(e, App) and isinstance(e.fun, Lambda):
+            return seq(function(body(self)), argument(self))(e)
+        return all_(self)(e)
+
+    self = Strategy(f"in_functions({s})", run)
+    return self
+
+
 def _map_of_partial(e: Expr) -> bool:
     """`map (g a ...) xs`: the function is a partial application (`map (map abs)`), which the
     eta phase turns into a lambda; bare primitives (`map abs`) stay as they are."""
@@ -622,6 +651,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
         ("eta", try_(normalize(seq(guard("a map of a partial application", _map_of_partial), r("eta_expand_map"))))),
         ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),
+        ("fuse_generated", in_functions(r("generate_reduce_fusion"))),
         ("vector_reductions", vector_reductions()),
         ("vector_columns", vector_columns()),
         ("column_stages", column_stages()),
@@ -658,5 +688,5 @@ def default_schedule(program: Expr | None = None) -> Strategy:
 
 
 __all__ = ["CHUNK", "MIN_STAGED", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
-           "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host", "column_stages", "default_schedule", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
+           "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host", "column_stages", "default_schedule", "in_functions", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
            "vector_columns", "vector_reduction_sites", "vector_reductions"]

@@ -699,10 +699,11 @@ def test_a_synchronous_search_proposes_beside_a_straggler(monkeypatch):
     """One hung candidate of a Bayesian batch kept every other worker idle until it timed out
     (an H200 Hotspot exploration: 110 s of 130).  Once only candidates running several median
     candidate times are left, the next batch is proposed beside them."""
-    from dpia.explore import driver
+    from dpia.explore import driver, workers
 
     monkeypatch.setattr(driver, "STRAGGLER_MIN_S", 1.0)
     monkeypatch.setattr(driver, "STRAGGLER_FACTOR", 2.0)
+    monkeypatch.setattr(workers, "EXCLUSIVE_WAIT_S", 2.0)  # on PoCL built candidates wait for compiles this long
     batch = SEARCHES["bayesian"].batch(2)
     result = explore(TOTAL, SUM_SIZES, budget_s=14, workers=2, skeletons=SUM_SKELETONS, timeout_s=60,
                      evaluator=OneHangs(repeat=3, min_timed_s=0.0, max_timed_s=0.2))
