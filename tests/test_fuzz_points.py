@@ -230,6 +230,16 @@ def test_a_tree_stage_over_a_second_program_level_reduction_is_probed_on_the_map
     assert _derives(space, deepest), str(deepest)  # s0 * s4 = 8: the stage takes every partial result
 
 
+def test_an_iterate_over_a_symbolic_length_in_a_work_group_stores_its_steps_in_global_memory():
+    """Seed 357 ("local array: size N / 4 must be a constant"): the storage analysis took an
+    iterate's step size `l` for a constant (each step unrolled), but over a row of 2N
+    elements the first step's l is N: its values went to a local array of N elements, which
+    OpenCL cannot allocate.  Now only an iterate over a constant length keeps them local."""
+    text = ("fun(N: nat{multiple_of=2}, xs: 4.(2 * N).f32) => map (fun(r) => iterate 1 (fun(l: nat, ys) => "
+            "map (fun(c) => reduce (+) f32(0.0) c) (split 2 ys)) r) xs")
+    _computes_the_program(text, {"N": 4}, "lower_map_workgroup(d=0)@root; lower_map_local(d=0)@0.1.0.0.1.0.0", {})
+
+
 def test_a_map_of_scatters_read_by_a_copy_is_stored_through_its_scatters():
     """Seeds 236, 499 and 931: fission (and split_join) leave `map (scatter idx) xs`, a map
     of write views, as data a copy reads (inside a concat); the storage walk looked no
