@@ -251,7 +251,10 @@ class _Walk:
             need = self.con(args[1], path + arg_path(n, 1), ctx)
             if need or not isinstance(f, NatLambda) or not isinstance(f.body, Lambda):
                 return need
-            step = _Walk(self.required_only, self.step_sizes | {f.var}, self.indices)
+            # a step's size variable is a constant in each unrolled step only where the data's
+            # length is: over N elements, the first step's l is N / 2 (seed 357's local buffer)
+            constant = nat_vars(args[1].t) <= self.step_sizes
+            step = _Walk(self.required_only, self.step_sizes | {f.var} if constant else self.step_sizes, self.indices)
             return step.con(f.body.body, f_path + (0, 0), ctx)
         if name == "map_vec":
             return self.con(args[1], path + arg_path(n, 1), ctx) or \

@@ -39,7 +39,7 @@ from dpia.explore.algorithmic import (
 )
 from dpia.explore.launch import DRIVER, LAUNCH
 from dpia.explore.moves import MOVES, VECTOR_WIDTHS
-from dpia.explore.space import DeviceLimits, Point, Skeleton, Space, SpaceError, Step
+from dpia.explore.space import DeviceLimits, Point, Skeleton, SlotLength, Space, SpaceError, Step
 from dpia.explore.stages import generate_skeletons, prepared_body
 from functional.derivation import derive
 from functional.errors import FunctionalError
@@ -329,16 +329,15 @@ def test_moves_at_disjoint_places_are_tried_in_one_order_with_the_same_programs(
 
 def test_a_split_of_a_splits_result_is_valid_only_where_both_divide_the_size():
     """reduce_tree(block) then split_join(n) of the block results: n splits N / block, so a
-    point is valid only where block * n divides N (recorded as the slot's `within`)."""
+    point is valid only where block * n divides N (probed: the slot's length 1024 / s0; a
+    Skeleton's `within` records the same relation read from the sizes)."""
     sizes = {"N": 1024}
     skeletons = generate_skeletons(TOTAL, sizes, Heuristics())
-    nested = [s for s in skeletons if s.within]
-    assert nested, "no skeleton records a nested split"
-    for skeleton in nested[:20]:
-        for slot, (whole, outer) in skeleton.within.items():
-            assert whole == 1024 and outer and slot not in outer
-        for params in skeleton.all_params(cap=256):
-            for slot, (whole, outer) in skeleton.within.items():
-                assert whole % (params[slot] * int(np.prod([params[o] for o in outer]))) == 0
-    skeleton = Skeleton(nested[0].steps, {"s0": (512, 8), "s1": (8, 4)}, within={"s1": (1024, ("s0",))})
+    name = "reduce_tree(block=s0, local=s1)@root; fission()@1; split_join(n=s2)@1"
+    nested = next(s for s in skeletons if s.name == name)
+    assert nested.slot_lengths["s2"] == SlotLength(1024, (("s0", -1),))
+    offered = nested.all_params(cap=4096)
+    assert offered and all(1024 % (p["s0"] * p["s2"]) == 0 for p in offered)
+    assert any(p["s0"] * p["s2"] == 1024 for p in offered)  # up to the whole size
+    skeleton = Skeleton(nested.steps, {"s0": (512, 8), "s1": (8, 4)}, within={"s1": (1024, ("s0",))})
     assert skeleton.valid({"s0": 8, "s1": 4}) and not skeleton.valid({"s0": 512, "s1": 4})

@@ -8,8 +8,8 @@ import pytest
 
 import functional as fl
 from dpia import fuzz
-from dpia.explore.algorithmic import Heuristics
-from dpia.explore.space import DeviceLimits, Point, Space
+from dpia.explore.algorithmic import Heuristics, Slot, probed_length, program_constant
+from dpia.explore.space import DeviceLimits, Point, SlotLength, Space
 from dpia.programs import random_inputs
 from functional.derivation import derive
 from functional.errors import FunctionalError
@@ -97,10 +97,10 @@ def _derives(space: Space, point: Point) -> bool:
     return False
 
 
-def _offered(text: str, sizes: dict, family: str) -> tuple[Space, list[dict]]:
-    """The space of the program (the fuzzer's sequences) and the slot values it offers for
-    `family`, each once whatever its launch shape; every one of them derives."""
-    space = Space.build(fl.infer(fl.parse(text)), sizes, LIMITS, heuristics=Heuristics(length=fuzz.SPACE_MOVES))
+def _offered(text: str, sizes: dict, family: str, moves: int = fuzz.SPACE_MOVES) -> tuple[Space, list[dict]]:
+    """The space of the program (the fuzzer's sequences, or `moves` long) and the slot values
+    it offers for `family`, each once whatever its launch shape; every one of them derives."""
+    space = Space.build(fl.infer(fl.parse(text)), sizes, LIMITS, heuristics=Heuristics(length=moves))
     points = {tuple((k, v) for k, v in p.params if k != "launch"): p for p in space.by_family().get(family, ())}
     assert points, f"the space offers no point of {family}"
     for point in points.values():
@@ -167,6 +167,77 @@ def test_a_split_of_an_affine_length_needs_a_value_the_facts_can_make_divide_it(
     text = "fun(N: nat{multiple_of=4}, xs: (34 * N + 17).f32) => map (fun(x) => x * f32(2.0)) xs"
     space, offered = _offered(text, {"N": 4}, "split_join(n=s0)@root; lower_map_global(d=0)@1")
     assert offered == [{"s0": 17}]
+
+
+def test_a_slot_that_cannot_move_alone_is_probed_with_the_slot_it_divides():
+    """A tree's local size at its block's trial value (2, 2) moves to 4 only with the block:
+    probed_length gave up on it, and the coincidental reading of the 4 / block partial
+    results as the block's value (2 = 2) stayed.  Now it is moved with the block, whose
+    power is known, and its own share of the change read (none)."""
+    slots = {"s0": Slot((2, 4), 2), "s1": Slot((2, 4), 2, divides="s0")}
+    asked = []
+
+    def partial_results(values):
+        asked.append(dict(values))
+        return 4 // values["s0"] if values["s1"] <= values["s0"] else None
+
+    assert probed_length(partial_results, 2, slots) == SlotLength(4, (("s0", -1),))
+    assert {"s0": 4, "s1": 4} in asked  # the local size moved with its block
+    # equal slots (s1 divides s0, s0 divides s1) move only with each other: not read, so not
+    # offered (trial_slots), rather than read from the trial values
+    equal = {"s0": Slot((2, 4), 2, within_slot=(("s1", ()),)), "s1": Slot((2, 4), 2, divides="s0")}
+    assert probed_length(lambda v: 8 // v["s0"], 4, equal) is None
+    assert not program_constant(lambda v: 8 // v["s0"], 4, equal)
+    # slots no valid point moves (s0 * s1 must divide 4) are constant factors
+    fixed = {"s0": Slot((2, 4), 2), "s1": Slot((2, 4), 2, divides="s0", within=(4, ("s0",)))}
+    assert program_constant(lambda v: 8 // v["s0"], 4, fixed)
+
+
+PARTIAL = "fun(xs: 4.f32) => reduce max f32(-inf) (map (fun(x) => exp x) xs)"
+
+
+@pytest.mark.parametrize("family", [
+    # seeds 17105 and 17051: split_join's trial 2 leaves the tree block 4 and local size 4
+    "split_join(n=s0)@1; reduce_tree(block=s1, local=s2)@root; lower_map_global(d=0)@1; "
+    "reduce_tree_stage(block=s3, local=s4)@root",
+    # the same with the vector width at the chunk's trial value
+    "split_join(n=s0)@1; reduce_vectorize_two_stage(n=s1, w=s2)@root; lower_map_global(d=0)@1; "
+    "reduce_tree_stage(block=s3, local=s4)@root",
+])
+def test_a_tree_stage_splits_the_partial_results_of_a_tree_whose_local_size_is_its_block(family):
+    """Seeds 17105, 17051 ("4 does not divide the length 1"): the further tree stage's block
+    was read as dividing s1 (4 / s1 = 2 = s1 at the trial values) and offered at s1 = 4."""
+    space, offered = _offered(PARTIAL, {}, family)
+    assert space.family(family).slot_lengths["s3"] == SlotLength(4, (("s1", -1),))
+    assert all((4 // p["s1"]) % p["s3"] == 0 for p in offered)
+    assert not any(p["s1"] == 4 for p in offered)  # one partial result: no tree stage over it
+
+
+def test_a_tree_stage_over_a_second_program_level_reduction_is_probed_on_the_mapped_variant():
+    """Seed 17004: the tree stage of the second reduction was probed on the variant without
+    its mapping, where the first reduction's tree stage (its site: a reduction reading a
+    parallel map) does not apply, so no probe derived and the 8 / s0 partial results kept
+    their trial reading; offered at s0 = 8 ("2 does not divide the length 1")."""
+    text = "fun(xs: 8.f32, ys: 8.f32) => max (reduce min f32(inf) xs) (reduce min f32(inf) (map (fun(y) => y * y) ys))"
+    family = ("reduce_tree(block=s0, local=s1)@0.1; lower_map_global(d=0)@0.1.1; lower_map_global(d=0)@1.1; "
+              "reduce_tree_stage(block=s2, local=s3)@1; reduce_tree_stage(block=s4, local=s5)@0.1")
+    space = Space.build(fl.infer(fl.parse(text)), {}, LIMITS, heuristics=Heuristics(length=1))
+    assert space.family(family).slot_lengths["s4"] == SlotLength(8, (("s0", -1),))
+    points = space.by_family()[family]
+    assert points and all((8 // p.as_dict()["s0"]) % p.as_dict()["s4"] == 0 for p in points)
+    assert not any(p.as_dict()["s0"] == 8 for p in points)  # one partial result: no tree stage over it
+    deepest = max(points, key=lambda p: (p.as_dict()["s0"] * p.as_dict()["s4"], p))
+    assert _derives(space, deepest), str(deepest)  # s0 * s4 = 8: the stage takes every partial result
+
+
+def test_an_iterate_over_a_symbolic_length_in_a_work_group_stores_its_steps_in_global_memory():
+    """Seed 357 ("local array: size N / 4 must be a constant"): the storage analysis took an
+    iterate's step size `l` for a constant (each step unrolled), but over a row of 2N
+    elements the first step's l is N: its values went to a local array of N elements, which
+    OpenCL cannot allocate.  Now only an iterate over a constant length keeps them local."""
+    text = ("fun(N: nat{multiple_of=2}, xs: 4.(2 * N).f32) => map (fun(r) => iterate 1 (fun(l: nat, ys) => "
+            "map (fun(c) => reduce (+) f32(0.0) c) (split 2 ys)) r) xs")
+    _computes_the_program(text, {"N": 4}, "lower_map_workgroup(d=0)@root; lower_map_local(d=0)@0.1.0.0.1.0.0", {})
 
 
 def test_a_map_of_scatters_read_by_a_copy_is_stored_through_its_scatters():

@@ -8,12 +8,15 @@ Each move is tried at every node with trial values for its parameters (`trial_sl
 value from the divisors of the length the parameter splits, evaluated at the real sizes
 (stage 3 later draws the others).  The length is probed first: the variant is re-derived at
 other values of the earlier slots (`replay`, once per values; stage 2 likewise for its
-loop schemes and layouts), and how the length changes with each slot gives it as a product
-of powers of their values (`probed_length`, a SlotLength: the 64 / s0 chunks of a
-reduce_split, the 8 / s0 partial results of a tree, the 2M / s0 chunks at the real M).  The
-trial values' readings hold only where the probe agrees with them (trial values can be
-equal by coincidence): a parameter whose length is another slot's trial value (a register
-block inside a tile) is recorded as dividing that slot, one whose constant length is a
+loop schemes and layouts, on the variant with its mapping), and how the length changes with
+each slot gives it as a product of powers of their values (`probed_length`, a SlotLength: the
+64 / s0 chunks of a reduce_split, the 8 / s0 partial results of a tree, the 2M / s0 chunks at
+the real M).  A slot that cannot move alone (a tree's local size at its block's trial value)
+moves with slots already read; where the probes cannot read the length, the parameter gets
+no slot (a reading of the trial values alone can be a coincidence).  The trial values'
+readings hold only where the probe agrees with them (trial values can be equal by
+coincidence): a parameter whose length is another slot's trial value (a register block
+inside a tile) is recorded as dividing that slot, one whose constant length is a
 slot's value over others' (the blocks of a vector's lanes: w / block) as nested in it
 (`Slot.within_slot`); any other probed length is the slot's `length`, its values the
 divisors of that length at any of the slots' values (`probed_values`).  Unprobed, a length
@@ -58,7 +61,7 @@ from functional.rules.core import free_identifier_types
 from functional.strategies import at_path, children, replace_at
 
 from .moves import ALGORITHMIC_MOVES, MOVES, Move
-from .space import Skeleton, SlotLength, Step, at
+from .space import MAX_POINTS_PER_SKELETON, Skeleton, SlotLength, Step, at
 
 TRIAL = 16  # trial values are the divisors nearest this (in log scale), distinct across slots where possible
 MAX_VALUES = 16  # candidate values per slot
@@ -366,10 +369,11 @@ def _length_slot(target: Nat, sizes: Mapping[str, int], slots: Mapping[str, Slot
     except (NatError, TypeError, ValueError):
         return None
     names = tuple(sorted(v.name for v in target.vars)) if hasattr(target, "vars") else ()
-    # how the length changes with earlier slots' values decides which readings of the trial values hold
-    probed = probed_length(length_at, length, slots) if length_at is not None and slots else None
+    # how the length changes with earlier slots' values decides which readings of the trial values hold;
     # a constant of the program equal to a trial value (2 = 16 / 8) is no slot's value
-    constant = probed is None and length_at is not None and bool(slots) and program_constant(length_at, length, slots)
+    probed, constant = _reading(length_at, length, slots) if length_at is not None and slots else (None, False)
+    if length_at is not None and slots and probed is None and not constant:
+        return None  # it changes with the slots in a way the probes do not read: no value is known to divide it
     parent, quotient = _readings(length, names, slots, probed) if not constant else (None, ())
     if parent is not None or quotient:
         # a length that is an earlier slot's value (that slot's divisors), or one slot's value
@@ -465,61 +469,111 @@ def _length_at(move: Move, param: str, sizes: Mapping[str, int], probe: Probe) -
 
 
 MAX_POWER = 3  # the largest power of one slot's value a probed length is read with
+MAX_PARTNERS = 2  # slots moved with one that cannot move alone
 
 
 def probed_length(length_at: Callable[[Mapping[str, int]], int | None], length: int,
                   slots: Mapping[str, Slot]) -> SlotLength | None:
     """The constant `length` (at the slots' trial values) as the slots' values determine it:
-    each slot moved alone to another of its values (one the others' trial values admit), the
-    ratio of the lengths is a power of the ratio of its values; the product of those powers,
-    checked once with all of them moved together.  None where the length depends on no slot
-    (a constant of the program) or is not such a product, or a probe does not derive."""
-    found = _slot_powers(length_at, length, slots)
-    if not found or not found[0]:
-        return None
-    powers, moved = found
-    trials = {name: slot.trial for name, slot in slots.items()}
-    result = SlotLength(Fraction(length) / SlotLength(1, powers).at(trials), powers)
-    together = {**trials, **moved}
-    if len(moved) > 1 and constraints(slots).valid(together) and length_at(together) != result.at(together):
-        return None  # not a product of powers: its slots interact
-    return result
+    each slot moved to another of its values (alone where the others' trial values admit
+    one, else with slots already read: _slot_powers), the ratio of the lengths is a power of
+    the ratio of its values; the product of those powers, checked once with all of them
+    moved together.  None where the length depends on no slot (a constant of the program)
+    or is not such a product, or a probe does not derive."""
+    return _reading(length_at, length, slots)[0]
 
 
 def program_constant(length_at: Callable[[Mapping[str, int]], int | None], length: int,
                      slots: Mapping[str, Slot]) -> bool:
     """Whether the length stays the same whichever slot moves (probed as probed_length does):
     a constant of the program, which no slot's value explains however equal the trial values."""
+    return _reading(length_at, length, slots)[1]
+
+
+def _reading(length_at: Callable[[Mapping[str, int]], int | None], length: int,
+             slots: Mapping[str, Slot]) -> tuple[SlotLength | None, bool]:
+    """(probed_length, program_constant), from one round of probes."""
     found = _slot_powers(length_at, length, slots)
-    return found is not None and not found[0]
+    if found is None:
+        return None, False
+    powers, moved = found
+    if not powers:
+        return None, True
+    trials = {name: slot.trial for name, slot in slots.items()}
+    result = SlotLength(Fraction(length) / SlotLength(1, powers).at(trials), powers)
+    together = {**trials, **moved}
+    if len(moved) > 1 and constraints(slots).valid(together) and length_at(together) != result.at(together):
+        return None, False  # not a product of powers: its slots interact
+    return result, False
 
 
 def _slot_powers(length_at: Callable[[Mapping[str, int]], int | None], length: int,
                  slots: Mapping[str, Slot]) -> tuple[list[tuple[str, int]], dict[str, int]] | None:
-    """(slot, power) for each slot whose move alone changes the length by a power of the ratio
-    of its values, and the value each was moved to; None where a probe does not derive or
-    is no such power."""
+    """(slot, power) for each slot whose move changes the length by a power of the ratio of
+    its values, and the value each was moved to; None where a probe does not derive, is no
+    such power, or a slot cannot be moved (`_probe_move`).  A slot is moved alone where the
+    others' trial values admit another of its values; one that cannot be (a tree's local
+    size at its block's trial value: a larger one needs a larger block) is moved with slots
+    whose powers are already known, and their share of the change divided out."""
     trials = {name: slot.trial for name, slot in slots.items()}
     relations = constraints(slots)
-    powers, moved = [], {}
-    for name in sorted(slots):
-        if len(slots[name].values) < 2:
-            continue  # one value at every point: a constant factor
-        others = [v for v in slots[name].values if v != trials[name] and relations.valid({**trials, name: v})]
-        if not others:
-            return None  # its other values need others' to move too: not probed alone
-        other = min(others, key=lambda v: (abs(v.bit_length() - trials[name].bit_length()), v))
-        there = length_at({**trials, name: other})
-        if there is None or there < 1:
-            return None
-        ratio, step = Fraction(there, length), Fraction(other, trials[name])
-        power = next((k for k in range(-MAX_POWER, MAX_POWER + 1) if step ** k == ratio), None)
-        if power is None:
-            return None
-        if power:
-            powers.append((name, power))
-            moved[name] = other
-    return powers, moved
+    pending = [name for name in sorted(slots) if len(slots[name].values) >= 2]  # one value: a constant factor
+    known: dict[str, int] = {}
+    moved: dict[str, int] = {}
+    while pending:
+        progress = False
+        for name in list(pending):
+            values = _probe_move(name, slots, trials, known, relations)
+            if values is None:
+                continue  # needs a slot whose power is not known yet: after it, or never
+            there = length_at(values)
+            if there is None or there < 1:
+                return None
+            partners = math.prod((Fraction(values[n], trials[n]) ** known[n] for n in known if values[n] != trials[n]),
+                                 start=Fraction(1))
+            ratio, step = Fraction(there, length) / partners, Fraction(values[name], trials[name])
+            power = next((k for k in range(-MAX_POWER, MAX_POWER + 1) if step ** k == ratio), None)
+            if power is None:
+                return None
+            known[name], moved[name] = power, values[name]
+            pending.remove(name)
+            progress = True
+        if not progress:
+            unmoved = _unmoved(pending, slots, relations)
+            if not unmoved:
+                return None  # slots that can move only together with one another: not probed
+            for name in unmoved:  # at its trial value at every valid point: a constant factor
+                known[name] = 0
+                pending.remove(name)
+    powers = [(name, power) for name, power in sorted(known.items()) if power]
+    return powers, {name: value for name, value in moved.items() if known[name]}
+
+
+def _probe_move(name: str, slots: Mapping[str, Slot], trials: Mapping[str, int], known: Mapping[str, int],
+                relations: Skeleton) -> dict[str, int] | None:
+    """Slot values, valid, with `name` at another of its values (the nearest its trial in
+    log scale first) and every other slot at its trial value, else as few others as may be
+    moved with it (at most MAX_PARTNERS), each one whose power is known; None where none is."""
+    own = sorted((v for v in slots[name].values if v != trials[name]),
+                 key=lambda v: (abs(v.bit_length() - trials[name].bit_length()), v))
+    movable = sorted(n for n in known if len(slots[n].values) >= 2)
+    for count in range(min(MAX_PARTNERS, len(movable)) + 1):
+        for partners in itertools.combinations(movable, count):
+            for value in own:
+                for others in itertools.product(*([v for v in slots[n].values if v != trials[n]] for n in partners)):
+                    values = {**trials, name: value, **dict(zip(partners, others))}
+                    if relations.valid(values):
+                        return values
+    return None
+
+
+def _unmoved(names: list[str], slots: Mapping[str, Slot], relations: Skeleton) -> list[str]:
+    """The slots of `names` that no valid combination of the slots' values moves from its
+    trial value; [] where the combinations are too many to enumerate."""
+    if math.prod(len(slot.values) for slot in slots.values()) > MAX_POINTS_PER_SKELETON:
+        return []
+    combos = relations.all_params()
+    return [name for name in names if all(c[name] == slots[name].trial for c in combos)]
 
 
 def probed_values(length: SlotLength, slots: Mapping[str, Slot], powers_of_two: bool = False) -> tuple[int, ...]:

@@ -323,6 +323,30 @@ def relabelled(e: Expr, steps: tuple[Step, ...]) -> Expr:
     return e
 
 
+def mapped_replay(replay: Callable[[Mapping[str, int]], Expr | None], variant: Expr,
+                  mapping: tuple[Step, ...]) -> Callable[[Mapping[str, int]], Expr | None]:
+    """`replay` (a stage 1 variant at other slot values) with the mapping's maps relabelled
+    as they are in the variant (`relabelled`), each values once: the moves loop_schemes
+    probes after a first one (a further tree stage over a second program-level reduction)
+    test sites that read parallel maps, which the unmapped replay does not have.  None
+    where a step's node is not the variant's primitive there (other values, another shape)."""
+    heads = {step.path: spine(at_path(variant, step.path))[0] for step in mapping}
+    memo: dict = {}
+
+    def at_values(values: Mapping[str, int]) -> Expr | None:
+        key = tuple(sorted(values.items()))
+        if key not in memo:
+            e = replay(values)
+            try:
+                same = e is not None and all(spine(at_path(e, path))[0] == head for path, head in heads.items())
+            except (IndexError, AttributeError):
+                same = False
+            memo[key] = relabelled(e, mapping) if same else None
+        return memo[key]
+
+    return at_values
+
+
 def _default_splits(node: Expr) -> bool:
     """Whether the default lowering's reductions phase would run this program-level
     reduction in parallel stages (split_reduction's and two_stage_reduction's own tests,
@@ -421,7 +445,7 @@ def loop_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
     the short reductions or the short maps unrolled; each with every combination of the
     program-level reductions' options (their paths are outside the code one item runs, so
     what the item's loops become does not move them).  `replay`, where given, derives the
-    variant (`e` before its mapping, which moves no node) at other slot values: the lengths
+    variant `e` at other slot values (mapped_replay: its mapping moves no node): the lengths
     of a further tree stage or a vectorised accumulator that earlier slots determine (the
     partial results of a tree whose block is s0) are probed on it (trial_slots)."""
     host = _host_options(e, sizes, slots, replay)
@@ -441,7 +465,7 @@ def loop_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
 
 
 __all__ = ["MAX_LOOP_SCHEMES", "MAX_MAPPINGS", "apply_steps", "group_maps", "host_maps", "host_reductions",
-           "loop_schemes", "mappings", "program_level", "schemes"]
+           "loop_schemes", "mapped_replay", "mappings", "program_level", "schemes"]
 
 
 # ---------------------------------------------------------- tiles in the memory hierarchy
@@ -672,6 +696,7 @@ def _probe(replay, steps: tuple[Step, ...], path: tuple) -> Probe | None:
     """The node at `path` after `steps`, on `replay` at other slot values."""
     if replay is None:
         return None
+    steps = bearing_on(steps, path)
 
     def node_at(values: Mapping[str, int]) -> Expr | None:
         e = _replayed(replay, steps, values)
@@ -681,6 +706,23 @@ def _probe(replay, steps: tuple[Step, ...], path: tuple) -> Probe | None:
             return None
 
     return node_at
+
+
+def bearing_on(steps: tuple[Step, ...], path: tuple) -> tuple[Step, ...]:
+    """The steps that can change the node at `path`: those at a place containing it or inside
+    it, and those a later such step rewrites again.  A step elsewhere (another program-level
+    reduction's tree stage) leaves the node as it is, so a probe need not replay it."""
+    kept: list[Step] = []
+    places = [path]
+    for step in reversed(steps):
+        if any(_overlap(step.path, place) for place in places):
+            kept.append(step)
+            places.append(step.path)
+    return tuple(reversed(kept))
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    return a[:len(b)] == b or b[:len(a)] == a
 
 
 def blocked_tile_reduction(e: Expr) -> bool:

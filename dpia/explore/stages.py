@@ -26,7 +26,7 @@ from functional.strategies import Strategy, seq
 
 from .algorithmic import Heuristics, algorithmic_variants, replay
 from .launch import LAUNCH, launch_values, offered
-from .mapping import loop_schemes, mappings, nest_depth, relabelled, tile_schemes
+from .mapping import loop_schemes, mapped_replay, mappings, nest_depth, relabelled, tile_schemes
 from .moves import ALGORITHMIC_MOVES, Move
 from .space import Skeleton, with_size_facts
 
@@ -117,8 +117,8 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
         # of its loop schemes and layouts that its slots determine are probed on it
         replay = _replay(body, variant.steps)
         for mapping in mappings(expr):
-            loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots, replay) \
-                if heuristics.loops else [((), {})]
+            loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots,
+                                 mapped_replay(replay, expr, mapping)) if heuristics.loops else [((), {})]
             for steps, new_slots in loops:
                 add(variant, mapping + steps, new_slots, dims)
         for steps, new_slots in tile_schemes(expr, sizes, variant.slots, replay):  # register-blocked tiles, where it has them
