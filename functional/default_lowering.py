@@ -688,5 +688,6 @@ def default_schedule(program: Expr | None = None) -> Strategy:
 
 
 __all__ = ["CHUNK", "MIN_STAGED", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
-           "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host", "column_stages", "default_schedule", "in_functions", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
+           "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host", "column_stages", "default_schedule",
+           "in_functions", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
            "vector_columns", "vector_reduction_sites", "vector_reductions"]

@@ -436,7 +436,8 @@ class _Builder:
         elif constant is not None and r < 0.8:
             index = _app("rem", _app("abs", self.scalar(i32, ctx).expr), Literal(constant, i32))
         else:
-            index = Literal(self.rng.choice([c for c in range(min(constant or 1, 4)) if is_nonneg(n - c - 1)] or [0]), i32)
+            below = [c for c in range(min(constant or 1, 4)) if is_nonneg(n - c - 1)]
+            index = Literal(self.rng.choice(below or [0]), i32)
         return Term(_app("at", xs.expr, index), t, xs.bound, xs.err)
 
     def binary(self, t: ScalarType, ctx: _Ctx) -> Term | None:

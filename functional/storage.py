@@ -169,7 +169,7 @@ class _Walk:
     def __init__(self, required_only: bool = False, step_sizes: frozenset = frozenset(), indices: dict | None = None):
         self.required_only = required_only
         self.step_sizes = step_sizes  # the size variables of the enclosing iterates' steps
-        self.indices = indices or {}  # identifiers bound to the index of an enclosing lazily read generate -> its length
+        self.indices = indices or {}  # an enclosing lazily read generate's index variable -> its length
 
     def acc(self, e: Expr, path: tuple, ctx: str, space: str) -> Need | None:
         """`e` is written into a place in `space`."""

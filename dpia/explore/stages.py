@@ -127,7 +127,8 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
 
 
 STAGES = (
-    ("prepare", "the default lowering's normal form: eta, hoisting, fusion (of maps; of a work-item's generated reductions)"),
+    ("prepare", "the default lowering's normal form: eta, hoisting, fusion (of maps; of a work-item's "
+                "generated reductions)"),
     ("algorithmic", "macro moves at every position, bounded sequences, heuristics (dpia.explore.algorithmic)"),
     ("mapping", ("maps onto global ids, work-groups and local ids, or loops; program-level reductions as one "
                  "item's loop or further tree stages; accumulators in registers; short loops unrolled; "
