@@ -191,6 +191,27 @@ def _mriq(kx, ky, kz, phi, x, y, z):
 mri_q = fl.fun([arr(K), arr(K), arr(K), arr(K), arr(N), arr(N), arr(N)], _mriq)
 
 
+def _mriq_two_reductions(kx, ky, kz, phi, x, y, z):
+    """MRI-Q with Qr and Qi as two reductions over the k-space samples (the explorer and the
+    default lowering make them one pass: rules.algorithmic pair_reduce_fusion)."""
+    ks = fl.zip(kx, fl.zip(ky, fl.zip(kz, phi)))
+
+    def at_point(p):
+        px, py, pz = fl.fst(p), fl.fst(fl.snd(p)), fl.snd(fl.snd(p))
+
+        def arg(k):
+            return 2.0 * math.pi * (fl.fst(k) * px + fl.fst(fl.snd(k)) * py + fl.fst(fl.snd(fl.snd(k))) * pz)
+
+        def mag(k):
+            return fl.snd(fl.snd(fl.snd(k)))
+        return fl.pair(fl.reduce(fl.add, 0.0, fl.map(lambda k: mag(k) * fl.cos(arg(k)), ks)),
+                       fl.reduce(fl.add, 0.0, fl.map(lambda k: mag(k) * fl.sin(arg(k)), ks)))
+    return fl.map(at_point, fl.zip(x, fl.zip(y, z)))
+
+
+mri_q_two_reductions = fl.fun([arr(K), arr(K), arr(K), arr(K), arr(N), arr(N), arr(N)], _mriq_two_reductions)
+
+
 # ------------------------------------------------------------------- data mining, Rodinia
 
 def _nearest_centroid(points, centroids):
@@ -831,6 +852,8 @@ ALTERNATIVES: list[Entry] = [
     _by["atax"]._replace(name="atax_inline", program=atax_inline, moderate=dict(m=128, n=128),
                          bench=dict(m=128, n=128), note="A^T (A x) without the let: A x per column"),
     _by["gemv_t"]._replace(name="gemv_t_columns", program=gemv_t_columns, note="dot product spelt out"),
+    _by["mri_q"]._replace(name="mri_q_two_reductions", program=mri_q_two_reductions,
+                          note="Qr and Qi as two reductions over the samples"),
     Entry("nn_argmin", nn_argmin, ref_nn_argmin, numpy_nn_argmin, inputs_nn_distinct, dict(n=1000),
           dict(n=1 << 20), dict(n=1 << 22), 0.0, note="the nearest record's index: argmin over all records"),
     _by["jacobi2d_5"]._replace(name="jacobi2d_5_clamp_sum", program=jacobi2d_5_clamp_sum,

@@ -8,13 +8,13 @@ Its phases, in order (`PHASES`):
     hoist        loops inside a map's or reduction's function that are the same for every element
                  are computed once, before it (rules.algorithmic.hoist_invariant)
     fuse         producer maps into their consumers (no intermediate arrays between maps)
-    fuse_generated
-                 inside functions (code a work-item runs, where a reduction is a loop anyway), a
-                 generate of n reductions over one array becomes one reduction of n-arrays, one
-                 pass that computes what the n share once (rules.algorithmic generate_reduce_fusion:
-                 N-Body's and MD's three force components).  Not at program level: the fused
-                 operator is not one functional.algebra proves associative, so it would lose the
-                 parallel stages of the n reductions (the exploration's move offers it there)
+    banana_split inside functions (code a work-item runs, where a reduction is a loop anyway), a
+                 generate of n reductions over one array becomes one reduction of n-arrays, and a
+                 pair of reductions over one array one reduction of pairs: one pass that computes
+                 what they share once (rules.algorithmic generate_reduce_fusion, pair_reduce_fusion:
+                 N-Body's and MD's three force components, MRI-Q's Qr and Qi written apart).  Not at
+                 program level: a fused operator functional.algebra cannot prove associative would
+                 lose the parallel stages of the reductions (the exploration's moves offer it there)
     vector_reductions
                  every reduction a work-item runs (inside a map's function, anywhere in it) over a
                  contiguous row of at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)`,
@@ -651,7 +651,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
         ("eta", try_(normalize(seq(guard("a map of a partial application", _map_of_partial), r("eta_expand_map"))))),
         ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),
-        ("fuse_generated", in_functions(r("generate_reduce_fusion"))),
+        ("banana_split", in_functions(r("generate_reduce_fusion") | r("pair_reduce_fusion"))),
         ("vector_reductions", vector_reductions()),
         ("vector_columns", vector_columns()),
         ("column_stages", column_stages()),

@@ -135,6 +135,12 @@ CASES = {
     "componentwise_reduction_of_generated_arrays": fl.fun([arr(8, 4)], lambda ps: fl.map(
         lambda p: fl.reduce(lambda a, b: fl.generate(3, lambda k: a[k] + b[k]), fl.generate(3, lambda k: 0.0),
                             fl.map(lambda q: fl.generate(3, lambda k: q[3] * (q[k] - p[k])), ps)), ps)),
+    # two reductions over one row in a work-item: one pass of pairs (pair_reduce_fusion), a fold
+    # that is not associative among them kept in order; at program level they stay apart
+    "pair_of_reductions_over_one_row": fl.fun([arr(6, 40)], lambda xss: fl.map(lambda r: fl.pair(
+        fl.reduce(fl.add, 0.0, fl.map(lambda x: x * x, r)), fl.reduce(lambda a, b: a - b * 0.5, 0.0, r)), xss)),
+    "pair_of_reductions_over_one_array": fl.fun([arr(3000)], lambda xs: fl.pair(
+        fl.reduce(fl.add, 0.0, xs), fl.reduce(fl.max, fl.literal(float("-inf"), f32), fl.map(lambda x: x * 2.0, xs)))),
     "row_sums_of_a_matrix_by_a_host_reduction": fl.fun([arr(50, 7)], lambda xss: fl.reduce(
         lambda acc, row: fl.map(lambda p: fl.fst(p) + fl.snd(p), fl.zip(acc, row)),
         fl.generate(7, lambda i: 0.0), xss)),

@@ -30,7 +30,7 @@ from .mapping import loop_schemes, mapped_replay, mappings, nest_depth, relabell
 from .moves import ALGORITHMIC_MOVES, Move
 from .space import Skeleton, with_size_facts
 
-PREPARE = ("eta", "hoist", "fuse", "fuse_generated")
+PREPARE = ("eta", "hoist", "fuse", "banana_split")
 
 
 def prepare() -> Strategy:
@@ -128,7 +128,7 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
 
 STAGES = (
     ("prepare", "the default lowering's normal form: eta, hoisting, fusion (of maps; of a work-item's "
-                "generated reductions)"),
+                "reductions over one array)"),
     ("algorithmic", "macro moves at every position, bounded sequences, heuristics (dpia.explore.algorithmic)"),
     ("mapping", ("maps onto global ids, work-groups and local ids, or loops; program-level reductions as one "
                  "item's loop or further tree stages; accumulators in registers; short loops unrolled; "

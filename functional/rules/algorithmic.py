@@ -173,6 +173,61 @@ rule("generate_reduce_fusion", "fusion",
          "known operator's reduction is NumPy's pairwise sum, the fused one a fold in order.")
 
 
+def _reduced_map(e: Expr):
+    """(f, z, g, xs) of `reduce f z (map g xs)`, g None for `reduce f z xs`; else None."""
+    args = applied(e, "reduce", 3)
+    if args is None:
+        return None
+    f, z, data = args
+    inner = applied(data, "map", 2)
+    return (f, z, None, data) if inner is None else (f, z, inner[0], inner[1])
+
+
+def paired_reductions(e: Expr):
+    """((f, z, g, xs), (h, w, k, xs)) of `pair (reduce f z (map g xs)) (reduce h w (map k xs))`
+    (either map may be absent: g or k None) over the same xs, or why not (a str)."""
+    args = applied(e, "pair", 2)
+    if args is None:
+        return "not a pair"
+    left, right = _reduced_map(args[0]), _reduced_map(args[1])
+    if left is None or right is None:
+        return "the pair is not of two reductions"
+    if left[3] != right[3]:
+        return "the two reductions are over different arrays"
+    return left, right
+
+
+def _pair_reduce_side(m):
+    found = paired_reductions(m.root)
+    return found if isinstance(found, str) else None
+
+
+def _pair_reduce_build(m):
+    (f, z, g, xs), (h, w, k, _) = paired_reductions(m.root)
+    return fl.reduce(lambda a, b: fl.pair(beta(beta(f, fl.fst(a)), fl.fst(b)), beta(beta(h, fl.snd(a)), fl.snd(b))),
+                     fl.pair(z, w),
+                     fl.map(lambda x: fl.pair(x if g is None else beta(g, x), x if k is None else beta(k, x)), xs))
+
+
+def _ex_pair_reduce(rng):
+    m = inst.size(rng)
+    (op1, z1), (op2, z2) = inst.pick(rng, inst.MONOIDS), inst.pick(rng, inst.MONOIDS)
+    u = inst.pick(rng, inst.UNARY)
+    prog = inst.vector_program(m, lambda xs: fl.pair(fl.reduce(op1, z1, fl.map(u, xs)), fl.reduce(op2, z2, xs)))
+    return prog, (inst.data(rng, m),), {}
+
+
+rule("pair_reduce_fusion", "fusion",
+     "pair (reduce f z (map g xs)) (reduce h w (map k xs)) -> reduce (fun(a, b) => pair (f (fst a) (fst b)) "
+     "(h (snd a) (snd b))) (pair z w) (map (fun(x) => pair (g x) (k x)) xs)   (the same xs; either map may be "
+     "absent: the two reductions in one pass)",
+     lhs=P("pair", V("a"), V("b")), side=_pair_reduce_side, build=_pair_reduce_build,
+     example=_ex_pair_reduce, exact=False,
+     doc="The banana-split law for two folds: a fold of pairs, component by component (functional.algebra "
+         "proves it associative when f and h are monoid operators, so it keeps parallel stages).  Not exact in "
+         "the interpreter: a known operator's reduction is NumPy's pairwise sum, the fused one a fold in order.")
+
+
 # ------------------------------------------------------------------------- reductions
 
 

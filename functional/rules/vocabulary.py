@@ -39,6 +39,7 @@ The moves, in the order of issue 12's list:
     fusion, fission       map f (map g xs) <-> map (f . g) xs
     generate_reduce_fusion  generate n (fun k => reduce f z (map (g k) xs)): the n reductions as one
                           over n-arrays, component by component (one pass over xs; N-Body, MD)
+    pair_reduce_fusion    pair (reduce f z (map g xs)) (reduce h w (map k xs)): one reduction of pairs
     hoist_invariant       a loop-invariant value of a map's function computed once, before it
     split_k               map (fun p => E[reduce f z D]) xs: every element's reduction in
                           n-chunks, the chunks' partial results first (a map over the chunks of
@@ -77,7 +78,7 @@ from ..strategies import (
 from ..types import ArrayType, array, f32, map_nats
 from . import instances as inst
 from . import macros as mac
-from .algorithmic import generated_reduction, item_reduction
+from .algorithmic import generated_reduction, item_reduction, paired_reductions
 from .core import RULES, NotApplicable
 from .movement import map_fn, prim_fn_params
 
@@ -837,6 +838,13 @@ _register(Macro(
     _from_rule("generate_reduce_fusion", "generate_reduce_fusion"),
     "f, z and xs independent of k; n a constant (the n values of each element are held per item)",
     exact=False))
+
+_register(Macro(
+    "pair_reduce_fusion", RULES["pair_reduce_fusion"].equation.split("   (")[0], (),
+    lambda: r("pair_reduce_fusion"),
+    lambda e: None if isinstance(paired_reductions(e), str) or not _typed(e) else {},
+    _from_rule("pair_reduce_fusion", "pair_reduce_fusion"),
+    "the two reductions over the same array", exact=False))
 
 _register(Macro(
     "fission", RULES["map_fission"].equation, (),

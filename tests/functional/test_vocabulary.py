@@ -231,6 +231,7 @@ SUITE_CASES = {
     "interchange_swap": ["seed:mm"],
     "fusion": ["jacobi2d_5"],
     "generate_reduce_fusion": ["nbody", "md"],
+    "pair_reduce_fusion": ["mri_q_two_reductions"],
     "fission": ["nn"],
     "hoist_invariant": ["atax_inline"],
     "split_k": ["atax", "mri_q"],
