@@ -588,38 +588,30 @@ def at_host(s: Strategy) -> Strategy:
     """`s` at every outermost place where it applies in program-level code: outside functions,
     except the bodies of `let` and of applied lambdas, which run where the let does.  Never
     fails."""
-    from .strategies import all_, argument, body, function
-
-    def run(e: Expr):
-        if isinstance(e, (Lambda, NatLambda)):
-            return Success(e)
-        here = s(e)
-        if here.ok:
-            return here
-        head, args = spine(e)
-        if isinstance(head, Prim) and head.name == "let" and len(args) == 2 and isinstance(args[1], Lambda):
-            return seq(function(argument(self)), argument(body(self)))(e)
-        if isinstance(e, App) and isinstance(e.fun, Lambda):
-            return seq(function(body(self)), argument(self))(e)
-        return all_(self)(e)
-
-    from .strategies import seq
-
-    self = Strategy(f"at_host({s})", run)
-    return self
+    return _program_level(f"at_host({s})", s, Success)
 
 
 def in_functions(s: Strategy) -> Strategy:
     """`s` everywhere it applies inside the functions of program-level code (what work-items
-    run), never at program level itself (at_host's complement: a let's and an applied lambda's
-    bodies run where the let does).  Never fails."""
-    from .strategies import all_, argument, body, function, normalize, seq, try_
+    run), never at program level itself (at_host's complement).  Never fails."""
+    from .strategies import normalize, try_
 
-    inside = try_(normalize(s))
+    return _program_level(f"in_functions({s})", None, try_(normalize(s)))
+
+
+def _program_level(name: str, here: Strategy | None, in_function) -> Strategy:
+    """A walk of program-level code: `here` tried at each node (its success ends the walk
+    there), `in_function` run on each function met; a let's and an applied lambda's bodies
+    are program-level code too (they run where the let does)."""
+    from .strategies import all_, argument, body, function, seq
 
     def run(e: Expr):
         if isinstance(e, (Lambda, NatLambda)):
-            return inside(e)
+            return in_function(e)
+        if here is not None:
+            done = here(e)
+            if done.ok:
+                return done
         head, args = spine(e)
         if isinstance(head, Prim) and head.name == "let" and len(args) == 2 and isinstance(args[1], Lambda):
             return seq(function(argument(self)), argument(body(self)))(e)
@@ -627,7 +619,7 @@ def in_functions(s: Strategy) -> Strategy:
             return seq(function(body(self)), argument(self))(e)
         return all_(self)(e)
 
-    self = Strategy(f"in_functions({s})", run)
+    self = Strategy(name, run)
     return self
 
 

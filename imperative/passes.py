@@ -205,6 +205,7 @@ def _exp_sizes(e) -> set:
 
 
 def _size_names(cmd: Cmd) -> set:
+    """The size variables `cmd` reads anywhere (its assignments, conditions and loop counts)."""
     out: set = set()
     for c in walk(cmd):
         if isinstance(c, Assign):
