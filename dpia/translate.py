@@ -25,7 +25,7 @@ import attrs
 from functional.errors import excerpt
 from functional.expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine, substitute_nat, walk
 from functional.infer import constant_index, infer
-from functional.nat import Nat, is_nonneg
+from functional.nat import Nat, in_range
 from functional.storage import first_need
 from functional.strategies import at_path
 from functional.nat import Var as NatVar
@@ -294,11 +294,11 @@ class Translator:
         xs, index = args
         n = xs.t.size
         known = constant_index(index)
-        if known is not None and is_nonneg(known) and is_nonneg(n - known - 1):
+        if known is not None and in_range(known, n):
             return self.con(xs, env, lambda v: k(Idx(v, known, e.t)))
 
         def at_index(v: Exp, j: Exp):
-            if isinstance(j, NatExp) and is_nonneg(j.nat) and is_nonneg(n - j.nat - 1):
+            if isinstance(j, NatExp) and in_range(j.nat, n):
                 return k(Idx(v, j.nat, e.t))  # a loop's or generate's index within range: read as it is
             ix = self.loop_var("ix", n)
             mem = Mem(ix.name, i32, AddressSpace.PRIVATE)

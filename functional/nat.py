@@ -824,6 +824,11 @@ def proves_lt(a: NatLike, b: NatLike) -> bool:
     return is_nonneg(as_nat(b) - as_nat(a) - 1)
 
 
+def in_range(i: NatLike, n: NatLike) -> bool:
+    """True when `0 <= i < n` is provable: an index `i` within an array of length `n`."""
+    return is_nonneg(i) and proves_lt(i, n)
+
+
 def upper_bound(n: NatLike) -> Nat | None:
     """Inclusive upper bound over free size variables (bounded variables eliminated)."""
     return _bound(as_nat(n), True)

@@ -49,7 +49,7 @@ from .errors import FunctionalError
 from .expr import App, Expr, Identifier, Lambda, Literal, NatLambda, Prim, free_identifiers, walk
 from .infer import infer
 from .interp import interpret, layout
-from .nat import Nat, divides, evaluate, is_nonneg
+from .nat import Nat, divides, evaluate, in_range, is_nonneg
 from .nat import nat as size_var
 from .primitives import stride_index
 from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, f32, f64, i32
@@ -436,7 +436,7 @@ class _Builder:
         elif constant is not None and r < 0.8:
             index = _app("rem", _app("abs", self.scalar(i32, ctx).expr), Literal(constant, i32))
         else:
-            below = [c for c in range(min(constant or 1, 4)) if is_nonneg(n - c - 1)]
+            below = [c for c in range(min(constant or 1, 4)) if in_range(c, n)]
             index = Literal(self.rng.choice(below or [0]), i32)
         return Term(_app("at", xs.expr, index), t, xs.bound, xs.err)
 

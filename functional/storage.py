@@ -40,7 +40,7 @@ from .expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, tri
 from .primitives import (LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
                          WRITE_VIEWS, is_view_fn)
 from .infer import constant_index
-from .nat import as_nat, is_nonneg
+from .nat import as_nat, in_range, is_nonneg
 from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, nat_vars
 
 HOST, HOST_SEQ, GROUP, ITEMS, ITEM = "host", "host_seq", "group", "items", "item"
@@ -398,7 +398,7 @@ def _index_in_range(xs: Expr, index: Expr, indices: dict) -> bool:
     known = constant_index(index)
     if known is None and isinstance(index, Identifier) and index.name in indices:
         return is_nonneg(length - indices[index.name])
-    return known is not None and is_nonneg(known) and is_nonneg(length - known - 1)
+    return known is not None and in_range(known, length)
 
 
 def _lowering_of(name: str, ctx: str) -> str:

@@ -434,7 +434,6 @@ class _Run:
                 self.waiting[original].append(spec.index)
             if spec.baseline:  # the default schedule derived what a point already measured
                 self.default, self.baseline_done = first, True
-            self.dispatched_at.pop(spec.index, None)  # skipped: no duration to learn from
             return False
         self.low_texts[key] = spec.index
         known = self.db.seen(self.program_text, spec.sizes, self.device, derivation,
@@ -446,7 +445,6 @@ class _Run:
             if spec.baseline:
                 self.default, self.baseline_done = known, True
             self._report(known)
-            self.dispatched_at.pop(spec.index, None)
             return False
         return True
 
@@ -477,7 +475,6 @@ class _Run:
         later run measures it; the search sees it finished ("lost": it teaches nothing)."""
         self.lost.append(f"{spec.family_name}({', '.join(f'{k}={v}' for k, v in sorted(spec.params.items()))}): "
                          f"{reason}")
-        self.dispatched_at.pop(spec.index, None)
         self._finish_trial(spec.index, "lost")
         for index in self.waiting.pop(spec.index, ()):  # duplicates waiting for it: lost with it
             self._finish_trial(index, "lost", self.trials[index].same_as)
@@ -521,6 +518,7 @@ class _Run:
         """The search's view of a finished point: its candidate's status and time, or a
         status alone (a duplicate of a candidate still being measured); `same_as`: the point
         whose low-level program it had."""
+        self.dispatched_at.pop(index, None)  # no longer in flight (a measured one's duration is taken before)
         if index in self.trials:
             status, seconds = (result, None) if isinstance(result, str) else (result.status, result.time_s)
             strided = None if isinstance(result, str) else (result.params or {}).get("strided")

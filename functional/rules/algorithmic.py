@@ -114,6 +114,21 @@ def _bind2(f, a, x):
 MAX_FUSED_REDUCTIONS = 32  # generate_reduce_fusion's n: each element's n values are held per item
 
 
+def _reduced_map(e: Expr):
+    """(f, z, g, xs) of `reduce f z (map g xs)`, g None for `reduce f z xs`; else None."""
+    args = applied(e, "reduce", 3)
+    if args is None:
+        return None
+    f, z, data = args
+    inner = applied(data, "map", 2)
+    return (f, z, None, data) if inner is None else (f, z, inner[0], inner[1])
+
+
+def _reason(shape):
+    """A side condition from a shape test that returns the parts, or why not (a str)."""
+    return lambda m: found if isinstance(found := shape(m.root), str) else None
+
+
 def generated_reduction(e: Expr):
     """(k, f, z, g, xs) of `generate n (fun(k) => reduce f z (map g xs))` where f, z and xs do
     not depend on k and n is a constant of at most MAX_FUSED_REDUCTIONS, or why not (a str)."""
@@ -126,22 +141,13 @@ def generated_reduction(e: Expr):
     lam = args[0]
     if not isinstance(lam, Lambda):
         return "the generate's function is not a lambda"
-    reduced = applied(lam.body, "reduce", 3)
-    if reduced is None:
-        return "the generate's body is not a reduction"
-    f, z, mapped = reduced
-    inner = applied(mapped, "map", 2)
-    if inner is None:
-        return "the reduction is not over a map"
-    g, xs = inner
+    reduced = _reduced_map(lam.body)
+    if reduced is None or reduced[2] is None:
+        return "the generate's body is not a reduction over a map"
+    f, z, g, xs = reduced
     if any(lam.param.name in free_identifiers(x) for x in (f, z, xs)):
         return "the operator, the initial value or the reduced array depends on the generate's index"
     return lam.param, f, z, g, xs
-
-
-def _generate_reduce_side(m):
-    found = generated_reduction(m.root)
-    return found if isinstance(found, str) else None
 
 
 def _generate_reduce_build(m):
@@ -165,22 +171,12 @@ rule("generate_reduce_fusion", "fusion",
      "generate n (fun(k) => reduce f z (map (g k) xs)) -> reduce (fun(a, b) => generate n (fun(k) => f (at a k) "
      "(at b k))) (generate n (fun(k) => z)) (map (fun(x) => generate n (fun(k) => g k x)) xs)   (f, z, xs "
      "independent of k; n a constant: the n reductions in one pass over xs)",
-     lhs=P("generate", V("f"), params=("n",)), side=_generate_reduce_side, build=_generate_reduce_build,
+     lhs=P("generate", V("f"), params=("n",)), side=_reason(generated_reduction), build=_generate_reduce_build,
      example=_ex_generate_reduce, exact=False,
      doc="The banana-split law: n folds over the same list are one fold of n-tuples, combined component by "
          "component (associative, with the neutral element z in each, when f is).  One pass reads xs once and "
          "computes what g k x shares across k once (N-Body's distance, MD's).  Not exact in the interpreter: a "
          "known operator's reduction is NumPy's pairwise sum, the fused one a fold in order.")
-
-
-def _reduced_map(e: Expr):
-    """(f, z, g, xs) of `reduce f z (map g xs)`, g None for `reduce f z xs`; else None."""
-    args = applied(e, "reduce", 3)
-    if args is None:
-        return None
-    f, z, data = args
-    inner = applied(data, "map", 2)
-    return (f, z, None, data) if inner is None else (f, z, inner[0], inner[1])
 
 
 def paired_reductions(e: Expr):
@@ -195,11 +191,6 @@ def paired_reductions(e: Expr):
     if left[3] != right[3]:
         return "the two reductions are over different arrays"
     return left, right
-
-
-def _pair_reduce_side(m):
-    found = paired_reductions(m.root)
-    return found if isinstance(found, str) else None
 
 
 def _pair_reduce_build(m):
@@ -221,7 +212,7 @@ rule("pair_reduce_fusion", "fusion",
      "pair (reduce f z (map g xs)) (reduce h w (map k xs)) -> reduce (fun(a, b) => pair (f (fst a) (fst b)) "
      "(h (snd a) (snd b))) (pair z w) (map (fun(x) => pair (g x) (k x)) xs)   (the same xs; either map may be "
      "absent: the two reductions in one pass)",
-     lhs=P("pair", V("a"), V("b")), side=_pair_reduce_side, build=_pair_reduce_build,
+     lhs=P("pair", V("a"), V("b")), side=_reason(paired_reductions), build=_pair_reduce_build,
      example=_ex_pair_reduce, exact=False,
      doc="The banana-split law for two folds: a fold of pairs, component by component (functional.algebra "
          "proves it associative when f and h are monoid operators, so it keeps parallel stages).  Not exact in "
