@@ -21,6 +21,8 @@ pipeline is data (`PIPELINE`) so experiments can switch passes off.
     privatise         a private array that every access indexes by local ids alone (the same
                       way each time) holds one element per item: it becomes a scalar, and the
                       program records the local size that makes each map_local run once
+    share_common_values  an operation a run of assignments evaluates twice is computed once
+                      into a private variable (imperative.common_values)
 
 Before them, two placement passes give temporaries a place the host plan can keep:
 
@@ -45,6 +47,7 @@ from .ir import (
     Acc, Assign, Barrier, Cmd, Exp, For, Idx, IdxAcc, If, Level, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program,
     Proj, ProjAcc, Seq, Skip, Store, View, ViewAcc, seq, sub_commands, walk,
 )
+from .common_values import share_common_values
 from .simplify import simplify_conditions
 from .views import resolve
 
@@ -672,7 +675,7 @@ def privatise(p: Program) -> Program:
 
 
 PIPELINE = (slot_parallel_globals, globalise_host_state, resolve_views, simplify_loops, unroll, simplify_conditions,
-            privatise,
+            privatise, share_common_values,
             insert_barriers, hoist_globals)
 
 
@@ -683,5 +686,5 @@ def run_passes(p: Program, passes=PIPELINE) -> Program:
 
 
 __all__ = ["PIPELINE", "run_passes", "slot_parallel_globals", "globalise_host_state", "resolve_views", "simplify_loops", "unroll", "simplify_conditions",
-           "privatise", "insert_barriers",
+           "privatise", "share_common_values", "insert_barriers",
            "hoist_globals", "PlacementError", "BarrierPlacementError"]
