@@ -10,6 +10,10 @@ commutative.  A property holds here when the operator has one of these forms:
     fun(a, b) => op a b           or op b a for a commutative op
     fun(a, b) => pair (F0) (F1)   component k of the result is op (proj_k a) (proj_k b): tuples
                                   reduced component by component (sum and sum of squares, ...)
+    fun(a, b) => generate n (fun(k) => F)   element k of the result is F's form at (at a k) and
+                                  (at b k): n-arrays reduced element by element (the fused
+                                  reductions of rules.algorithmic generate_reduce_fusion);
+                                  neutral: `generate n (fun(k) => e)`, e neutral for F
     fun(a, b) => select (K a < K b) a b   the element of least key (argmin, argmax: see
                                   select_by_key): associative only
     associative g                 declared so by the program (`fl.associative(g)`): associative
@@ -34,8 +38,10 @@ from __future__ import annotations
 
 import math
 
-from .expr import Expr, Identifier, Lambda, Literal, Prim, spine
-from .types import ScalarType, TupleType, VectorType
+import attrs
+
+from .expr import Expr, Identifier, Lambda, Literal, Prim, free_identifiers, spine
+from .types import ArrayType, ScalarType, TupleType, VectorType
 
 # op -> commutative (every op listed is associative)
 _OPS = {"add": True, "mul": True, "min": True, "max": True, "and": True, "or": True,
@@ -60,14 +66,26 @@ def _neutral_value(op: str, t: ScalarType):
     return None
 
 
+@attrs.frozen
+class Elementwise:
+    """The form of `fun(a, b) => generate n (fun(k) => F)`: `elem` (F's form) at each of n elements."""
+
+    length: object  # the generate's Nat
+    elem: object
+
+
 def _projection(e: Expr, param: str) -> tuple | None:
-    """The projection path of `e` from the identifier `param` (fst = 0, snd = 1), or None."""
-    path = []
+    """The access path of `e` from the identifier `param` (fst = 0, snd = 1, `at _ k` = ("at", k)
+    for an index identifier k), or None."""
+    path: list = []
     while not (isinstance(e, Identifier) and e.name == param):
         head, args = spine(e)
-        if not (isinstance(head, Prim) and head.name in ("fst", "snd") and len(args) == 1):
+        if isinstance(head, Prim) and head.name in ("fst", "snd") and len(args) == 1:
+            path.append(0 if head.name == "fst" else 1)
+        elif isinstance(head, Prim) and head.name == "at" and len(args) == 2 and isinstance(args[1], Identifier):
+            path.append(("at", args[1].name))
+        else:
             return None
-        path.append(0 if head.name == "fst" else 1)
         e = args[0]
     return tuple(reversed(path))
 
@@ -88,6 +106,12 @@ def _form(body: Expr, a: str, b: str, path: tuple):
     if isinstance(head, Prim) and head.name == "pair" and len(args) == 2:
         parts = (_form(args[0], a, b, path + (0,)), _form(args[1], a, b, path + (1,)))
         return None if None in parts else parts
+    if isinstance(head, Prim) and head.name == "generate" and len(args) == 1 and isinstance(args[0], Lambda):
+        k = args[0].param.name
+        if k in (a, b) or any(isinstance(step, tuple) and step[1] == k for step in path):
+            return None  # the index shadows an operand or an outer index: the paths would not say which
+        elem = _form(args[0].body, a, b, path + (("at", k),))
+        return None if elem is None else Elementwise(head.params[0], elem)
     if isinstance(head, Prim) and head.name in _OPS and len(args) == 2:
         left, right = _projection(args[0], a), _projection(args[1], b)
         if left == path and right == path:
@@ -138,6 +162,8 @@ def commutative(f: Expr) -> bool:
 def _all_leaves(form, test) -> bool:
     if isinstance(form, tuple):
         return all(_all_leaves(x, test) for x in form)
+    if isinstance(form, Elementwise):
+        return _all_leaves(form.elem, test)
     return test(form)
 
 
@@ -150,6 +176,10 @@ def neutral(f: Expr, z: Expr) -> bool:
 
 def _neutral(form, z: Expr) -> bool:
     head, args = spine(z)
+    if isinstance(form, Elementwise):  # every element the same neutral value, whatever its index
+        return (isinstance(head, Prim) and head.name == "generate" and len(args) == 1
+                and isinstance(args[0], Lambda) and head.params[0] == form.length
+                and args[0].param.name not in free_identifiers(args[0].body) and _neutral(form.elem, args[0].body))
     if isinstance(form, tuple):
         return (isinstance(head, Prim) and head.name == "pair" and len(args) == 2
                 and all(_neutral(x, a) for x, a in zip(form, args)))
@@ -181,6 +211,11 @@ def neutral_element(f: Expr, t) -> Expr | None:
 
 
 def _element(form, t, fl):
+    if isinstance(form, Elementwise):
+        if not (isinstance(t, ArrayType) and t.size == form.length):
+            return None
+        elem = _element(form.elem, t.elem, fl)
+        return None if elem is None else fl.generate(form.length, lambda k: elem)
     if isinstance(form, tuple):
         if not isinstance(t, TupleType):
             return None
@@ -198,4 +233,4 @@ def _element(form, t, fl):
     return fl.literal(value, t)
 
 
-__all__ = ["associative", "commutative", "declared_associative", "neutral", "neutral_element", "operator_form", "select_by_key"]
+__all__ = ["Elementwise", "associative", "commutative", "declared_associative", "neutral", "neutral_element", "operator_form", "select_by_key"]

@@ -12,9 +12,10 @@ Its phases, in order (`PHASES`):
                  generate of n reductions over one array becomes one reduction of n-arrays, and a
                  pair of reductions over one array one reduction of pairs: one pass that computes
                  what they share once (rules.algorithmic generate_reduce_fusion, pair_reduce_fusion:
-                 N-Body's and MD's three force components, MRI-Q's Qr and Qi written apart).  Not at
-                 program level: a fused operator functional.algebra cannot prove associative would
-                 lose the parallel stages of the reductions (the exploration's moves offer it there)
+                 N-Body's and MD's three force components, MRI-Q's Qr and Qi written apart).  At
+                 program level only where functional.algebra proves the fused operator associative
+                 (monoid operators, element by element: fused_in_stages), so the reductions phase
+                 keeps its parallel stages; any other fused operator would make them sequential
     vector_reductions
                  every reduction a work-item runs (inside a map's function, anywhere in it) over a
                  contiguous row of at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)`,
@@ -39,6 +40,8 @@ Its phases, in order (`PHASES`):
                  functional.algebra proves associative is split; any other (Chan's merge of
                  mean/variance summaries, a Welford step) keeps the program's order, sequential,
                  unless the program declares it: `reduce (associative f) z xs` (fl.associative)
+    eta_stages   a stage of partial reductions of arrays, `map (reduce f z) chunks`, gets a lambda
+                 (eta_expand_map) so the store phase stores its operator's arrays
     declarations `associative f` -> f, once the reductions have read it (erase_associative)
     parallelise  maps the host runs -> map_global (map_global 1 / 0 for a perfectly nested map of
                  maps); maps one work-item runs -> map_seq; reduce -> reduce_seq
@@ -216,9 +219,18 @@ CHUNK = 32  # elements each work-item folds per stage: few enough that f32 sums 
 SYMBOLIC_STAGES = 3  # stages for a length without a known bound: at 2^24 elements 512 partial results are left
 
 
-def _scalar_values(t) -> bool:
+MAX_STAGED_ARRAY = 32  # elements of an n-array a reduction's stages hold per partial result
+
+
+def _stageable_values(t) -> bool:
+    """Values a reduction's parallel stages hold per partial result: scalars, tuples of them,
+    and arrays of a constant length up to MAX_STAGED_ARRAY of them (n reductions fused into one,
+    rules.algorithmic generate_reduce_fusion)."""
     if isinstance(t, TupleType):
-        return all(_scalar_values(x) for x in t.elems)
+        return all(_stageable_values(x) for x in t.elems)
+    if isinstance(t, ArrayType):
+        n = t.size.as_int()
+        return n is not None and 1 <= n <= MAX_STAGED_ARRAY and _stageable_values(t.elem)
     return isinstance(t, ScalarType)
 
 
@@ -255,7 +267,8 @@ def _more_stages(n, stage: int) -> bool:
 
 
 def split_reduction() -> Strategy:
-    """At a reduction `reduce f z xs` of scalars (or tuples of scalars) over a long array, with
+    """At a reduction `reduce f z xs` of scalars (tuples of them, short n-arrays of them:
+    `_stageable_values`) over a long array, with
     `f` associative: stages of partial reductions of CHUNK elements each, every stage a parallel
     map over chunks, until at most CHUNK partial results are left for one item (a constant
     length; from SMALL_REDUCTION elements up).
@@ -293,7 +306,7 @@ def split_reduction() -> Strategy:
 
     def reducible(e: Expr) -> bool:
         head, args = spine(e)
-        return (isinstance(head, Prim) and head.name == "reduce" and len(args) == 3 and _scalar_values(e.t)
+        return (isinstance(head, Prim) and head.name == "reduce" and len(args) == 3 and _stageable_values(e.t)
                 and algebra.associative(args[0]))
 
     def _refused(node: Expr) -> Failure:
@@ -633,6 +646,38 @@ def _map_of_partial(e: Expr) -> bool:
     return isinstance(f, App) or isinstance(f, NatApp)
 
 
+def _stage_of_arrays(e: Expr) -> bool:
+    """`map (reduce f z) chunks`: a stage split_reduction made, of partial results that hold
+    arrays (fused reductions), whose operator and initial value the store phase must see
+    inside a lambda to store them; a stage of scalars stays a partial application."""
+    def holds_array(t) -> bool:
+        return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(holds_array(x) for x in t.elems))
+
+    return _map_of_partial(e) and isinstance(e.t, ArrayType) and holds_array(e.t.elem)
+
+
+def fused_in_stages() -> Strategy:
+    """n reductions over one array in program-level code fused into one (generate_reduce_fusion,
+    pair_reduce_fusion) where the fused operator is one functional.algebra proves associative
+    (n-arrays or pairs of monoid operators, element by element) and its values fit a stage
+    (`_stageable_values`): the reductions phase then splits the one reduction into parallel stages
+    as it would have split each, and the data is read once instead of n times."""
+    from . import algebra
+    from .rules.macros import r
+
+    fusion = r("generate_reduce_fusion") | r("pair_reduce_fusion")
+
+    def run(e: Expr):
+        if not _stageable_values(e.t):
+            return Failure("fused_in_stages: the fused values do not fit a reduction's stage")
+        done = fusion(e)
+        if done.ok and not algebra.associative(spine(done.expr)[1][0]):
+            return Failure("fused_in_stages: the fused operator is not one the algebra proves associative")
+        return done
+
+    return Strategy("fused_in_stages", run)
+
+
 def phases() -> tuple[tuple[str, Strategy], ...]:
     """The default lowering's phases, in order (see the module's docstring)."""
     from .rules.macros import guard, r
@@ -643,11 +688,14 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
         ("eta", try_(normalize(seq(guard("a map of a partial application", _map_of_partial), r("eta_expand_map"))))),
         ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),
-        ("banana_split", in_functions(r("generate_reduce_fusion") | r("pair_reduce_fusion"))),
+        ("banana_split", seq(in_functions(r("generate_reduce_fusion") | r("pair_reduce_fusion")),
+                             at_host(fused_in_stages()))),
         ("vector_reductions", vector_reductions()),
         ("vector_columns", vector_columns()),
         ("column_stages", column_stages()),
         ("reductions", at_host(split_reduction() | two_stage_reduction())),
+        ("eta_stages", try_(normalize(seq(guard("a stage of array reductions", _stage_of_arrays),
+                                          r("eta_expand_map"))))),
         ("declarations", try_(normalize(r("erase_associative")))),
         ("parallelise", parallelise()),
         ("fuse_reductions", try_(normalize(r("reduce_seq_map_fusion_shared")))),

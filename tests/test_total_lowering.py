@@ -136,11 +136,18 @@ CASES = {
         lambda p: fl.reduce(lambda a, b: fl.generate(3, lambda k: a[k] + b[k]), fl.generate(3, lambda k: 0.0),
                             fl.map(lambda q: fl.generate(3, lambda k: q[3] * (q[k] - p[k])), ps)), ps)),
     # two reductions over one row in a work-item: one pass of pairs (pair_reduce_fusion), a fold
-    # that is not associative among them kept in order; at program level they stay apart
+    # that is not associative among them kept in order; at program level fused only where the
+    # fused operator is provably associative (fused_in_stages: its stages stay parallel)
     "pair_of_reductions_over_one_row": fl.fun([arr(6, 40)], lambda xss: fl.map(lambda r: fl.pair(
         fl.reduce(fl.add, 0.0, fl.map(lambda x: x * x, r)), fl.reduce(lambda a, b: a - b * 0.5, 0.0, r)), xss)),
     "pair_of_reductions_over_one_array": fl.fun([arr(3000)], lambda xs: fl.pair(
         fl.reduce(fl.add, 0.0, xs), fl.reduce(fl.max, fl.literal(float("-inf"), f32), fl.map(lambda x: x * 2.0, xs)))),
+    "pair_of_a_sum_and_a_non_associative_fold": fl.fun([arr(3000)], lambda xs: fl.pair(
+        fl.reduce(fl.add, 0.0, xs), fl.reduce(lambda a, b: a - b * 0.5, 0.0, xs))),
+    # a generate of reductions over one array in program-level code: one reduction of 3-arrays in
+    # parallel stages (the algebra proves the element-wise operator associative)
+    "generate_of_reductions_over_one_array": fl.fun([arr(5000)], lambda xs: fl.generate(3, lambda k: fl.reduce(
+        fl.add, 0.0, fl.map(lambda x: x * fl.cast(f32, k) + x * x, xs)))),
     "row_sums_of_a_matrix_by_a_host_reduction": fl.fun([arr(50, 7)], lambda xss: fl.reduce(
         lambda acc, row: fl.map(lambda p: fl.fst(p) + fl.snd(p), fl.zip(acc, row)),
         fl.generate(7, lambda i: 0.0), xss)),
@@ -161,6 +168,33 @@ def test_the_default_lowering_replays_from_its_text(name):
     program = fl.infer(CASES[name])
     low, derivation = derive(program, default_schedule(program))
     assert Derivation.from_text(derivation.to_text()).replay() == low
+
+
+@pytest.mark.parametrize("name, fused, n", [("pair_of_reductions_over_one_array", "pair_reduce_fusion", 3000),
+                                            ("generate_of_reductions_over_one_array", "generate_reduce_fusion", 5000)])
+def test_program_level_reductions_over_one_array_read_it_once_in_parallel_stages(name, fused, n):
+    """n reductions over one array at program level, with monoid operators: one reduction of
+    pairs (n-arrays), split into parallel stages like each of them would have been, so the
+    array is read by the kernels one reduction has (its stage and its remainder), not n times."""
+    program = fl.infer(CASES[name])
+    low, derivation = derive(program, default_schedule(program))
+    names = [step.rule for step in derivation.steps]
+    assert names.count(fused) == 1 and "reduce_split" in names and "map_global" in str(low)
+
+    def kernels_reading_xs(p):
+        kernel = dpia.compile(p, db=False)
+        kernel(*random_inputs(p, {}, seed=3))
+        return sum("xs[" in body for body in kernel.source.split("kernel void")[1:])
+
+    one_sum = fl.infer(fl.fun([arr(n)], lambda xs: fl.reduce(fl.add, 0.0, xs)))
+    assert kernels_reading_xs(program) == kernels_reading_xs(one_sum)
+
+
+def test_program_level_reductions_stay_apart_where_the_fused_operator_is_not_provably_associative():
+    program = fl.infer(CASES["pair_of_a_sum_and_a_non_associative_fold"])
+    low, derivation = derive(program, default_schedule(program))
+    assert "pair_reduce_fusion" not in [step.rule for step in derivation.steps]
+    assert "map_global" in str(low)  # the sum keeps its parallel stages
 
 
 def test_a_reduction_with_a_non_associative_operator_keeps_its_order():

@@ -712,7 +712,13 @@ def _scalar_leaves(t):
 
 
 def _monoid_leaves(form):
-    return (form,) if isinstance(form, str) else tuple(x for part in form for x in _monoid_leaves(part))
+    """The primitives of a scalar or tuple form; an n-array form (algebra.Elementwise) has no
+    lane-wise vector form here: None."""
+    if isinstance(form, str):
+        return (form,)
+    if isinstance(form, tuple):
+        return tuple(x for part in form for x in _monoid_leaves(part))
+    return (None,)
 
 
 def _reduce_map_side(m):
