@@ -80,8 +80,12 @@ def cross_run(program, inputs: tuple, reference, destinations: list[str], source
 def markdown(target_rows: list[tuple[str, list[dict]]]) -> str:
     lines = ["| target | best of | run on | ms | its own best, ms | over its own best | error |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
+    def cell(key: str) -> str:  # a device key names platform | device | version: not a column break
+        return key.replace(" | ", ", ")
+
     for spec, rows in target_rows:
         for r in rows:
+            r = r | {"source": cell(r["source"]), "destination": cell(r["destination"])}
             if r["status"] == "ok":
                 lines.append(f"| {spec} | {r['source']} | {r['destination']} | {r['time_s'] * 1e3:.3f} | "
                              f"{r['own_best_s'] * 1e3:.3f} ({r['own_kind']}) | **{r['over_own']:.2f}** | "
