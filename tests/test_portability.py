@@ -85,3 +85,5 @@ def test_the_matrix_times_each_sources_kernel_against_this_devices_own_and_says_
     assert NOWHERE in by_source[NOWHERE]["why"]
     table = portability.markdown([("total:n=16384", rows)])
     assert table.count("\n") == 2 + len(rows) and "not tuned" in table
+    # a device key ("platform | device | version") stays one cell: every row has the header's columns
+    assert {line.count("|") for line in table.splitlines()} == {8}
