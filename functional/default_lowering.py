@@ -12,10 +12,13 @@ Its phases, in order (`PHASES`):
                  generate of n reductions over one array becomes one reduction of n-arrays, and a
                  pair of reductions over one array one reduction of pairs: one pass that computes
                  what they share once (rules.algorithmic generate_reduce_fusion, pair_reduce_fusion:
-                 N-Body's and MD's three force components, MRI-Q's Qr and Qi written apart).  At
-                 program level only where functional.algebra proves the fused operator associative
-                 (monoid operators, element by element: fused_in_stages), so the reductions phase
-                 keeps its parallel stages; any other fused operator would make them sequential
+                 N-Body's and MD's three force components, MRI-Q's Qr and Qi written apart)
+    host_banana_split
+                 the same in program-level code, only where functional.algebra proves the fused
+                 operator associative (monoid operators, element by element: fused_in_stages), so
+                 the reductions phase keeps its parallel stages (any other fused operator would
+                 make them sequential).  Not part of the exploration's preparation (its moves
+                 offer the fusion there; its tree stages hold scalars): it completes points
     vector_reductions
                  every reduction a work-item runs (inside a map's function, anywhere in it) over a
                  contiguous row of at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)`,
@@ -71,10 +74,10 @@ from typing import Iterator
 
 import attrs
 
-from .expr import App, Expr, Identifier, Lambda, NatApp, NatLambda, Prim, applied, spine
+from .expr import App, Expr, Identifier, Lambda, NatApp, NatLambda, Prim, applied, spine, walk
 from .primitives import is_view_fn
 from .rules.core import RULES
-from .primitives import LOOP_MAPS, LOW_REDUCTIONS
+from .primitives import LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES
 from .storage import HOST, HOST_SEQ, ITEM, arg_path, enclosing_group_dims, first_need, function_context
 from .strategies import Failure, Step, Strategy, Success, at_path, replace_at
 from .types import ArrayType, ScalarType, TupleType
@@ -220,6 +223,14 @@ SYMBOLIC_STAGES = 3  # stages for a length without a known bound: at 2^24 elemen
 
 
 MAX_STAGED_ARRAY = 32  # elements of an n-array a reduction's stages hold per partial result
+
+
+def _scalar_values(t) -> bool:
+    """Scalars and tuples of them: the values the exploration's reduction trees hold (its tree
+    stages in local memory do not hold arrays)."""
+    if isinstance(t, TupleType):
+        return all(_scalar_values(x) for x in t.elems)
+    return isinstance(t, ScalarType)
 
 
 def _stageable_values(t) -> bool:
@@ -646,13 +657,15 @@ def _map_of_partial(e: Expr) -> bool:
     return isinstance(f, App) or isinstance(f, NatApp)
 
 
+def holds_array(t) -> bool:
+    """Whether values of type `t` are or hold arrays (a fused reduction's n-arrays)."""
+    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(holds_array(x) for x in t.elems))
+
+
 def _stage_of_arrays(e: Expr) -> bool:
     """`map (reduce f z) chunks`: a stage split_reduction made, of partial results that hold
     arrays (fused reductions), whose operator and initial value the store phase must see
     inside a lambda to store them; a stage of scalars stays a partial application."""
-    def holds_array(t) -> bool:
-        return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(holds_array(x) for x in t.elems))
-
     return _map_of_partial(e) and isinstance(e.t, ArrayType) and holds_array(e.t.elem)
 
 
@@ -661,7 +674,8 @@ def fused_in_stages() -> Strategy:
     pair_reduce_fusion) where the fused operator is one functional.algebra proves associative
     (n-arrays or pairs of monoid operators, element by element) and its values fit a stage
     (`_stageable_values`): the reductions phase then splits the one reduction into parallel stages
-    as it would have split each, and the data is read once instead of n times."""
+    as it would have split each, and the data is read once instead of n times.  Only reductions
+    as the program wrote them: where an explored point lowered them already, its choices stay."""
     from . import algebra
     from .rules.macros import r
 
@@ -670,6 +684,10 @@ def fused_in_stages() -> Strategy:
     def run(e: Expr):
         if not _stageable_values(e.t):
             return Failure("fused_in_stages: the fused values do not fit a reduction's stage")
+        if isinstance(e.t, ArrayType) and e.t.size.as_int() == 1:
+            return Failure("fused_in_stages: one reduction: nothing to fuse")
+        if any(isinstance(x, Prim) and x.name in PRIMITIVES and PRIMITIVES[x.name].level == "low" for x in walk(e)):
+            return Failure("fused_in_stages: an explored point lowered these reductions already")
         done = fusion(e)
         if done.ok and not algebra.associative(spine(done.expr)[1][0]):
             return Failure("fused_in_stages: the fused operator is not one the algebra proves associative")
@@ -688,8 +706,8 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
         ("eta", try_(normalize(seq(guard("a map of a partial application", _map_of_partial), r("eta_expand_map"))))),
         ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),
-        ("banana_split", seq(in_functions(r("generate_reduce_fusion") | r("pair_reduce_fusion")),
-                             at_host(fused_in_stages()))),
+        ("banana_split", in_functions(r("generate_reduce_fusion") | r("pair_reduce_fusion"))),
+        ("host_banana_split", at_host(fused_in_stages())),
         ("vector_reductions", vector_reductions()),
         ("vector_columns", vector_columns()),
         ("column_stages", column_stages()),

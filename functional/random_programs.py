@@ -554,7 +554,12 @@ class _Builder:
         xs = self.array(xs_t, ctx)
         if xs is None:
             return None
-        length = self.value(n)
+        return self.reduce_over(xs, t)
+
+    def reduce_over(self, xs: Term, t: ScalarType) -> Term | None:
+        """A reduction of the array `xs` of `t` with a monoid the algebra knows (None where its
+        value could overflow)."""
+        length = self.value(xs.type.size)
         eps = _eps(t)
         kinds = ["add", "add", "add1", "min", "max"]
         if length <= 8 and xs.bound <= 2 and xs.bound ** length <= _limit(t):
@@ -599,7 +604,56 @@ class _Builder:
                 options.append((3.0, lambda: self.arg_extreme(d)))
             if a == b and _is_float(a):
                 options.append((3.0, lambda: self.sum_and_squares(a, d)))
+            if a == b and isinstance(a, ScalarType):
+                options.append((1.5, lambda: self.reductions_over_one_array(t, d)))
         return self.pick(options)
+
+    def mapped(self, xs: Term, ctx: _Ctx) -> Term | None:
+        """`map g xs` with g computing a scalar of xs's element type (ctx's variables in scope)."""
+        t = xs.type
+        made = self.lam(t.elem, xs.bound, xs.err, ctx, self.value(t.size), self.function_body(t.elem))
+        if made is None:
+            return None
+        fn, body = made
+        return Term(_app("map", fn, xs.expr), t, body.bound, body.err)
+
+    def reductions_over_one_array(self, t: TupleType, ctx: _Ctx) -> Term | None:
+        """`pair (reduce f z xs) (reduce h w (map g xs))`: two reductions over one array (the
+        banana split fuses them: rules.algorithmic pair_reduce_fusion)."""
+        s = t.elems[0]
+        n = self.scope_size(s, ctx)
+        if not self.fits(ArrayType(n, s), ctx):
+            return None
+        xs = self.array(ArrayType(n, s), ctx)
+        mapped = None if xs is None else self.mapped(xs, ctx)
+        if mapped is None:
+            return None
+        first, second = (xs, mapped) if self.rng.random() < 0.5 else (mapped, xs)
+        parts = [self.reduce_over(first, s), self.reduce_over(second, s)]
+        if None in parts:
+            return None
+        a, b = parts
+        return Term(_app("pair", a.expr, b.expr), t, max(a.bound, b.bound), max(a.err, b.err))
+
+    def generated_reductions(self, t: ArrayType, ctx: _Ctx) -> Term | None:
+        """`generate m (fun(i) => reduce f z (map (g i) xs))`: m reductions over one array, its
+        map reading the generate's index (rules.algorithmic generate_reduce_fusion)."""
+        s = t.elem
+        n = self.scope_size(s, ctx)
+        if not self.fits(ArrayType(n, s), ctx):
+            return None
+        xs = self.array(ArrayType(n, s), ctx)
+        if xs is None:
+            return None
+        length = self.value(t.size)
+        i = self.name("i")
+        self.index_lengths[i.name] = t.size
+        inner = _Ctx(ctx.env + (Term(i, i32, max(length - 1, 0), 0.0),), max(ctx.depth - 1, 1), ctx.outer * length)
+        mapped = self.mapped(xs, inner)
+        body = None if mapped is None else self.reduce_over(mapped, s)
+        if body is None:
+            return None
+        return Term(_app("generate", Lambda(i, body.expr), params=(t.size,)), t, body.bound, body.err)
 
     def pair(self, t: TupleType, ctx: _Ctx) -> Term | None:
         parts = [self.term(e, ctx.down() if not self.exhausted(ctx) else ctx) for e in t.elems]
@@ -693,6 +747,7 @@ class _Builder:
             (1.2, lambda: self.permute(t, d)),
             (0.6, lambda: self.reorder(t, d)),
             (1.0, lambda: self.generate(t, d)),
+            (0.6 if scalar_elem else 0.0, lambda: self.generated_reductions(t, d)),
             (0.4 if scalar_elem and _is_float(elem) else 0.0, lambda: self.iterate(t, d)),
             (0.4, lambda: self.let(t, d)),
             (0.4 if scalar_elem else 0.0, lambda: self.vectorised(t, d)),

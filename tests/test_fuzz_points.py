@@ -293,3 +293,23 @@ def test_a_2d_launch_through_views_needs_views_its_inner_items_write_through():
     written = f"fun(xs: 4.16.f32) => map (fun(r) => join ({inner})) xs"
     assert global_1(written) == [two_d]
     _computes_the_program(written, {}, two_d, {"launch": 0})
+
+
+def test_points_of_a_program_level_generate_of_reductions_fused_compute_it():
+    """Session 18's fuzz seed 20: once the algebra proved an element-wise operator of n-arrays
+    associative, the space offered trees of fused n-array reductions (reduce_tree_stage after
+    generate_reduce_fusion), which local memory does not hold: 150 of 400 points were refused
+    by the translation.  Trees hold scalars (or tuples): every fused point offered computes."""
+    text = "fun(xs: 8.f32) => generate 3 (fun(i) => reduce max f32(-inf) (map (fun(x) => x * cast f32 i) xs))"
+    program = fl.infer(fl.parse(text))
+    space = Space.build(program, {}, LIMITS, heuristics=Heuristics(length=fuzz.SPACE_MOVES))
+    fused = {}
+    for point in space.feasible_points:
+        if "generate_reduce_fusion" in point.family:
+            fused.setdefault(point.family, point)
+    assert fused
+    inputs = random_inputs(program, {}, 0)
+    want = fl.interpret(program, *inputs)
+    for point in fused.values():
+        got = fuzz.compile_point(space, point, 0)(*inputs)
+        assert fuzz.compare(got, want, 0.0) <= 1.0, str(point)

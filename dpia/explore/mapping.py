@@ -64,7 +64,7 @@ from collections.abc import Callable, Iterator, Mapping
 import attrs
 
 from functional import algebra
-from functional.default_lowering import _more_stages, _stageable_values, lowering_sites
+from functional.default_lowering import _more_stages, _scalar_values, lowering_sites
 from functional.errors import FunctionalError
 from functional.expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine, walk
 from functional.primitives import (
@@ -352,7 +352,7 @@ def _default_splits(node: Expr) -> bool:
     reduction in parallel stages (split_reduction's and two_stage_reduction's own tests,
     without running them): scalars, an associative operator, a length worth splitting."""
     args = applied(node, "reduce", 3)
-    return (args is not None and _stageable_values(node.t) and algebra.associative(args[0])
+    return (args is not None and _scalar_values(node.t) and algebra.associative(args[0])
             and isinstance(args[2].t, ArrayType) and _more_stages(args[2].t.size, 0))
 
 

@@ -99,10 +99,12 @@ def reads_parallel_stage(e: Expr) -> bool:
     never offered over, say, a tile reduction's accumulator)."""
     from functional import algebra
 
+    from functional.default_lowering import holds_array
+
     args = applied(e, "reduce", 3)
     if args is None or not (algebra.associative(args[0]) and algebra.commutative(args[0])
-                            and algebra.neutral(args[0], args[1])):
-        return False
+                            and algebra.neutral(args[0], args[1])) or holds_array(e.t):
+        return False  # a tree in local memory holds scalars, vectors, tuples: not a fused reduction's arrays
     data = args[2]
     while True:
         head, inner = spine(data)

@@ -228,12 +228,18 @@ rule("map_join_transpose", "movement", "map join (transpose xsss) -> transpose (
 # ------------------------------------------------------------------------- reductions
 
 
+def _holds_array(t) -> bool:
+    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(_holds_array(x) for x in t.elems))
+
+
 def _tree_side(m):
     from .algorithmic import monoid_side
 
     reason = monoid_side("associative", "commutative", "neutral")(m)
     if reason:
         return reason
+    if _holds_array(m.xs.t.elem):
+        return "the tree's stages hold scalars, vectors or tuples of them, not arrays (fused reductions)"
     k = m.k.as_int() if isinstance(m.k, Nat) else m.k
     if k is None or k < 1:
         return "k must be a positive constant"
