@@ -223,7 +223,7 @@ def test_space_fuzz_run_has_no_unsound_points():
     outcomes = fuzz.run_seeds(tasks, jobs=1, timeout=120)
     summary = fuzz.summarise(outcomes)
     print(fuzz.format_summary(summary))
-    assert all(o.point for o in outcomes) and len({o.point for o in outcomes}) == len(outcomes)
+    assert all(o.point for o in outcomes) and len({(o.seed, o.point) for o in outcomes}) == len(outcomes)
     unsound = [o for o in outcomes if o.status in (fuzz.WRONG, fuzz.CRASH, fuzz.BUILD, fuzz.HANG)]
     assert not unsound, fuzz.format_summary(summary)
     assert summary["by_status"].get(fuzz.OK, 0) >= len(tasks) // 2, summary["by_status"]
