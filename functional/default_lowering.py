@@ -80,7 +80,7 @@ from .rules.core import RULES
 from .primitives import LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES
 from .storage import HOST, HOST_SEQ, ITEM, arg_path, enclosing_group_dims, first_need, function_context
 from .strategies import Failure, Step, Strategy, Success, at_path, replace_at
-from .types import ArrayType, ScalarType, TupleType
+from .types import ArrayType, ScalarType, TupleType, holds_array
 
 
 
@@ -655,11 +655,6 @@ def _map_of_partial(e: Expr) -> bool:
         return False
     f = args[0]
     return isinstance(f, App) or isinstance(f, NatApp)
-
-
-def holds_array(t) -> bool:
-    """Whether values of type `t` are or hold arrays (a fused reduction's n-arrays)."""
-    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(holds_array(x) for x in t.elems))
 
 
 def _stage_of_arrays(e: Expr) -> bool:

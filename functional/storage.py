@@ -41,7 +41,7 @@ from .primitives import (LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, R
                          WRITE_VIEWS, is_view_fn)
 from .infer import constant_index
 from .nat import as_nat, in_range, is_nonneg
-from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, nat_vars
+from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, holds_array, nat_vars
 
 HOST, HOST_SEQ, GROUP, ITEMS, ITEM = "host", "host_seq", "group", "items", "item"
 
@@ -154,10 +154,6 @@ def copy_rule(ctx: str) -> str:
     return {HOST: "copy_global", GROUP: "copy_local"}.get(ctx, "copy_seq")
 
 
-def _has_array(t) -> bool:
-    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(_has_array(x) for x in t.elems))
-
-
 def _is_data(t) -> bool:
     return isinstance(t, DataType)
 
@@ -194,11 +190,11 @@ class _Walk:
             if name == "let":
                 return self.con(args[0], path + arg_path(n, 0), ctx) or \
                     self._let_body(args[1], path + arg_path(n, 1), lambda b, p: self.acc(b, p, ctx, space))
-        if isinstance(head, Prim) and head.name in LOW_REDUCTIONS and _has_array(e.t):
+        if isinstance(head, Prim) and head.name in LOW_REDUCTIONS and holds_array(e.t):
             # written from its accumulator: a copy loop first, then the accumulator's place (con)
             return Need(path, copy_rule(ctx), "a reduction's array is written")
         read = self.con(e, path, ctx)  # the translation reads it first, then copies what it read
-        if read is None and _has_array(e.t):  # copying an array needs loops
+        if read is None and holds_array(e.t):  # copying an array needs loops
             return Need(path, copy_rule(ctx), "a view of readable data is written")
         return read
 
@@ -227,14 +223,14 @@ class _Walk:
         if name in LOW_REDUCTIONS:
             space = "private"
             count = _scalars(e.t)
-            if ctx == ITEMS and _has_array(e.t) and writes_in_parallel(e):
+            if ctx == ITEMS and holds_array(e.t) and writes_in_parallel(e):
                 return Need(path, "materialise_global", "a reduction's accumulator is written by several items "
                                                         "and read by all of them")
             if self.required_only:
                 pass
-            elif ctx not in (ITEM, ITEMS) and _has_array(e.t):
+            elif ctx not in (ITEM, ITEMS) and holds_array(e.t):
                 return Need(path, "materialise_global", "an array accumulator on the host", required=False)
-            elif ctx in (ITEM, ITEMS) and _has_array(e.t) and (count is None or count > PRIVATE_LIMIT):
+            elif ctx in (ITEM, ITEMS) and holds_array(e.t) and (count is None or count > PRIVATE_LIMIT):
                 return Need(path, "materialise_global", "a large array accumulator", required=False)
             return self._reduction(args, path, ctx, space)
         if name in STORES:

@@ -188,6 +188,11 @@ def nat_vars(t: Type) -> frozenset:
     return frozenset(out)
 
 
+def holds_array(t) -> bool:
+    """Whether a value of type `t` is or holds an array (a tuple with an array component)."""
+    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(holds_array(x) for x in t.elems))
+
+
 def scalar_of(t: DataType) -> ScalarType | None:
     if isinstance(t, ScalarType):
         return t

@@ -33,7 +33,7 @@ from functional.primitives import computing_map
 from functional.rules.core import RULES
 from functional.rules.vocabulary import LOCAL_SIZES, MACROS, Macro
 from functional.strategies import Strategy, argument, seq, top_down, try_
-from functional.types import ArrayType
+from functional.types import ArrayType, holds_array
 
 ALGORITHMIC, MAPPING = "algorithmic", "mapping"
 
@@ -98,8 +98,6 @@ def reads_parallel_stage(e: Expr) -> bool:
     commutative monoid with z (reduce_tree's precondition, tested here so that a scheme is
     never offered over, say, a tile reduction's accumulator)."""
     from functional import algebra
-
-    from functional.default_lowering import holds_array
 
     args = applied(e, "reduce", 3)
     if args is None or not (algebra.associative(args[0]) and algebra.commutative(args[0])
@@ -200,18 +198,12 @@ def _element_type(t):
     return t.elem if isinstance(t, ArrayType) else None
 
 
-def _holds_array(t) -> bool:
-    from functional.types import TupleType
-
-    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(_holds_array(x) for x in t.elems))
-
-
 def reduction_over_tiles(e: Expr) -> bool:
     """`reduce f z (map g xs)` whose elements hold arrays (tiles, a block's column and row):
     each element is read many times by the step, so copying it once pays."""
     args = applied(e, "reduce", 3)
     return (args is not None and applied(args[2], "map", 2) is not None and isinstance(args[2].t, ArrayType)
-            and _holds_array(args[2].t.elem))
+            and holds_array(args[2].t.elem))
 
 
 def copied_sequential_reduction() -> Strategy:

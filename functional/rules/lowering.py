@@ -14,7 +14,7 @@ from ..expr import App, Identifier, Prim
 from ..nat import divides
 from ..primitives import LOOP_MAPS
 from ..strategies import MAP_LIKE
-from ..types import ArrayType, f32
+from ..types import ArrayType, f32, holds_array
 from . import instances as inst
 from .core import L, OneOf, P, V, rule
 
@@ -306,18 +306,10 @@ def copy_with(t, e, levels: tuple):
         inner = levels[1:]
         f = lambda x: copy_with(t.elem, x, inner)  # noqa: E731
         return fl.map_seq(f, e) if dim is None else fl._prim(name, (dim,), (f, e))
-    if isinstance(t, TupleType) and _has_array(t):
+    if isinstance(t, TupleType) and holds_array(t):
         parts = [copy_with(et, (fl.fst if k == 0 else fl.snd)(e), levels) for k, et in enumerate(t.elems)]
         return fl.pair(*parts)
     return e
-
-
-def _has_array(t) -> bool:
-    from ..types import ArrayType, TupleType
-
-    if isinstance(t, ArrayType):
-        return True
-    return isinstance(t, TupleType) and any(_has_array(x) for x in t.elems)
 
 
 def _copy_levels(kind: str, t, groups: int = 0b11) -> tuple:
@@ -344,7 +336,7 @@ def _ex_copy_rule(rng):
 
 
 def _copy_side(m):
-    return None if _is_data(m.e) and _has_array(m.e.t) else "not a value holding arrays"
+    return None if _is_data(m.e) and holds_array(m.e.t) else "not a value holding arrays"
 
 
 _COPY_DOC = ("Writing a view of data that is already readable (an input, a stored array) needs loops; the "

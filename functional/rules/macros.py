@@ -49,7 +49,7 @@ from ..nat import Nat, Var, power
 from ..primitives import MAPS, REDUCTIONS
 from ..strategies import (Failure, Strategy, Success, argument, fmap, function, lchoice, normalize, seq, some,
                           top_down, try_)
-from ..types import ArrayType, TupleType, array, f32
+from ..types import ArrayType, TupleType, array, f32, holds_array
 from . import instances as inst
 from . import movement  # noqa: F401 -- registers split_map, fst_pair, snd_pair used below
 from .core import RULES, NotApplicable, P, V, beta, length, rule
@@ -74,14 +74,6 @@ def _copy(e: Expr, t) -> Expr:
     if isinstance(t, TupleType) and len(t.elems) == 2:
         return fl.pair(_copy(fl.fst(e), t.elems[0]), _copy(fl.snd(e), t.elems[1]))
     return e
-
-
-def _has_array(t) -> bool:
-    if isinstance(t, ArrayType):
-        return True
-    if isinstance(t, TupleType):
-        return any(_has_array(x) for x in t.elems)
-    return False
 
 
 # ------------------------------------------------------------------------ interchange
@@ -228,17 +220,13 @@ rule("map_join_transpose", "movement", "map join (transpose xsss) -> transpose (
 # ------------------------------------------------------------------------- reductions
 
 
-def _holds_array(t) -> bool:
-    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(_holds_array(x) for x in t.elems))
-
-
 def _tree_side(m):
     from .algorithmic import monoid_side
 
     reason = monoid_side("associative", "commutative", "neutral")(m)
     if reason:
         return reason
-    if _holds_array(m.xs.t.elem):
+    if holds_array(m.xs.t.elem):
         return "the tree's stages hold scalars, vectors or tuples of them, not arrays (fused reductions)"
     k = m.k.as_int() if isinstance(m.k, Nat) else m.k
     if k is None or k < 1:
@@ -300,7 +288,7 @@ def _copy_side(m):
     lam = _element_lambda(m.root)
     if lam is None:
         return "not a map or reduction whose function is a lambda"
-    if not _has_array(lam.t.param):
+    if not holds_array(lam.t.param):
         return "the element holds no array"
     return None
 
