@@ -77,11 +77,9 @@ def is_high_level(program: Expr) -> bool:
     rearranges its inputs is high level too: the default lowering adds its copy loops).  A
     program with any low-level primitive was lowered by hand (perhaps in part): it is
     compiled as written."""
-    from functional.expr import Prim, walk
-    from functional.primitives import PRIMITIVES
+    from functional.primitives import has_low_level
 
-    return not any(isinstance(x, Prim) and x.name in PRIMITIVES and PRIMITIVES[x.name].level == "low"
-                   for x in walk(program))
+    return not has_low_level(program)
 
 
 # ---------------------------------------------------------------------------- the database

@@ -74,10 +74,10 @@ from typing import Iterator
 
 import attrs
 
-from .expr import App, Expr, Identifier, Lambda, NatApp, NatLambda, Prim, applied, spine, walk
+from .expr import App, Expr, Identifier, Lambda, NatApp, NatLambda, Prim, applied, spine
 from .primitives import is_view_fn
 from .rules.core import RULES
-from .primitives import LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES
+from .primitives import LOOP_MAPS, LOW_REDUCTIONS, has_low_level
 from .storage import HOST, HOST_SEQ, ITEM, arg_path, enclosing_group_dims, first_need, function_context
 from .strategies import Failure, Step, Strategy, Success, at_path, replace_at
 from .types import ArrayType, ScalarType, TupleType, holds_array
@@ -681,7 +681,7 @@ def fused_in_stages() -> Strategy:
             return Failure("fused_in_stages: the fused values do not fit a reduction's stage")
         if isinstance(e.t, ArrayType) and e.t.size.as_int() == 1:
             return Failure("fused_in_stages: one reduction: nothing to fuse")
-        if any(isinstance(x, Prim) and x.name in PRIMITIVES and PRIMITIVES[x.name].level == "low" for x in walk(e)):
+        if has_low_level(e):
             return Failure("fused_in_stages: an explored point lowered these reductions already")
         done = fusion(e)
         if done.ok and not algebra.associative(spine(done.expr)[1][0]):

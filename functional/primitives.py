@@ -988,6 +988,12 @@ def with_role(role: str, level: str | None = None) -> frozenset[str]:
 # Derived sets, for passes that test membership (each computed from the declarations above).
 LAYOUT = with_role("layout")
 MAPS = with_role("map")  # map, map_global, map_workgroup, map_local, map_seq, map_seq_unroll, map_vec
+def has_low_level(e: Expr) -> bool:
+    """Whether any low-level primitive (a loop map, reduce_seq, to_local, ...) occurs in `e`:
+    something in it was lowered already, by hand or by an explored point."""
+    return any(isinstance(x, Prim) and x.name in PRIMITIVES and PRIMITIVES[x.name].level == LOW for x in walk(e))
+
+
 LOOP_MAPS = frozenset(n for n in MAPS if PRIMITIVES[n].loop in ("global", "workgroup", "local", "seq"))
 PARALLEL_MAPS = frozenset(n for n in MAPS if PRIMITIVES[n].loop in ("global", "workgroup", "local"))
 REDUCTIONS = with_role("reduce")
