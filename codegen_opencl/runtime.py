@@ -161,6 +161,12 @@ class Session:
         except cl.RuntimeError as exc:
             raise RuntimeError_(f"the kernel did not build on {describe(self.device)}:\n{exc}\n--- source ---\n"
                                 f"{source}") from None
+        if "kernel void" in source and not built.get_info(cl.program_info.KERNEL_NAMES):
+            # PoCL's LLVM reports success and makes no kernel for some code it cannot lower
+            # (a float16 built-in call on a CPU without AVX-512): a build failure, said so.
+            log = built.get_build_info(self.device, cl.program_build_info.LOG).strip()
+            raise RuntimeError_(f"the kernel did not build on {describe(self.device)}: the device compiler "
+                                f"reported success but made no kernel\n{log}\n--- source ---\n{source}")
         self.builds += 1
         return built
 

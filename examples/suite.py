@@ -829,6 +829,27 @@ nn_argmin = fl.fun([arr(N, 2), f32, f32], lambda records, lat, lng: fl.snd(fl.re
 jacobi2d_5_clamp_sum = fl.fun([arr(H, W)], lambda grid: map2d(
     lambda w: 0.2 * (window_sum(w) - w[0][0] - w[0][2] - w[2][0] - w[2][2]), slide2d(3, pad2d(fl.pad_clamp, 1, grid))))
 
+# Written with indices, as from loops: rules.indexing reads them as the data flow above.
+gemv_indexed = fl.fun([arr(M, N), arr(N), arr(M), f32, f32], lambda a, x, y, alpha, beta: fl.generate(
+    M, lambda i: alpha * fl.reduce(fl.add, 0.0, fl.generate(N, lambda j: a[i][j] * x[j])) + beta * y[i]))
+
+
+def _hotspot_indexed(temp, power):
+    def before(i):
+        return fl.max(i - 1, 0)
+
+    def after(i, n):
+        return fl.min(i + 1, fl.nat_value(n) - 1)
+
+    def cell(i, j):
+        c = temp[i][j]
+        return c + HS_STEP * (power[i][j] + (temp[after(i, H)][j] + temp[before(i)][j] - 2.0 * c) * HS_RY
+                              + (temp[i][after(j, W)] + temp[i][before(j)] - 2.0 * c) * HS_RX + (HS_AMB - c) * HS_RZ)
+    return fl.generate(H, lambda i: fl.generate(W, lambda j: cell(i, j)))
+
+
+hotspot2d_indexed = fl.fun([arr(H, W), arr(H, W)], _hotspot_indexed)
+
 
 def ref_jacobi2d_5_clamp(g):
     w = _windows2d(_pad(g.astype(np.float64), 1, "edge"), *g.shape)
@@ -856,6 +877,9 @@ ALTERNATIVES: list[Entry] = [
                           note="Qr and Qi as two reductions over the samples"),
     Entry("nn_argmin", nn_argmin, ref_nn_argmin, numpy_nn_argmin, inputs_nn_distinct, dict(n=1000),
           dict(n=1 << 20), dict(n=1 << 22), 0.0, note="the nearest record's index: argmin over all records"),
+    _by["gemv"]._replace(name="gemv_indexed", program=gemv_indexed, note="written with indices: a[i][j] * x[j]"),
+    _by["hotspot2d"]._replace(name="hotspot2d_indexed", program=hotspot2d_indexed,
+                              note="written with indices, neighbours clamped by max and min"),
     _by["jacobi2d_5"]._replace(name="jacobi2d_5_clamp_sum", program=jacobi2d_5_clamp_sum,
                                reference=ref_jacobi2d_5_clamp,
                                numpy=numpy_jacobi2d_5_clamp, note="window sum minus the corners, clamped"),

@@ -13,7 +13,9 @@ commutative.  A property holds here when the operator has one of these forms:
     fun(a, b) => generate n (fun(k) => F)   element k of the result is F's form at (at a k) and
                                   (at b k): n-arrays reduced element by element (the fused
                                   reductions of rules.algorithmic generate_reduce_fusion);
-                                  neutral: `generate n (fun(k) => e)`, e neutral for F
+                                  neutral: `generate n (fun(k) => e)`, e neutral for F;
+                                  also written `map (fun(p) => F) (zip a b)` (fst p = at a k,
+                                  snd p = at b k: what rules.indexing makes of the generate)
     fun(a, b) => select (K a < K b) a b   the element of least key (argmin, argmax: see
                                   select_by_key): associative only
     associative g                 declared so by the program (`fl.associative(g)`): associative
@@ -40,7 +42,7 @@ import math
 
 import attrs
 
-from .expr import Expr, Identifier, Lambda, Literal, Prim, free_identifiers, spine
+from .expr import App, Expr, Identifier, Lambda, Literal, Prim, free_identifiers, fresh_name, spine
 from .types import ArrayType, ScalarType, TupleType, VectorType
 
 # op -> commutative (every op listed is associative)
@@ -112,6 +114,9 @@ def _form(body: Expr, a: str, b: str, path: tuple):
             return None  # the index shadows an operand or an outer index: the paths would not say which
         elem = _form(args[0].body, a, b, path + (("at", k),))
         return None if elem is None else Elementwise(head.params[0], elem)
+    if isinstance(head, Prim) and head.name == "map" and len(args) == 2:
+        generated = _zip_map_as_generate(args[0], args[1], (a, b) + tuple(s[1] for s in path if isinstance(s, tuple)))
+        return None if generated is None else _form(generated, a, b, path)
     if isinstance(head, Prim) and head.name in _OPS and len(args) == 2:
         left, right = _projection(args[0], a), _projection(args[1], b)
         if left == path and right == path:
@@ -119,6 +124,40 @@ def _form(body: Expr, a: str, b: str, path: tuple):
         if _OPS[head.name] and _projection(args[0], b) == path and _projection(args[1], a) == path:
             return head.name
     return None
+
+
+def _zip_map_as_generate(f: Expr, data: Expr, taken: tuple) -> Expr | None:
+    """`map (fun(p) => F) (zip X Y)` as `generate n (fun(k) => F[at X k / fst p, at Y k / snd p])`
+    (None when F uses p otherwise, or the zip's length is unknown)."""
+    zipped = spine(data)
+    if not (isinstance(f, Lambda) and isinstance(zipped[0], Prim) and zipped[0].name == "zip"
+            and len(zipped[1]) == 2 and isinstance(data.t, ArrayType)):
+        return None
+    x, y = zipped[1]
+    p = f.param.name
+    k = Identifier(fresh_name("k", set(taken) | free_identifiers(f.body) | free_identifiers(data)))
+
+    def replace(e: Expr) -> Expr | None:
+        head, args = spine(e)
+        if isinstance(head, Prim) and head.name in ("fst", "snd") and len(args) == 1 \
+                and isinstance(args[0], Identifier) and args[0].name == p:
+            return App(App(Prim("at"), x if head.name == "fst" else y), k)
+        if isinstance(e, Identifier):
+            return None if e.name == p else e
+        if isinstance(e, Lambda):
+            if e.param.name == p:
+                return e
+            body = replace(e.body)
+            return None if body is None else attrs.evolve(e, body=body, t=None)
+        if isinstance(e, App):
+            fun, arg = replace(e.fun), replace(e.arg)
+            return None if fun is None or arg is None else attrs.evolve(e, fun=fun, arg=arg, t=None)
+        return e
+
+    body = replace(f.body)
+    if body is None:
+        return None
+    return App(Prim("generate", (data.t.size,)), Lambda(k, body))
 
 
 _ORDERS = ("lt", "le", "gt", "ge")

@@ -4,6 +4,10 @@ derivation of rule steps that prints, stores and replays.
 
 Its phases, in order (`PHASES`):
 
+    indices      a generate whose index picks elements becomes a map over the arrays it reads
+                 (rules.indexing generate_as_map: `generate n (fun(i) => a[i] * b[k][i])` reads
+                 as `map (*) (zip a (at b k))`, a[i][k] as column k), so the phases below, and
+                 every move of the exploration, see programs written with indices as data flow
     eta          functions of maps as lambdas (the data-flow normal form the later phases read)
     hoist        loops inside a map's or reduction's function that are the same for every element
                  are computed once, before it (rules.algorithmic.hoist_invariant)
@@ -698,6 +702,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
     from .strategies import normalize, seq, try_
 
     return (
+        ("indices", try_(normalize(r("generate_as_map")))),
         ("eta", try_(normalize(seq(guard("a map of a partial application", _map_of_partial), r("eta_expand_map"))))),
         ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),

@@ -747,6 +747,7 @@ class _Builder:
             (1.2, lambda: self.permute(t, d)),
             (0.6, lambda: self.reorder(t, d)),
             (1.0, lambda: self.generate(t, d)),
+            (1.2, lambda: self.indexed(t, d)),
             (0.6 if scalar_elem else 0.0, lambda: self.generated_reductions(t, d)),
             (0.4 if scalar_elem and _is_float(elem) else 0.0, lambda: self.iterate(t, d)),
             (0.4, lambda: self.let(t, d)),
@@ -994,6 +995,55 @@ class _Builder:
             return None
         return Term(_app("generate", Lambda(i, body.expr), params=(t.size,)), t, body.bound, body.err)
 
+    def indexed(self, t: ArrayType, ctx: _Ctx) -> Term | None:
+        """A map written with indices, `generate n (fun(i) => F[xs[i]])`: each read of the
+        element is at the index or, clamped to the array (max, min, clamp; the upper bound
+        spelt three ways), at a neighbour i + c: stencils as a user writes them with loops."""
+        s = self.source_elem(t.elem)
+        xs_t = ArrayType(t.size, s)
+        if not self.fits(xs_t, ctx):
+            return None
+        xs = self.term(xs_t, ctx)
+        if xs is None:
+            return None
+        i = self.name("i")
+        self.index_lengths[i.name] = t.size
+        index = Term(i, i32, max(self.value(t.size) - 1, 0), 0.0)
+        scope = _Ctx(ctx.env + (index,), ctx.depth, ctx.outer)
+        made = self.lam(s, xs.bound, xs.err, scope, self.value(t.size), self.function_body(t.elem))
+        if made is None:
+            return None
+        fn, body = made
+        neighbours = self.rng.random() < 0.6
+        # A computed array is bound outside: read inside the generate it would be computed per index.
+        source = xs.expr if isinstance(xs.expr, Identifier) else self.name("v")
+        reads = _Reads(fn.param.name, lambda: self.read_at(source, i, t.size, neighbours))
+        written = _app("generate", Lambda(i, reads.rewrite(fn.body)), params=(t.size,))
+        if source is not xs.expr:
+            written = _app("let", xs.expr, Lambda(source, written))
+        return Term(written, t, body.bound, body.err)
+
+    def read_at(self, xs: Expr, i: Identifier, n: Nat, neighbours: bool) -> Expr:
+        """`at xs i`, or `at xs (clamped i + c)` for a small c."""
+        rng = self.rng
+        if not neighbours or rng.random() < 0.3:
+            return _app("at", xs, i)
+        c = rng.choice((-2, -1, 1, 2))
+        shifted = _app("add" if c > 0 else "sub", i, Literal(abs(c), i32))
+        upper = rng.choice((
+            lambda: _app("sub", Prim("nat_value", (n,)), Literal(1, i32)),
+            lambda: _app("sub", _app("cast", Prim("nat_value", (n,)), params=(i32,)), Literal(1, i32)),
+            lambda: Literal(n.as_int() - 1, i32) if n.as_int() is not None else _app(
+                "sub", Prim("nat_value", (n,)), Literal(1, i32))))
+        form = rng.randrange(3)
+        if form == 0:
+            index = _app("min", _app("max", shifted, Literal(0, i32)), upper())
+        elif form == 1:
+            index = _app("max", _app("min", shifted, upper()), Literal(0, i32))
+        else:
+            index = _app("clamp", shifted, Literal(0, i32), upper())
+        return _app("at", xs, index)
+
     def iterate(self, t: ArrayType, ctx: _Ctx) -> Term | None:
         """iterate k (fun ys => map (reduce (+) 0) (split d ys)) xs: k rounds of partial sums."""
         d, k = self.rng.choice((2, 3)), self.rng.choice((1, 2))
@@ -1031,6 +1081,22 @@ class _Builder:
         err = xs.err * (2 * xs.bound + 2 if op == "mul" else 2) + _eps(t.elem) * bound
         vectors = _app("map", Lambda(v, body), _app("as_vector", xs.expr, params=(Nat.const(w),)))
         return Term(_app("as_scalar", vectors), t, bound, err)
+
+
+class _Reads:
+    """Replaces each occurrence of a parameter by a fresh read (`read()`, called per occurrence)."""
+
+    def __init__(self, name: str, read: Callable[[], Expr]):
+        self.name, self.read = name, read
+
+    def rewrite(self, e: Expr) -> Expr:
+        if isinstance(e, Identifier):
+            return self.read() if e.name == self.name else e
+        if isinstance(e, Lambda):
+            return e if e.param.name == self.name else attrs.evolve(e, body=self.rewrite(e.body))
+        if isinstance(e, App):
+            return attrs.evolve(e, fun=self.rewrite(e.fun), arg=self.rewrite(e.arg))
+        return e
 
 
 def _leaf_scalar(t: DataType):

@@ -169,6 +169,17 @@ def test_a_split_of_an_affine_length_needs_a_value_the_facts_can_make_divide_it(
     assert offered == [{"s0": 17}]
 
 
+def test_a_split_of_a_length_over_a_size_plus_a_constant_declares_the_fact_it_needs():
+    """Seed 61041 (3 of 320 points): (N + 4) / 2 split by 2 holds for N a multiple of 4, but the
+    point declared N a multiple of gcd(8, 2) only (the scale of N / 2 was read only where the
+    length has no constant term), so the point did not derive."""
+    text = "fun(N: nat{multiple_of=2}, xs: ((N + 4) / 2).f32) => map (fun(x) => x * f32(2.0)) xs"
+    family, params = "split_join(n=s0)@root; lower_map_global(d=0)@1", {"s0": 2, "launch": 0}
+    space, offered = _offered(text, {"N": 8}, family, moves=1)
+    assert {"s0": 2} in offered and space.facts(Point(family, params)) == {"N": 4}
+    _computes_the_program(text, {"N": 8}, family, params)
+
+
 def test_a_slot_that_cannot_move_alone_is_probed_with_the_slot_it_divides():
     """A tree's local size at its block's trial value (2, 2) moves to 4 only with the block:
     probed_length gave up on it, and the coincidental reading of the 4 / block partial

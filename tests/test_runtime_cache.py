@@ -96,6 +96,16 @@ def test_a_failed_build_reports_log_and_source_and_is_not_remembered(session):
     assert session.builds == 0 and session.cached() == 0
 
 
+def test_a_build_that_makes_no_kernel_is_a_failed_build(session):
+    """PoCL's LLVM reports success and makes no kernel for a float16 built-in call on a CPU
+    without AVX-512 (fuzz seed 61018's vectorised fabs); the kernel here is preprocessed away,
+    which makes no kernel on every device."""
+    hidden = "#if 0\nkernel void gone(global float* out) { out[0] = 1.0f; }\n#endif\n"
+    with pytest.raises(RuntimeError_, match="did not build.*made no kernel"):
+        session.build(hidden)
+    assert session.cached() == 0
+
+
 def test_local_memory_check_still_applies_with_a_shared_session(session):
     too_big = int(session.device.local_mem_size) // 4 + 1  # f32s: one more than fits
     prog = fl.fun([fl.array(too_big, fl.f32)], lambda xs: fl.map_workgroup(

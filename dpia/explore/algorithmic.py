@@ -313,8 +313,10 @@ def _trial(values: tuple[int, ...], used: set[int], within: int | None = None) -
 
 
 def size_scale(length) -> int:
-    """d where `length` is one size variable times c/d (N / 8: 8), else 1."""
-    terms = getattr(length, "terms", ())
+    """d where `length` is one size variable times c/d, plus a constant (N / 8: 8; (N + 4) / 2:
+    2: a split by v of N/2 + 2, which the space offers only where v divides 2, holds for every
+    N that is a multiple of 2v), else 1."""
+    terms = [(mono, c) for mono, c in getattr(length, "terms", ()) if mono]  # the constant left out
     if len(terms) != 1:
         return 1
     mono, coefficient = terms[0]

@@ -1,6 +1,6 @@
 """The rule catalogue, by family.  `RULES` maps names to rules; `catalogue()` lists them."""
 
-from . import algorithmic, blocking, lowering, macros, movement, normal_forms, stencil  # noqa: F401 -- registers the rules
+from . import algorithmic, blocking, indexing, lowering, macros, movement, normal_forms, stencil  # noqa: F401 -- registers the rules
 from .core import RULES, L, Lit, NotApplicable, OneOf, P, Rule, RuleError, V, rule  # noqa: F401
 
 

@@ -77,3 +77,18 @@ def test_the_elementwise_claims_hold_in_the_interpreter():
         lambda chunk: fl.reduce(f, z, chunk), fl.split(6, v))))
     np.testing.assert_array_equal(fl.interpret(whole, xs), fl.interpret(split, xs))
     np.testing.assert_array_equal(fl.interpret(whole, xs), xs.sum(0))
+
+
+def test_an_elementwise_operator_written_as_a_map_over_a_zip_has_the_generates_form():
+    """rules.indexing makes `generate 3 (fun(k) => a[k] + b[k])` a map over `zip a b`: the same
+    operator, so the same claims (else index-written reductions of arrays lose their stages)."""
+    as_map = fl.lam(lambda a, b: fl.map(lambda p: fl.fst(p) + fl.snd(p), fl.zip(a, b)))
+    swapped = fl.lam(lambda a, b: fl.map(lambda p: fl.max(fl.snd(p), fl.fst(p)), fl.zip(a, b)))
+    f, z = _reduction(as_map, fl.generate(3, lambda k: 0.0))
+    assert algebra.operator_form(f) == algebra.Elementwise(fl.Nat.const(3), "add")
+    assert algebra.associative(f) and algebra.commutative(f) and algebra.neutral(f, z)
+    assert algebra.associative(_reduction(swapped, fl.generate(3, lambda k: -1e30))[0])
+    for mixed in (fl.lam(lambda a, b: fl.map(lambda p: fl.fst(p) - fl.snd(p), fl.zip(a, b))),
+                  fl.lam(lambda a, b: fl.map(lambda p: fl.fst(p) + fl.snd(p), fl.zip(a, a))),
+                  fl.lam(lambda a, b: fl.map(lambda p: fl.fst(p) + fl.fst(p), fl.zip(a, b)))):
+        assert not algebra.associative(_reduction(mixed, fl.generate(3, lambda k: 0.0))[0])
