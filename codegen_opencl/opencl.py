@@ -19,11 +19,21 @@ a vector variable.  Buffers are aligned
 by the OpenCL runtime (CL_DEVICE_MEM_BASE_ADDR_ALIGN); local and private arrays are declared
 aligned to their vector size, local ones to at least 16 bytes so that neighbouring scalar
 reads may be merged into vector reads too.
+
+Vectors wider than 256 bits (float16, double8, int16) are passed to no function: a built-in
+call, a conversion or a private vloadN/vstoreN on such a vector is printed as calls on its
+256-bit pieces, `((float16)(sin(v.s01234567), sin(v.s89abcdef)))`, pieces found structurally
+(a read of part of the vector, an operation on pieces), not by repeating the argument.  PoCL's
+LLVM passes a 512-bit vector argument in registers a CPU without AVX-512 lacks: it crashes,
+aborts or hangs on such a call (PoCL 3.0 on AMD znver3).  The pieces are what a device
+without 512-bit registers computes anyway.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
 
 import attrs
 
@@ -73,6 +83,49 @@ def _vector_bytes(t: VectorType) -> int:
     return (4 if _three(t) else t.width.as_int()) * t.elem.dtype.itemsize
 
 
+WIDEST_CALL_BITS = 256  # the widest vector passed to a function (see the module's docstring)
+# Operations printed as a function call (cast between vectors: convert_T; abs: fabs or abs;
+# min, max, clamp: fmin/fmax or min/max); all act lane by lane.
+_CALLED = _CALLS | {"abs", "min", "max", "clamp"}
+# Operations that act lane by lane: a piece of the result is the operation on pieces.
+_LANEWISE = _CALLED | set(_INFIX) | set(_BITWISE) | {"neg", "not", "select", "cast", "bit_not", "shl", "shr"}
+
+
+def _bits(t) -> int:
+    if not isinstance(t, VectorType):
+        return 0
+    elem = 4 if t.elem.name == "bool" else t.elem.dtype.itemsize  # OpenCL's vector booleans are ints
+    return t.width.as_int() * elem * 8
+
+
+def _too_wide(t) -> bool:
+    return _bits(t) > WIDEST_CALL_BITS
+
+
+@attrs.frozen
+class _Piece(Exp):
+    """Lanes [k * p, (k + 1) * p) of a vector expression, p the lanes of `type`: printed as a
+    swizzle of the expression (`.s4567`) where Printer.piece finds no structural piece."""
+
+    of: Exp
+    k: int
+    type: VectorType
+
+    def swizzle(self) -> str:
+        p = self.type.width.as_int()
+        return ".s" + "".join(f"{lane:x}" for lane in range(self.k * p, (self.k + 1) * p))
+
+
+def _piece_lanes(*types) -> int:
+    """The lanes of the pieces that keep every vector of `types` (of one width) within
+    WIDEST_CALL_BITS."""
+    return min(WIDEST_CALL_BITS // (_bits(t) // t.width.as_int()) for t in types if isinstance(t, VectorType))
+
+
+def _piece_type(t: VectorType, lanes: int) -> VectorType:
+    return attrs.evolve(t, width=Nat.const(lanes))
+
+
 def _is_float(t) -> bool:
     return (t.elem if isinstance(t, VectorType) else t).is_float
 
@@ -118,6 +171,8 @@ class _Printer:
         if isinstance(e, Load):
             if e.leaf in self.vector_leaves:
                 return self._vector_leaf(e)
+            if isinstance(e.type, VectorType) and self._private(e) and _too_wide(e.type):
+                return self._joined(e)
             if isinstance(e.type, VectorType) and (_three(e.type) or self._private(e)):
                 return f"vload{e.type.width.as_int()}({e.index.to_c()}, {e.leaf})"
             if isinstance(e.type, VectorType):
@@ -125,9 +180,42 @@ class _Printer:
             return f"{e.leaf}[{e.index.to_c()}]"
         if isinstance(e, Op):
             return self.op(e)
+        if isinstance(e, _Piece):
+            return self._atom(e.of) + e.swizzle()
         raise EmitError(f"cannot print {e!r}: resolve views first")
 
+    def _atom(self, e: Exp) -> str:
+        text = self.exp(e)
+        simple = isinstance(e, (Mem, _Piece)) or (isinstance(e, Load) and e.leaf in self.vector_leaves)
+        return text if simple else f"({text})"
+
+    def _joined(self, e: Exp) -> str:
+        """`e`, a vector too wide to pass to a function, as the vector of its pieces."""
+        lanes = _piece_lanes(e.type, *(a.type for a in getattr(e, "args", ())))
+        pieces = ", ".join(self.exp(self.piece(e, k, lanes)) for k in range(e.type.width.as_int() // lanes))
+        return f"(({c_type(e.type, self.opencl)})({pieces}))"
+
+    def piece(self, e: Exp, k: int, lanes: int) -> Exp:
+        """Piece `k` (lanes `lanes` k to `lanes` (k + 1) - 1) of `e`; a scalar is its own piece
+        (an operand broadcast to every lane)."""
+        if not isinstance(e.type, VectorType):
+            return e
+        t, count = _piece_type(e.type, lanes), e.type.width.as_int() // lanes
+        if isinstance(e, Lit):  # every lane the value
+            return attrs.evolve(e, type=t)
+        if isinstance(e, Load) and e.leaf not in self.vector_leaves:
+            return attrs.evolve(e, type=t, index=e.index * count + k)  # vector i: pieces count i + k
+        if isinstance(e, Op) and e.name in _LANEWISE:
+            params = (t, *e.params[1:]) if e.name == "cast" else e.params  # a cast names its result type
+            return attrs.evolve(e, args=tuple(self.piece(a, k, lanes) for a in e.args), type=t, params=params)
+        if isinstance(e, Op) and e.name == "vec" and not any(isinstance(a.type, VectorType) for a in e.args):
+            return attrs.evolve(e, args=e.args[k * lanes:(k + 1) * lanes], type=t)
+        return _Piece(e, k, t)
+
     def op(self, e: Op) -> str:
+        called = e.name in _CALLED or (e.name == "cast" and isinstance(e.args[0].type, VectorType))
+        if called and self.opencl and any(_too_wide(x.type) for x in (e, *e.args)):
+            return self._joined(e)
         a = [self.exp(x) for x in e.args]
         name = e.name
         if name in _INFIX:
@@ -219,6 +307,22 @@ class _Printer:
             return f"{s.leaf}[{s.index.to_c()}] = {value};"
         raise EmitError(f"cannot print the target {s!r}: resolve views first")
 
+    def _split_store(self, c: Assign, depth: int, hoisted: list) -> list[str]:
+        """A private store of a vector too wide for vstoreN: the value held in a variable
+        (a piece of the value may read what the store of another overwrites), stored as pieces."""
+        pad = "  " * depth
+        value = self.exp(c.value)
+        seen = set(re.findall(r"[A-Za-z_]\w*", f"{value} {c.acc.leaf} {c.acc.index.to_c()}"))
+        name = next(f"wide{k}" for k in itertools.count() if f"wide{k}" not in seen)
+        lanes = _piece_lanes(c.acc.type)
+        held, t, count = Mem(name, c.acc.type, AddressSpace.PRIVATE), _piece_type(c.acc.type, lanes), \
+            c.acc.type.width.as_int() // lanes
+        stores = [Assign(attrs.evolve(c.acc, type=t, index=c.acc.index * count + k), _Piece(held, k, t))
+                  for k in range(count)]
+        head = f"{c_type(c.acc.type, self.opencl)} {name} = {value};"
+        return [pad + "{", pad + "  " + head] + [ln for st in stores for ln in self.cmd(st, depth + 1, hoisted)] + \
+            [pad + "}"]
+
     def cmd(self, c: Cmd, depth: int, hoisted: list) -> list[str]:
         pad = "  " * depth
         if isinstance(c, Skip):
@@ -226,6 +330,9 @@ class _Printer:
         if isinstance(c, Seq):
             return [line for x in c.cmds for line in self.cmd(x, depth, hoisted)]
         if isinstance(c, Assign):
+            if isinstance(c.acc, Store) and self._private(c.acc) and _too_wide(c.acc.type) \
+                    and c.acc.leaf not in self.vector_leaves:
+                return self._split_store(c, depth, hoisted)
             return [pad + self.store(c.acc, self.exp(c.value))]
         if isinstance(c, New):
             decl = self.declare(c.mem)

@@ -150,6 +150,7 @@ def pytest_sessionfinish(session, exitstatus):
     folder = config.stash[_SESSION_FOLDER]
     os.environ.pop("DPIA_RECORD_KERNELS", None)
     bad = config.stash[_REPLAYER].check(Path(folder))
+    config.stash[_REPLAYER].close()
     shutil.rmtree(folder, ignore_errors=True)
     if bad:
         config.stash[_SESSION_PROBLEMS] = describe(bad)

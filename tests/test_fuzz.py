@@ -277,7 +277,7 @@ def test_seed_221_oclgrind_report_is_the_vector_literal_false_positive():
     min(2g+2, 29-2g) for g < 8, all in [1, 15]).  Oclgrind is clean on the build without
     optimisation; the optimised build's only reports are the undefined whole-vector store
     that clang emits before the two lane stores overwrite it."""
-    from tests.oclgrind import agree, run_on_oclgrind
+    from tests.oclgrind import Isolated, agree
 
     import dpia
     import functional as fl
@@ -292,10 +292,36 @@ def test_seed_221_oclgrind_report_is_the_vector_literal_false_positive():
     assert "((global int2*)output)[gid3] = ((int2)(tmp1[2 * gid3 + 1], " \
         "tmp1[((2 * gid3 + 2) < (-2 * gid3 + 29) ? (2 * gid3 + 2) : (-2 * gid3 + 29))]))" in source
     program = kernel.kernel.program
-    plain, report = run_on_oclgrind(program, inputs, options=("-cl-opt-disable",))
-    assert report == "" and agree(plain, expected)
-    optimised, report = run_on_oclgrind(program, inputs)
+    with Isolated() as oclgrind:  # a process of its own: earlier fatal errors of Oclgrind's hide reports
+        plain, report = oclgrind.run(program, inputs, options=("-cl-opt-disable",))
+        assert report == "" and agree(plain, expected)
+        optimised, report = oclgrind.run(program, inputs)
     assert agree(optimised, expected)
     items = sorted(int(m.group(1)) for m in _VECTOR_LITERAL_UNDEF_STORE.finditer(report))
     assert items and set(items) <= set(range(8)), report
     assert _VECTOR_LITERAL_UNDEF_STORE.sub("", report).strip() == "", report  # nothing else reported
+
+
+@pytest.mark.skipif(not _oclgrind_installed(), reason="Oclgrind is not installed")
+@pytest.mark.oclgrind_off("checks its own kernels under Oclgrind")
+def test_oclgrind_checks_after_fatal_errors_still_report():
+    """Three checks of a kernel on which Oclgrind's optimised build stops with a fatal error
+    (`freeze`; seed 111's second point, a transpose read through `/` and `%`), then seed 221's
+    optimised build, through one `Isolated`: the worker is replaced after each fatal error,
+    so the known report is still made (in one process it is not: tests/oclgrind.py)."""
+    import dpia
+    import functional as fl
+    from tests.oclgrind import Isolated
+
+    generated, space = fuzz._space_of(111)
+    point = fuzz.compile_point(space, fuzz.draw_points(space, 111, 2)[1], 111)
+    program = fl.infer(fl.parse(SEED_221))
+    inputs = (np.linspace(0.5, 1.5, 16, dtype=np.float32),)
+    kernel = dpia.compile(program, db=False, name="fuzz")
+    kernel(*inputs)
+    with Isolated() as oclgrind:
+        for _ in range(3):
+            finding = oclgrind.check(point.program, generated.inputs, local_shape=point.local_shape)
+            assert finding.clean and finding.unoptimised, finding
+        _, report = oclgrind.run(kernel.kernel.program, inputs)
+    assert _VECTOR_LITERAL_UNDEF_STORE.search(report), report

@@ -57,6 +57,14 @@ def _bits(p):
     return mixed + fl.shr(a, b) + fl.clamp(a, -100, 100)
 
 
+def _wide_lanes(x):
+    """Every operation printed as a call, on vectors wider than 256 bits (see opencl.py:
+    such calls are printed on halves)."""
+    y = fl.fma(fl.sin(x), fl.cos(x), fl.sqrt(fl.abs(x)))
+    z = fl.clamp(fl.max(fl.min(y, 0.75), -0.75), -0.5, 0.5) + fl.cast(fl.f32, fl.cast(fl.i32, x * 10.0))
+    return fl.select(x < 0.0, fl.rsqrt(fl.abs(x) + 1.0), z)
+
+
 def _workgroup_sum(block):
     return lambda xs: fl.join(fl.map_workgroup(
         lambda chunk: fl.map_local(lambda c: fl.reduce_seq(fl.add, 0.0, c),
@@ -226,6 +234,13 @@ CASES = {
     "private_vector_lanes": (fl.fun([fl.array(fl.nat("N", multiple_of=8), fl.f32)], lambda xs: fl.map_global(
         lambda v: fl.let(fl.to_private(fl.map_vec(lambda e: e + 1.0, v)), lambda w: fl.reduce_seq_unroll(
             fl.add, 0.0, fl.as_scalar(fl.generate(1, lambda i: w)))), fl.as_vector(4, xs))), (_f32(16),)),
+    # float16 operands of built-ins, conversions and private vload16/vstore16: printed on halves
+    "wide_vector_calls": (fl.fun([fl.array(fl.nat("N", multiple_of=32), fl.f32)], lambda xs: fl.join(fl.map_global(
+        lambda chunk: fl.as_scalar(fl.map_seq(fl.map_vec(lambda e: e * 2.0), fl.to_private(fl.map_seq(
+            fl.map_vec(_wide_lanes), fl.as_vector(16, chunk))))), fl.split(32, xs)))), (_f32(96),)),
+    "wide_double_vectors": (fl.fun([fl.array(fl.nat("N", multiple_of=8), fl.f32)], lambda xs: fl.as_scalar(
+        fl.map_global(fl.map_vec(lambda x: fl.cast(fl.f32, fl.exp(fl.cast(fl.f64, x)) * 0.5)),
+                      fl.as_vector(8, xs)))), (_f32(24),)),
     "math_builtins": (fl.fun([vec, vec], lambda xs, ys: fl.map_global(_math_builtins, fl.zip(xs, ys))),
                       (np.tanh(_f32(16)), np.tanh(_f32(16) * 0.7 + 0.3).astype(np.float32))),
     "integer_bits": (fl.fun([fl.array(N, fl.i32), fl.array(N, fl.i32)], lambda a, b: fl.map_global(_bits, fl.zip(a, b))),
