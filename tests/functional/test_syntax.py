@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import re
 import time
@@ -956,13 +957,22 @@ def test_user_functions_get_their_numpy_meaning_from_parse():
 
 
 def _seconds(thunk, runs: int = 3) -> float:
-    """The best of `runs` timings: one run can take a collector's pause or another process's
-    burst (CI once saw 50,000 terms take 14.7x the time of 10,000 in one run; it passed alone)."""
+    """The best of `runs` timings, the cyclic collector off: one run can take another process's
+    burst (CI once saw 50,000 terms take 14.7x the time of 10,000 in one run; it passed alone),
+    and late in the suite the collector's full passes scan a heap the whole session filled,
+    more often the more the parse allocates (17x, best of three, late in one full run)."""
     best = math.inf
-    for _ in range(runs):
-        started = time.perf_counter()
-        thunk()
-        best = min(best, time.perf_counter() - started)
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(runs):
+            started = time.perf_counter()
+            thunk()
+            best = min(best, time.perf_counter() - started)
+    finally:
+        if enabled:
+            gc.enable()
     return best
 
 
