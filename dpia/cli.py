@@ -690,7 +690,7 @@ def _explored_report(loaded: _Loaded, device: _Target, result, seed: int, db=Non
         by_stage=dict(result.by_stage), by_rule=dict(result.by_rule),
         best_time_s=result.best.time_s if result.best else None,
         default_time_s=result.default.time_s if result.default and result.default.status == "ok" else None,
-        speedup=result.speedup, lost=list(result.lost), dropped=list(result.dropped))
+        speedup=result.speedup, lost=list(result.lost), dropped=list(result.dropped), space_s=result.space_s)
     return report
 
 

@@ -15,6 +15,7 @@ import pytest
 import functional as fl
 from dpia.explore import explore
 from dpia.explore.driver import _Run
+from tests.runs import run_over
 from dpia.explore.evaluate import Evaluator, Outcome
 from dpia.explore.search import SEARCHES, Search, Tried, Trial, inert_slots
 from dpia.explore.space import DeviceLimits, Point, Skeleton, Space, Step
@@ -67,7 +68,7 @@ def _explore_synthetic(search: Search) -> _Run:
     """Every batch derived first (so duplicates meet originals still being measured), then
     measured: the driver's events in the order a pool of workers gives them."""
     space = Space.build(TOTAL, SIZES, CPU, [IDLE_SLOT, SPLIT_ONLY])
-    run = _Run(space, "total", "test device", None, "r", search, 0, None, None, Evaluator())
+    run = run_over(space, "total", "test device", None, "r", search, 0, None, None, Evaluator())
     run.baseline_done = True
     for _ in range(200):
         specs = run.propose(4)
@@ -100,7 +101,7 @@ def test_searches_stop_proposing_points_that_differ_in_an_inert_slot(name):
 
 def test_a_duplicate_of_a_candidate_still_measured_gets_its_time_when_it_comes():
     space = Space.build(TOTAL, SIZES, CPU, [IDLE_SLOT])
-    run = _Run(space, "total", "test device", None, "r", SEARCHES["random"], 0, None, None, Evaluator())
+    run = run_over(space, "total", "test device", None, "r", SEARCHES["random"], 0, None, None, Evaluator())
     first, second = (run._spec(Point(IDLE_SLOT.name, {"s0": 64, "s1": v})) for v in (1, 2))
     assert run.on_derived(first, "k", "d") and not run.on_derived(second, "k", "d")
     assert run.trials[second.index] == Trial(Point(IDLE_SLOT.name, second.params), "duplicate", None,

@@ -38,6 +38,7 @@ from dpia.explore.search import SEARCHES, Model, Trial, as_written, bayesian, ev
 from dpia.explore.driver import CHECK_WORK_CAP, default_facts
 from dpia.explore.space import (
     CHECK_FLOOR,
+    BuildCancelled,
     DeviceLimits,
     Point,
     Skeleton,
@@ -570,15 +571,28 @@ def test_failures_timeouts_crashes_and_duplicates_are_counted(tmp_path):
 
 
 def test_time_budget_is_respected():
-    """The whole generated space of a sum.  Generating it is not bounded by the budget (it
-    takes seconds on a busy machine: the time until the workers start); the search is."""
+    """The whole generated space of a sum: generating it (beside the baseline), searching it."""
+    started = time.monotonic()
+    result = explore(TOTAL, SUM_SIZES, budget_s=4, seed=2, workers=2)
+    assert time.monotonic() - started < 4 + 8  # plus starting and stopping the workers
+    assert result.elapsed_s < 4 + 3
+    assert result.tried + result.abandoned >= 1
+
+
+def test_the_space_is_built_while_the_baseline_is_measured():
+    """mm's space takes seconds to build (tens on a small CPU), the baseline (the preset
+    dpia run uses) one: it is measured meanwhile, and a budget that ends before the space is
+    built cancels the build and reports the baseline."""
     seen = []
     started = time.monotonic()
-    result = explore(TOTAL, SUM_SIZES, budget_s=4, seed=2, workers=2, status=seen.append)
-    generating = next(s.elapsed_s for s in seen if s.phase.startswith("starting"))
-    assert time.monotonic() - started < max(4, generating) + 8  # plus starting and stopping the workers
-    assert result.elapsed_s < max(4, generating) + 3
-    assert result.tried + result.abandoned >= 1
+    result = explore(MM, {"M": 512, "N": 512, "K": 512}, budget_s=2, workers=1, timeout_s=60, status=seen.append)
+    assert any(s.phase == "measuring the baseline while the search space is built" for s in seen)
+    assert result.space_s is None and result.tried == 1 and result.default.status == "ok"
+    assert result.baseline == "preset" and result.best == result.default
+    assert "the budget ended before the search space was built" in result.report()
+    assert time.monotonic() - started < 2 + 60 / 2 + 5  # the baseline's overtime at most, the build stopped at once
+    with pytest.raises(BuildCancelled):
+        Space.build(MM, {"M": 64, "N": 64, "K": 64}, CPU, cancelled=lambda: True)
 
 
 # ------------------------------------------------------------------------------ probe sizes

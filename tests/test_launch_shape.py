@@ -14,6 +14,7 @@ import functional as fl
 from codegen_opencl.runtime import Kernel, RuntimeError_, fold_shape, launch_plan
 from dpia.explore import explore
 from dpia.explore.driver import _Run
+from tests.runs import run_over
 from dpia.explore.evaluate import Evaluator, Outcome
 from dpia.explore.launch import DRIVER, LAUNCH, applied_shape, code, launch_options, launch_values, offered, shape_of
 from dpia.explore.presets import PRESETS
@@ -173,7 +174,7 @@ def test_the_bayesian_model_shares_a_launch_value_across_skeletons():
 
 
 def _run(space: Space) -> _Run:
-    run = _Run(space, "jacobi", "test device", None, "r", SEARCHES["random"], 0, None, None, Evaluator())
+    run = run_over(space, "jacobi", "test device", None, "r", SEARCHES["random"], 0, None, None, Evaluator())
     run.baseline_done = True
     return run
 

@@ -410,14 +410,14 @@ def test_the_preset_a_baseline_replays_is_its_points_trial_in_the_search():
     """The preset `dpia run` uses is measured first (the baseline, replayed from its
     derivation); the search sees that measurement as its point's, so it is the incumbent
     whose launch shapes it tries (search.Model.exploit) and a point it does not propose."""
-    from dpia.explore.driver import _Run
+    from tests.runs import run_over
     from dpia.explore.evaluate import Evaluator, Outcome
     from dpia.explore.launch import LAUNCH
     from dpia.explore.search import SEARCHES
 
     preset = next(p for p in POINTS if p.strategy_name == "mm_rows_vectorized")
     space = _space(MM, BIG_MM, CPU)
-    run = _Run(space, "mm", "test device", None, "r", SEARCHES["bayesian"], 0, None, None, Evaluator())
+    run = run_over(space, "mm", "test device", None, "r", SEARCHES["bayesian"], 0, None, None, Evaluator())
     spec = run.baseline_spec("run", CPU)
     assert spec.variant == "preset" and run.trials[spec.index].point == preset.point
     assert LAUNCH in preset.point.as_dict()  # a kernel without work-groups: its shape is a slot

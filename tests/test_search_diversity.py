@@ -17,7 +17,7 @@ import pytest
 import functional as fl
 from dpia.explore import explore
 from dpia.explore.algorithmic import Heuristics
-from dpia.explore.driver import _Run
+from tests.runs import run_over
 from dpia.explore.evaluate import Evaluator, Outcome
 from dpia.explore.launch import LAUNCH, launch_options
 from dpia.explore.search import Model, Search, Trial, bayesian, skeleton_class
@@ -69,7 +69,7 @@ def _seconds(space: Space, family: str, params=None) -> float:
 
 def _classes_reached(space: Space, settings: Model, candidates: int, seed_: int, seconds_of=_seconds) -> tuple[set, bool]:
     search = Search("bayesian", functools.partial(bayesian, settings=settings), synchronous=True)
-    run = _Run(space, "gemv", "test device", None, "r", search, seed_, None, None, Evaluator())
+    run = run_over(space, "gemv", "test device", None, "r", search, seed_, None, None, Evaluator())
     run.baseline_done = True
     reached, fastest = set(), False
     while len(run.trials) < candidates:

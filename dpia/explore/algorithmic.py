@@ -55,13 +55,14 @@ import attrs
 
 from functional.errors import FunctionalError
 from functional.expr import Expr, Prim, spine
+from functional.infer import memoised
 from functional.nat import Nat, NatError, Var, divides, evaluate, substitute
 from functional.primitives import MAPS, REDUCTIONS
 from functional.rules.core import free_identifier_types
 from functional.strategies import at_path, children, replace_at
 
 from .moves import ALGORITHMIC_MOVES, MOVES, Move
-from .space import MAX_POINTS_PER_SKELETON, Skeleton, SlotLength, Step, at
+from .space import MAX_POINTS_PER_SKELETON, BuildCancelled, Skeleton, SlotLength, Step, at, never
 
 TRIAL = 16  # trial values are the divisors nearest this (in log scale), distinct across slots where possible
 MAX_VALUES = 16  # candidate values per slot
@@ -417,12 +418,35 @@ def at_real_multiples(length: Nat, sizes: Mapping[str, int]) -> Nat:
 def apply_steps(e: Expr, steps: tuple[Step, ...], values: Mapping[str, int]) -> Expr | None:
     """The steps' moves at their paths, slots at `values`; None where one does not apply."""
     for step in steps:
-        params = dict(step.fixed) | {p: values[slot] for p, slot in step.slots}
-        result = at(step.path, MOVES[step.move].make(**params), str(step))(e)
-        if not result.ok:
+        params = tuple(sorted((dict(step.fixed) | {p: values[slot] for p, slot in step.slots}).items()))
+        e = _stepped(_Stepping(e.exact_key, step, params, e))
+        if e is None:
             return None
-        e = result.expr
     return e
+
+
+@attrs.frozen(eq=False)
+class _Stepping:
+    """_stepped's memo key: the program as written (exact_key), the step and its values;
+    the program rides along, outside equality."""
+
+    key: tuple
+    step: Step
+    params: tuple
+    program: Expr
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Stepping) and (self.step, self.params, self.key) == (
+            other.step, other.params, other.key)
+
+    def __hash__(self) -> int:
+        return hash((self.program.exact_hash, self.step, self.params))
+
+
+@memoised  # within typing_memo() (a space's build): the probes of one variant, of the variants
+def _stepped(s: _Stepping) -> Expr | None:  # extending it and of its mappings replay one prefix
+    result = at(s.step.path, MOVES[s.step.move].make(**dict(s.params)), str(s.step))(s.program)
+    return result.expr if result.ok else None
 
 
 def replay(body: Expr, steps: tuple[Step, ...]) -> Callable[[Mapping[str, int]], Expr | None]:
@@ -745,10 +769,11 @@ def resplits(variant: Variant, move: str, path: tuple, new: Mapping[str, tuple[s
 
 
 def algorithmic_variants(body: Expr, sizes: Mapping[str, int], heuristics: Heuristics = Heuristics(),
-                         moves: tuple[Move, ...] = ALGORITHMIC_MOVES) -> list[Variant]:
+                         moves: tuple[Move, ...] = ALGORITHMIC_MOVES, cancelled: Callable[[], bool] = never) -> list[Variant]:
     """The empty variant, then the sequences of moves that apply and pass the heuristics,
     one per distinct program: breadth first, each length's budget filled round robin over
-    the variants one move shorter."""
+    the variants one move shorter.  BuildCancelled once `cancelled()` (asked before each
+    extension) is True."""
     moves = tuple(sorted(moves, key=lambda m: (move_rank(m.name), -len(m.tuned))))  # 2D before 1D within a rank
     start = Variant((), {}, body)
     seen, out, frontier = {str(body)}, [start], [start]
@@ -759,6 +784,8 @@ def algorithmic_variants(body: Expr, sizes: Mapping[str, int], heuristics: Heuri
         grown: list[Variant] = []
         while extensions and len(grown) < budget:
             for gen in list(extensions):
+                if cancelled():
+                    raise BuildCancelled("stage 1")
                 child = next(gen, None)
                 if child is None:
                     extensions.remove(gen)

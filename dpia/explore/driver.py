@@ -25,7 +25,10 @@ would use (dpia.variants.choose_variant's order: the database's best for these s
 device, replayed; else the first preset that fits; else the default schedule), so an
 exploration never reports something slower than what already runs (`baseline="default"`:
 the default schedule).  A timing lasts about `Evaluator.max_timed_s` at most (a 4 s kernel
-runs once after its first run), so a slow baseline does not eat a small budget.
+runs once after its first run), so a slow baseline does not eat a small budget.  The
+space is built in a thread (`_SpaceBuild`) while the workers start and the baseline is
+measured, which needs none of it; the search starts once both are done.  A budget that
+ends first cancels the build (`Exploration.space_s` None: only the baseline was measured).
 
 Time: the search stops at `budget_s`; only a baseline not yet measured goes on, for half
 of `timeout_s` at most.  `status` receives a Status (phase, candidates compiling and
@@ -60,6 +63,7 @@ import math
 import os
 import random
 import statistics
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -79,7 +83,7 @@ from .evaluate import Evaluator, Outcome, Spec, probe_levels
 from .launch import LAUNCH, launch_options
 from .launch import describe as describe_launch
 from .search import FAILED, PENDING, SEARCHES, Search, Trial
-from .space import DeviceLimits, Point, Shape, Space, check_size, with_size_facts
+from .space import BuildCancelled, DeviceLimits, Point, Shape, Space, check_program_sizes, check_size, with_size_facts
 from .tuning import Candidate, TuningDB
 from .workers import LOCAL_PROCESSES, _Pool, default_workers
 
@@ -211,6 +215,7 @@ class Exploration:
     baseline: str = "default"  # the kind of variant `default` is (dpia.variants.KINDS): what dpia run used
     lost: tuple[str, ...] = ()  # candidates a dead worker took with it (not stored: a later run tries them)
     dropped: tuple[str, ...] = ()  # workers and devices the run went on without (could not start, node gone), why
+    space_s: float | None = None  # seconds the space took to build (beside the baseline); None: the budget ended first
 
     def stage_seconds(self) -> dict[str, float]:
         """Mean seconds per candidate in each stage (from the candidates' `stage_s`): where
@@ -247,6 +252,9 @@ class Exploration:
                  f"  baseline ({self.baseline} variant): {timed(self.default)}"]
         if self.speedup is not None:
             lines.append(f"  speed-up over the {self.baseline} variant: {self.speedup:.2f}x")
+        if self.space_s is None:
+            lines.append(f"  the budget ended before the search space was built: only the baseline was measured "
+                         f"(a larger budget explores)")
         for title, counts in (("failures by stage", self.by_stage), ("failures by rule", self.by_rule),
                               ("infeasible points", self.infeasible)):
             if counts:
@@ -268,10 +276,14 @@ class Exploration:
 class _Run:
     """The bookkeeping of one exploration (a local object: no state outlives `explore`)."""
 
-    def __init__(self, space: Space, program_text: str, device: str, db: TuningDB | None, run_id: str,
-                 search: Search, seed: int, max_candidates: int | None, progress, evaluator: Evaluator):
-        self.space, self.program_text, self.device, self.db = space, program_text, device, db
-        self.infeasible: dict[str, int] = dict(space.infeasible)  # stage 3's, then the devices' (resources)
+    def __init__(self, program: Expr, sizes: Mapping[str, int], program_text: str, device: str, db: TuningDB | None,
+                 run_id: str, search: Search, seed: int, max_candidates: int | None, progress, evaluator: Evaluator):
+        self.program, self.sizes = program, dict(sizes)  # typed; the baseline needs no more
+        self.space: Space | None = None  # built beside the baseline (space_built)
+        self.space_s: float | None = None
+        self.program_text, self.device, self.db = program_text, device, db
+        self.infeasible: dict[str, int] = {}  # stage 3's (once built) and the devices' (resources)
+        self._preset_point: tuple[int, Point] | None = None  # the baseline's point, once the space has it
         self.run_id, self.search, self.seed = run_id, search, seed
         self.max_candidates, self.progress, self.evaluator = max_candidates, progress, evaluator
         self.rng = random.Random(seed)
@@ -292,15 +304,34 @@ class _Run:
         self.dispatched_at: dict[int, float] = {}  # unfinished candidates' dispatch times, by index
         self.durations: list[float] = []  # dispatch to result, of each candidate finished so far
 
+    def space_built(self, space: Space, seconds: float) -> None:
+        """The search may start: the space, built while the baseline was measured."""
+        self.space, self.space_s = space, seconds
+        for kind, count in space.infeasible.items():
+            self.infeasible[kind] = self.infeasible.get(kind, 0) + count
+        self._preset_trial()
+
+    def _preset_trial(self) -> None:
+        """The search sees the preset baseline's measurement as its point's: an incumbent
+        whose launch shapes it tries (search.Model.exploit), a point it does not measure
+        again (once both the space and the preset are known, in either order)."""
+        if self._preset_point is None or self.space is None:
+            return
+        index, point = self._preset_point
+        if point in self.space.feasible_points:
+            self.trials[index] = Trial(point)
+            if index in self.recorded:
+                self._finish_trial(index, self.recorded[index])
+
     # -- specs ----------------------------------------------------------------------------
 
     def _spec(self, point: Point | None, baseline: bool = False) -> Spec:
         index, self._next_index = self._next_index, self._next_index + 1
         space = self.space
         if point is None:  # the default schedule: the facts the real sizes satisfy, capped
-            facts = default_facts(space.sizes, self.evaluator.check_floor)
-            program = with_size_facts(space.program, facts)
-            check = {name: check_size(facts[name], real, self.evaluator.check_floor) for name, real in space.sizes.items()}
+            facts = default_facts(self.sizes, self.evaluator.check_floor)
+            program = with_size_facts(self.program, facts)
+            check = {name: check_size(facts[name], real, self.evaluator.check_floor) for name, real in self.sizes.items()}
             family, params = None, {}
         else:
             program, family, params = space.program_for(point), space.family(point.family), point.as_dict()
@@ -311,8 +342,8 @@ class _Run:
             return Spec(index, program, family, params, check, dict(space.sizes), self.seed, baseline,
                         probe_levels(program, space.sizes), space.program, fallback=fallback,
                         launch=launch_options(params))
-        return Spec(index, program, family, params, check, dict(space.sizes), self.seed, baseline,
-                    probe_levels(program, space.sizes), space.program, real_derivation=self._default_at_sizes())
+        return Spec(index, program, family, params, check, dict(self.sizes), self.seed, baseline,
+                    probe_levels(program, self.sizes), self.program, real_derivation=self._default_at_sizes())
 
     def _default_at_sizes(self) -> str | None:
         """The derivation of the default variant `dpia run` compiles at these sizes
@@ -322,7 +353,7 @@ class _Run:
         from ..variants import default_variant
 
         try:
-            return default_variant(self.space.program, dict(self.space.sizes))[1].derivation
+            return default_variant(self.program, dict(self.sizes))[1].derivation
         except FunctionalError:
             return None
 
@@ -347,7 +378,7 @@ class _Run:
         if self.db is None:
             return None
         try:
-            return self.db.best(self.program_text, self.space.sizes, self.device)
+            return self.db.best(self.program_text, self.sizes, self.device)
         except TuningError:  # dpia run would use the default then too
             return None
 
@@ -355,15 +386,13 @@ class _Run:
         """The preset `dpia run` would use, replayed by the worker (derived here)."""
         from .presets import preset_for
 
-        found = preset_for(self.space.program, self.space.sizes, limits)
+        found = preset_for(self.program, self.sizes, limits)
         if found is None:
             return None
         spec = self._replay(found[2].to_text(), "preset")
-        point = found[0].point
-        if point is not None and point in self.space.feasible_points:
-            # the search sees the preset's measurement as its point's: an incumbent whose
-            # launch shapes it tries (search.Model.exploit), a point it does not measure again
-            self.trials[spec.index] = Trial(point)
+        if found[0].point is not None:
+            self._preset_point = (spec.index, found[0].point)
+            self._preset_trial()
         return spec
 
     def _replay(self, text: str, kind: str, launch: Mapping = {}) -> Spec:  # noqa: B006 -- read only
@@ -375,9 +404,9 @@ class _Run:
         facts = {v.name: v.multiple_of for v in size_vars(program)}
         floor = self.evaluator.check_floor
         check = {name: check_size(facts[name], real, floor) if name in facts else real
-                 for name, real in self.space.sizes.items()}
-        return Spec(index, program, None, {}, check, dict(self.space.sizes), self.seed, True,
-                    probe_levels(program, self.space.sizes), self.space.program, text, kind, launch=launch)
+                 for name, real in self.sizes.items()}
+        return Spec(index, program, None, {}, check, dict(self.sizes), self.seed, True,
+                    probe_levels(program, self.sizes), self.program, text, kind, launch=launch)
 
     def propose(self, count: int) -> list[Spec]:
         history = [self.trials[k] for k in sorted(self.trials)]
@@ -539,11 +568,11 @@ class _Run:
     def result(self, elapsed_s: float) -> Exploration:
         failed = sum(c.status in FAILED for c in self.recorded.values())
         return Exploration(
-            self.program_text, dict(self.space.sizes), self.device, self.run_id, self.search.name, self.seed,
+            self.program_text, dict(self.sizes), self.device, self.run_id, self.search.name, self.seed,
             self.best, self.default, self.tried, failed, dict(self.by_stage), dict(self.by_rule),
             {k: dict(v) for k, v in self.by_family.items()}, dict(self.infeasible), self.duplicates,
             self.reused, self.abandoned, elapsed_s, tuple(self.recorded[k] for k in sorted(self.recorded)),
-            self.baseline_kind, tuple(self.lost), self.dropped)
+            self.baseline_kind, tuple(self.lost), self.dropped, self.space_s)
 
     def failed_count(self) -> int:
         return sum(c.status in FAILED for c in self.recorded.values())
@@ -638,14 +667,16 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
     workers = default_workers("CPU" in limits.device_type) if workers is None else workers
     if host is not None:  # each worker holds the real sizes' inputs and output
         workers = max(1, min(workers, host // max(1, program_bytes(typed, sizes)) - 1))
-    space = Space.build(typed, sizes, limits, skeletons)
+    check_program_sizes(typed, sizes)  # refused before anything starts
+    building = _SpaceBuild(lambda cancelled: Space.build(typed, sizes, limits, skeletons, cancelled=cancelled))
     evaluator = evaluator or Evaluator()
     if evaluator.limits is None:  # candidates the device cannot run well are not built
         evaluator = attrs.evolve(evaluator, limits=limits)
-    tuning_db, owned = _open_db(db)
-    run = _Run(space, canonical(typed), key, tuning_db, run_id or uuid.uuid4().hex[:12], SEARCHES[search], seed,
-               max_candidates, progress, evaluator)
+    tuning_db, owned = None, False
     try:
+        tuning_db, owned = _open_db(db)
+        run = _Run(typed, sizes, canonical(typed), key, tuning_db, run_id or uuid.uuid4().hex[:12], SEARCHES[search],
+                   seed, max_candidates, progress, evaluator)
         tell(f"starting {workers} worker process(es)")
         with executor.open(workers, key, evaluator, timeout_s, "CPU" in limits.device_type,
                            run.on_derived, run.on_done, run.on_lost, limits=limits) as pool:
@@ -653,13 +684,57 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
             first = run.baseline_spec(baseline, limits)
             run.baseline_kind = first.variant or "default"
             deadline = None if budget_s is None else started + budget_s
-            _loop(run, pool, first, deadline, timeout_s / 2, tell)
+            _loop(run, pool, first, deadline, timeout_s / 2, tell, building)
             run.dropped = tuple(pool.dropped)
             tell("stopping", run, pool)
     finally:
+        building.cancel()
         if owned:
             tuning_db.close()
     return run.result(time.monotonic() - started)
+
+
+class _SpaceBuild:
+    """The space built in a thread of this process while the workers start and the baseline
+    is derived, compiled and measured, none of which needs it (mm's space takes tens of
+    seconds on a small CPU: built first, it left a short budget no time for the baseline).
+    The pool is served meanwhile: the build yields the interpreter to it."""
+
+    def __init__(self, build: Callable[[Callable[[], bool]], Space]):
+        self._stop = threading.Event()
+        self._started = time.monotonic()
+        self._space: Space | None = None
+        self._error: BaseException | None = None
+        self.seconds: float | None = None
+        self._thread = threading.Thread(target=self._run, args=(build,), name="space build", daemon=True)
+        self._thread.start()
+
+    def _run(self, build) -> None:
+        try:
+            self._space = build(self._stop.is_set)
+            self.seconds = time.monotonic() - self._started
+        except BuildCancelled:
+            pass
+        except BaseException as exc:  # noqa: BLE001 -- raised again where the space is asked for
+            self._error = exc
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def result(self) -> Space:
+        """The space (the build's error raised here, in the exploring thread)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        if self._space is None:
+            raise ExploreError("the search space's build was cancelled")
+        return self._space
+
+    def cancel(self) -> None:
+        """Stop a build still running (its next check between variants) and wait for it:
+        nothing of an exploration outlives it."""
+        self._stop.set()
+        self._thread.join()
 
 
 class _Teller:
@@ -681,13 +756,16 @@ class _Teller:
             run.best.time_s if run and run.best else None))
 
 
-def _loop(run: _Run, pool: _Pool, first: Spec, deadline: float | None, overtime_s: float, tell) -> None:
-    """Dispatch the baseline `first`, then the search's points, until a budget or the space
-    ends.  At the deadline every candidate but an unfinished baseline is abandoned; the
-    baseline has `overtime_s` more."""
+def _loop(run: _Run, pool: _Pool, first: Spec, deadline: float | None, overtime_s: float, tell,
+          building: _SpaceBuild) -> None:
+    """Dispatch the baseline `first`, then, once `building` has built the space, the
+    search's points, until a budget or the space ends.  At the deadline every candidate but
+    an unfinished baseline is abandoned; the baseline has `overtime_s` more."""
     pending = collections.deque([first])
     exhausted = False
     while True:
+        if run.space is None and building.done():
+            run.space_built(building.result(), building.seconds)
         now = time.monotonic()
         if deadline is not None and now >= deadline:
             if run.baseline_done or now >= deadline + overtime_s:
@@ -702,14 +780,16 @@ def _loop(run: _Run, pool: _Pool, first: Spec, deadline: float | None, overtime_
             pool.dispatch(spec)
             run.on_dispatched(spec)
         overtime = deadline is not None and now >= deadline
-        if not overtime and not pending and not exhausted and run.baseline_done and _wants_more(run, pool):
+        searching = run.baseline_done and run.space is not None
+        if not overtime and not pending and not exhausted and searching and _wants_more(run, pool):
             batch = run.propose(run.search.batch(pool.size))
             exhausted = not batch
             pending.extend(batch)
             if batch:
                 continue
-        tell("finishing the baseline" if overtime else "exploring" if run.baseline_done else "measuring the baseline",
-             run, pool)
+        tell("finishing the baseline" if overtime else "exploring" if searching else
+             "building the search space" if run.baseline_done else
+             "measuring the baseline" + ("" if run.space is not None else " while the search space is built"), run, pool)
         nothing_left = not run.may_dispatch(0) or (exhausted and not pending)
         if nothing_left and pool.busy() == 0:
             return

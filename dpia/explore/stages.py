@@ -28,7 +28,7 @@ from .algorithmic import Heuristics, algorithmic_variants, replay
 from .launch import LAUNCH, launch_values, offered
 from .mapping import loop_schemes, mapped_replay, mappings, nest_depth, relabelled, tile_schemes
 from .moves import ALGORITHMIC_MOVES, Move
-from .space import Skeleton, with_size_facts
+from .space import BuildCancelled, Skeleton, never, with_size_facts
 
 PREPARE = ("indices", "eta", "hoist", "fuse", "banana_split")
 
@@ -84,10 +84,12 @@ def _replay(body: Expr, steps) -> Callable[[Mapping[str, int]], Expr | None]:
 
 
 def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heuristics | None = None,
-                       moves: tuple[Move, ...] = ALGORITHMIC_MOVES) -> tuple[Skeleton, ...]:
+                       moves: tuple[Move, ...] = ALGORITHMIC_MOVES,
+                       cancelled: Callable[[], bool] = never) -> tuple[Skeleton, ...]:
     """Stage 1's variants (of `moves`: the whole vocabulary unless narrowed) times stage 2's
     mappings, with stage 3's slot values (and the launch shape slot,
-    dpia.explore.launch.offered); the default lowering (no move) first."""
+    dpia.explore.launch.offered); the default lowering (no move) first.  BuildCancelled
+    once `cancelled()` (asked between variants) is True."""
     body = prepared_body(program, sizes)
     heuristics = heuristics or Heuristics()
     out: list[Skeleton] = []
@@ -110,7 +112,9 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
             seen.add(skeleton.name)
             out.append(skeleton)
 
-    for variant in algorithmic_variants(body, sizes, heuristics, moves):
+    for variant in algorithmic_variants(body, sizes, heuristics, moves, cancelled):
+        if cancelled():
+            raise BuildCancelled("stage 2")
         expr = _normal(variant.expr)
         dims = nest_depth(expr)  # the launch shapes offered: up to the dimensions its maps can take
         # the variant at other slot values (once per values, whatever the mapping): the lengths
