@@ -772,14 +772,20 @@ class _Builder:
             return TupleType((self.scalar_type(), self.scalar_type()))
         return ArrayType(self.fresh_size(), self.scalar_type())  # a reduction (or more) per element
 
-    def map(self, t: ArrayType, ctx: _Ctx) -> Term | None:
+    def source(self, t: ArrayType, ctx: _Ctx) -> tuple[DataType, Term] | None:
+        """The element type and the array a map to `t` (or its index-written form) reads."""
         s = self.source_elem(t.elem)
         xs_t = ArrayType(t.size, s)
         if not self.fits(xs_t, ctx):
             return None
         xs = self.term(xs_t, ctx)
-        if xs is None:
+        return None if xs is None else (s, xs)
+
+    def map(self, t: ArrayType, ctx: _Ctx) -> Term | None:
+        found = self.source(t, ctx)
+        if found is None:
             return None
+        s, xs = found
         made = self.lam(s, xs.bound, xs.err, ctx, self.value(t.size), self.function_body(t.elem))
         if made is None:
             return None
@@ -999,13 +1005,10 @@ class _Builder:
         """A map written with indices, `generate n (fun(i) => F[xs[i]])`: each read of the
         element is at the index or, clamped to the array (max, min, clamp; the upper bound
         spelt three ways), at a neighbour i + c: stencils as a user writes them with loops."""
-        s = self.source_elem(t.elem)
-        xs_t = ArrayType(t.size, s)
-        if not self.fits(xs_t, ctx):
+        found = self.source(t, ctx)
+        if found is None:
             return None
-        xs = self.term(xs_t, ctx)
-        if xs is None:
-            return None
+        s, xs = found
         i = self.name("i")
         self.index_lengths[i.name] = t.size
         index = Term(i, i32, max(self.value(t.size) - 1, 0), 0.0)

@@ -5,6 +5,9 @@ lowers and explores as the one written with maps over rows and columns."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 import dpia
@@ -14,73 +17,40 @@ from dpia.programs import TOLERANCE, random_inputs, relative_error
 from functional.derivation import derive
 from functional.schedules import default_schedule
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from index_written import PAIRS, SAME_MEANING  # noqa: E402
+from suite import M, N, arr  # noqa: E402
+
 f32 = fl.f32
-M, N, K = fl.nat("M"), fl.nat("N"), fl.nat("K")
-
-
-def arr(*dims):
-    t = f32
-    for d in reversed(dims):
-        t = fl.array(d, t)
-    return t
-
-
-def _dot(xs, ys):
-    return fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(xs, ys)))
-
-
-# (written with indices, written as data flow, sizes)
-PAIRS = {
-    "matrix_product": (
-        fl.fun([arr(M, K), arr(K, N)], lambda a, b: fl.generate(M, lambda i: fl.generate(N, lambda j: fl.reduce(
-            fl.add, 0.0, fl.generate(K, lambda k: a[i][k] * b[k][j]))))),
-        fl.fun([arr(M, K), arr(K, N)], lambda a, b: fl.map(
-            lambda row: fl.map(lambda col: _dot(row, col), fl.transpose(b)), a)),
-        dict(M=8, N=16, K=12)),
-    "matrix_vector_product": (
-        fl.fun([arr(M, N), arr(N)], lambda a, x: fl.generate(M, lambda i: fl.reduce(
-            fl.add, 0.0, fl.generate(N, lambda j: a[i][j] * x[j])))),
-        fl.fun([arr(M, N), arr(N)], lambda a, x: fl.map(lambda row: _dot(row, x), a)),
-        dict(M=24, N=40)),
-    "transposed_matrix_vector_product": (
-        fl.fun([arr(M, N), arr(M)], lambda a, x: fl.generate(N, lambda j: fl.reduce(
-            fl.add, 0.0, fl.generate(M, lambda i: a[i][j] * x[i])))),
-        fl.fun([arr(M, N), arr(M)], lambda a, x: fl.map(lambda col: _dot(col, x), fl.transpose(a))),
-        dict(M=24, N=40)),
-    "transpose": (
-        fl.fun([arr(M, N)], lambda a: fl.generate(N, lambda j: fl.generate(M, lambda i: a[i][j]))),
-        fl.fun([arr(M, N)], lambda a: fl.transpose(a)),
-        dict(M=6, N=10)),
-    "dot": (
-        fl.fun([arr(N), arr(N)], lambda x, y: fl.reduce(fl.add, 0.0, fl.generate(N, lambda i: x[i] * y[i]))),
-        fl.fun([arr(N), arr(N)], lambda x, y: _dot(x, y)),
-        dict(N=3000)),
-    "clamped_3_point_stencil": (
-        fl.fun([arr(N)], lambda x: fl.generate(N, lambda i: (
-            x[fl.max(i - 1, 0)] + x[i] + x[fl.min(i + 1, fl.nat_value(N) - 1)]) * 0.25)),
-        fl.fun([arr(N)], lambda x: fl.map(lambda w: (w[0] + w[1] + w[2]) * 0.25, fl.slide(3, 1, fl.pad_clamp(1, 1, x)))),
-        dict(N=1000)),
-    "valid_3_point_stencil": (
-        fl.fun([arr(N)], lambda x: fl.generate(N - 2, lambda i: x[i] - x[i + 2] * 2.0 + x[i + 1])),
-        fl.fun([arr(N)], lambda x: fl.map(lambda w: w[0] - w[2] * 2.0 + w[1], fl.slide(3, 1, x))),
-        dict(N=1000)),
-}
+SIZES = {"matrix_product": dict(M=8, N=16, K=12), "matrix_vector_product": dict(M=24, N=40),
+         "transposed_matrix_vector_product": dict(M=24, N=40), "transpose": dict(M=6, N=10), "dot": dict(N=3000),
+         "clamped_3_point_stencil": dict(N=1000), "valid_3_point_stencil": dict(N=1000),
+         "clamped_5_point_stencil_2d": dict(M=19, N=23)}
 
 
 @pytest.mark.parametrize("name", sorted(PAIRS))
 def test_the_exploration_starts_from_the_same_program_for_both_writings(name):
-    indexed, data_flow, sizes = PAIRS[name]
+    (indexed, data_flow), sizes = PAIRS[name], SIZES[name]
     assert prepared_body(indexed, sizes) == prepared_body(data_flow, sizes)
 
 
 @pytest.mark.parametrize("name", sorted(PAIRS))
 def test_the_default_lowering_of_both_writings_is_one_low_level_program(name):
-    indexed, data_flow, sizes = PAIRS[name]
+    (indexed, data_flow), sizes = PAIRS[name], SIZES[name]
     at_sizes = [dpia.programs.fix_sizes(p, sizes) for p in (indexed, data_flow)]
     low_indexed, derivation = derive(at_sizes[0], default_schedule(at_sizes[0]))
     low_data_flow, _ = derive(at_sizes[1], default_schedule(at_sizes[1]))
     assert derivation.steps[0].rule == "generate_as_map"
     assert low_indexed == low_data_flow
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS) + sorted(SAME_MEANING))
+def test_both_writings_compile_to_kernels_that_compute_the_same(name):
+    indexed, data_flow = {**PAIRS, **SAME_MEANING}[name]
+    inputs = random_inputs(fl.infer(indexed), SIZES[name], seed=3)
+    want = fl.interpret(data_flow, *inputs)
+    for program in (indexed, data_flow):
+        assert relative_error(dpia.compile(program, db=False)(*inputs), want) <= TOLERANCE
 
 
 # Index uses the rule keeps: the index as a value, reads of a longer array, a computed index,
