@@ -17,6 +17,7 @@ from dpia.programs import TOLERANCE, fix_sizes, random_inputs, relative_error
 from functional import schedules as S
 from functional.derivation import Derivation, derive
 from functional.errors import StrategyError
+from functional.nat import as_nat
 from functional.strategies import identity
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -57,16 +58,39 @@ def test_every_seed_program_with_fixed_sizes_lowers_and_agrees(name):
 
 @pytest.mark.parametrize("name", ["total", "asum", "dot"])
 def test_a_large_reduction_runs_in_parallel_stages_of_chunks(name):
-    from functional.default_lowering import CHUNK
+    from functional.default_lowering import CHUNK, first_chunk
 
     low = _lowered(fl.infer(fix_sizes(PROGRAMS[name], SIZES[name])))
     text = str(low)
     assert text.startswith("fun(") and "(to_global (map_global 0" in text
-    n, stages = SIZES[name]["N"], 0
-    while n > CHUNK:  # each stage leaves one partial result per chunk, the remainder folded after it
+    # the first stage's chunks are read as vectors (lane-wise operator and map, contiguous data),
+    # each later stage reduces CHUNK partial results; the remainder of each is folded after it
+    first = first_chunk(as_nat(SIZES[name]["N"]))
+    n, stages = SIZES[name]["N"] // first, 1
+    while n > CHUNK:
         n, stages = n // CHUNK, stages + 1
-    assert text.count("map_global") == stages and f"split {CHUNK} " in text
-    assert ("take" in text) == (SIZES[name]["N"] % CHUNK != 0)
+    assert text.count("map_global") == stages and f"split {first} " in text and "as_vector 16" in text
+    assert ("take" in text) == (SIZES[name]["N"] % first != 0)
+
+
+@pytest.mark.parametrize("n, chunk", [(1024, 128), (1 << 20, 256), (1 << 24, 512), (1 << 28, 512)])
+def test_a_first_stage_has_larger_chunks_only_where_enough_work_items_remain(n, chunk):
+    from functional.default_lowering import FIRST_STAGE_ITEMS, first_chunk
+
+    assert first_chunk(as_nat(n)) == chunk and (chunk == 128 or n // chunk >= FIRST_STAGE_ITEMS)
+    assert first_chunk(fl.nat("N")) == 128
+
+
+def test_a_reduction_that_cannot_be_read_as_vectors_keeps_chunks_of_scalars():
+    from functional.default_lowering import CHUNK
+
+    # argmax: an operator with no lane-wise vector form, chunks folded from their first element
+    argmax = fl.fun([fl.array(8192, fl.f32)], lambda xs: fl.snd(fl.reduce(
+        lambda a, b: fl.select(fl.fst(a) >= fl.fst(b), a, b), fl.pair(fl.literal(float("-inf"), fl.f32), fl.literal(0, fl.i32)),
+        fl.zip(xs, fl.generate(8192, lambda i: i)))))
+    low = _lowered(argmax)
+    assert f"split {CHUNK} " in str(low) and "as_vector" not in str(low)
+    _agrees(argmax, low, {})
 
 
 def test_a_reduction_of_prime_length_is_parallel_with_its_remainder_folded_after():
@@ -91,21 +115,23 @@ def test_a_reduction_whose_operator_is_not_known_associative_stays_in_order():
 
 
 def test_a_symbolic_reduction_uses_its_multiple_of_fact_to_drop_the_first_remainder():
-    from functional.default_lowering import CHUNK, SYMBOLIC_STAGES
+    from functional.default_lowering import CHUNK, FIRST_CHUNK, SYMBOLIC_STAGES
 
-    n = fl.nat("N", multiple_of=128)
+    n = fl.nat("N", multiple_of=FIRST_CHUNK)
     total = fl.fun([fl.array(n, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, xs))
     text = str(_lowered(total))
-    assert f"split {CHUNK} xs" in text and f"(take ({CHUNK} * (N / {CHUNK} // {CHUNK}))" in text
+    # no remainder of the first stage's chunks: the partial results' stages have theirs
+    assert f"split {FIRST_CHUNK} xs" in text and f"(take ({CHUNK} * (N / {FIRST_CHUNK} // {CHUNK}))" in text
     assert text.count("map_global") == SYMBOLIC_STAGES
     _agrees(total, _lowered(total), {"N": 128 * 5})
 
 
 def test_a_symbolic_reduction_without_facts_is_parallel_and_a_short_one_sequential():
-    from functional.default_lowering import SYMBOLIC_STAGES
+    from functional.default_lowering import FIRST_CHUNK, SYMBOLIC_STAGES
 
     low = _lowered(PROGRAMS["total"])
-    assert str(low).count("map_global") == SYMBOLIC_STAGES and "drop (32 * (N // 32)) xs" in str(low)
+    assert str(low).count("map_global") == SYMBOLIC_STAGES
+    assert f"drop ({FIRST_CHUNK} * (N // {FIRST_CHUNK})) xs" in str(low)
     _agrees(PROGRAMS["total"], low, {"N": 4099})
     short = fl.infer(fix_sizes(PROGRAMS["total"], {"N": S.SMALL_REDUCTION - 1}))
     assert "map_global" not in str(_lowered(short))
@@ -143,7 +169,7 @@ def test_what_it_cannot_lower_is_a_strategy_error_naming_primitive_and_place(mon
     from functional import default_lowering
 
     monkeypatch.setattr(default_lowering, "parallelise", lambda: identity)  # as if nothing were lowered
-    with pytest.raises(StrategyError, match=r"cannot lower `reduce` at 0\.0: reduce \(\+\) \(let \(map \(reduce"):
+    with pytest.raises(StrategyError, match=r"cannot lower `reduce` at 0\.0: reduce \(\+\) \(let \("):
         derive(PROGRAMS["total"], S.default_schedule(PROGRAMS["total"]))
 
 
@@ -161,3 +187,35 @@ def test_outside_functions_does_not_enter_lambdas():
 
 def test_default_schedule_is_exported():
     assert "default_schedule" in S.__all__
+
+
+def test_a_fold_that_applies_an_associative_operator_runs_as_its_reduction_of_a_map():
+    """asum written as a fold, `reduce (fun(acc, x) => acc + abs x) 0 xs`: the step is not
+    associative, the operator it applies is (rules.algorithmic fold_fission): parallel stages."""
+    fold = fl.fun([fl.array(8192, fl.f32)], lambda xs: fl.reduce(lambda acc, x: acc + fl.abs(x), 0.0, xs))
+    low, derivation = derive(fold, S.default_schedule(fold))
+    assert "fold_fission" in derivation.to_text() and "map_global" in str(low) and "as_vector 16" in str(low)
+    _agrees(fold, low, {})
+    mirrored = fl.fun([fl.array(4096, fl.f32), fl.array(4096, fl.f32)], lambda xs, ys: fl.reduce(
+        lambda acc, p: fl.pair(fl.fst(acc) + fl.fst(p), fl.snd(p) * fl.snd(p) + fl.snd(acc)), fl.pair(0.0, 0.0),
+        fl.zip(xs, ys)))
+    low = _lowered(mirrored)
+    assert "map_global" in str(low)
+    _agrees(mirrored, low, {})
+    not_a_fold_of_an_operator = fl.fun([fl.array(4096, fl.f32)], lambda xs: fl.reduce(
+        lambda acc, x: acc * 0.5 + x, 0.0, xs))
+    assert "map_global" not in str(_lowered(not_a_fold_of_an_operator))
+
+
+def test_a_reduction_from_a_non_neutral_value_with_a_bare_primitive_map_is_read_as_vectors():
+    """max |x| from 0 (`reduce max 0.0 (map abs xs)`): the lanes start from max's neutral -inf, 0
+    is combined once; `map abs` (no lambda) is lane-wise as `map (fun(x) => abs x)` is."""
+    amax = fl.fun([fl.array(4096, fl.f32)], lambda xs: fl.reduce(fl.max, 0.0, fl.map(fl.abs, xs)))
+    low = _lowered(amax)
+    assert "as_vector 16" in str(low) and "map_global" in str(low)
+    _agrees(amax, low, {})
+    rows = fl.fun([fl.array(4, fl.array(256, fl.f32))], lambda a: fl.map(
+        lambda row: fl.reduce(fl.max, 0.0, fl.map(fl.abs, row)), a))
+    low = _lowered(rows)
+    assert "as_vector 16" in str(low)
+    _agrees(rows, low, {})

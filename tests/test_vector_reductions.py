@@ -23,6 +23,7 @@ from functional import default_lowering as D
 from functional import schedules as S
 from functional.derivation import Derivation, derive
 from functional.expr import Lambda, NatLambda
+from functional.nat import as_nat
 from functional.rules.core import RULES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -204,13 +205,17 @@ def test_every_reduction_of_a_work_items_body_is_vectorised_whatever_surrounds_i
         _agrees(fixed, low, {"M": 3, "N": 96})
 
 
-def test_a_program_level_reduction_is_left_to_the_reductions_phase():
+def test_a_program_level_reduction_is_left_to_the_reductions_phase_which_reads_its_chunks_as_vectors():
     xs, ys = fl.array(fl.nat("N"), fl.f32), fl.array(fl.nat("N"), fl.f32)
     dot = fl.fun([xs, ys], lambda a, b: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(a, b))))
     program = _fixed(dot, {"N": 4096})
     assert list(D.vector_reduction_sites(_body(program))) == []
     low, derivation = _lowered(program)
-    assert "reduce_vectorize_map" not in derivation.to_text()
+    # the first stage's chunks (one per work-item), not the whole reduction, accumulate in vectors
+    assert derivation.to_text().count("reduce_vectorize_map") == 1
+    assert "(to_global (map_global 0 (fun(x) => let (reduce_seq (fun(a, x) =>" in str(low) and "vec[f32, 16]" in str(low)
+    assert f"split {D.first_chunk(as_nat(4096))} " in str(low)
+    _agrees(program, low, {})
 
 
 def test_rows_of_a_let_bound_computed_array_are_contiguous():

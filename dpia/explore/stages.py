@@ -30,7 +30,7 @@ from .mapping import loop_schemes, mapped_replay, mappings, nest_depth, relabell
 from .moves import ALGORITHMIC_MOVES, Move
 from .space import BuildCancelled, Skeleton, never, with_size_facts
 
-PREPARE = ("indices", "eta", "hoist", "fuse", "banana_split")
+PREPARE = ("indices", "eta", "folds", "hoist", "fuse", "banana_split")
 
 
 def prepare() -> Strategy:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dsl as fl
-from ..expr import App, Expr, Identifier, Lambda, Literal, Prim, applied, free_identifiers, spine, walk
+from ..expr import App, Expr, Identifier, Lambda, Literal, Prim, applied, free_identifiers, fresh_name, spine, walk
 from ..nat import Nat, as_nat, divides, is_nonneg, nat, power
-from ..types import ArrayType, ScalarType, TupleType, VectorType, array, f32
+from ..types import ArrayType, FunType, ScalarType, TupleType, VectorType, array, f32
 from . import instances as inst
 from .core import OneOf, P, V, beta, bind, length, rule
 
@@ -721,24 +721,37 @@ def _monoid_leaves(form):
     return (None,)
 
 
+def _function_as_lambda(g):
+    """The map's function g as a typed lambda: a lambda as it is, a bare scalar primitive
+    (`map abs xs`) eta-expanded to `fun(x) => abs x`; None for another function."""
+    if isinstance(g, Lambda):
+        return g
+    if not (isinstance(g, Prim) and isinstance(g.t, FunType) and isinstance(g.t.param, ScalarType)
+            and isinstance(g.t.result, ScalarType)):
+        return None
+    x = Identifier(fresh_name("x", g.free_names), t=g.t.param)
+    return Lambda(x, App(g, x, t=g.t.result), t=g.t)
+
+
 def _reduce_map_side(m):
     from .. import algebra
 
     form = algebra.operator_form(m.f)
     if form is None or not all(op in _VECTOR_MONOIDS for op in _monoid_leaves(form)):
         return "the operator has no lane-wise vector form (add, mul, max, min, or a tuple of them component-wise)"
-    if not isinstance(m.g, Lambda):
-        return "the map's function is not a lambda"
+    g = _function_as_lambda(m.g)
+    if g is None:
+        return "the map's function is neither a lambda nor a scalar primitive"
     arrays = zip_leaves(m.xs)
     if arrays is None:
         return "the map reads neither an array of scalars nor zips of them"
-    leaves = _scalar_leaves(m.g.body.t)
+    leaves = _scalar_leaves(g.body.t)
     t = arrays[0].t.elem
     if not (leaves and all(x == t and x.name != "bool" for x in leaves) and all(a.t.elem == t for a in arrays)):
         return "the map does not compute scalars (or tuples of them) of its inputs' type"
     if not algebra.neutral(m.f, m.z):
         return f"the initial value {m.z} is not the neutral element of the operator"
-    if _lanes_of(m.g.body, m.g.param.name, VectorType(t, m.w)) is None:
+    if _lanes_of(g.body, g.param.name, VectorType(t, m.w)) is None:
         return ("the map's function is not lane-wise (arithmetic, the math built-ins, pairs) in its element")
     return None if divides(m.w, length(m.xs)) else f"{m.w} does not divide the length {length(m.xs)}"
 
@@ -781,7 +794,8 @@ def _reduce_map_build(m):
     form = algebra.operator_form(m.f)
     vt = VectorType(zip_leaves(m.xs)[0].t.elem, m.w)
     vectors = _rezip(m.xs, lambda a: fl.as_vector(m.w, a))
-    g = Lambda(m.g.param, _lanes_of(m.g.body, m.g.param.name, vt))
+    scalar_g = _function_as_lambda(m.g)
+    g = Lambda(scalar_g.param, _lanes_of(scalar_g.body, scalar_g.param.name, vt))
     lanes = fl.reduce(_vector_operator(form), _splat(m.z, vt), fl.map(g, vectors))
     if isinstance(form, str):
         return fl.let(lanes, lambda v: fl.reduce(m.f, m.z, fl.as_scalar(fl.generate(1, lambda i: v))))
@@ -793,7 +807,10 @@ def _ex_reduce_map(rng):
     op, z = inst.pick(rng, inst.MONOIDS)
     f = _OPERATOR_FORMS[str(rng.choice(list(_OPERATOR_FORMS)))](op)
     n = inst.size(rng, w)
-    kind = rng.integers(4)
+    kind = rng.integers(5)
+    if kind == 4:  # a bare primitive as the map's function (no lambda)
+        prog = fl.fun([array(n, f32)], lambda xs: fl.reduce(f, z, fl.map(fl.abs, xs)))
+        return prog, (inst.data(rng, n, monoid=(op, z)),), {"w": w}
     if kind == 0:  # a dot-product form: two arrays zipped, a constant broadcast
         prog = fl.fun([array(n, f32), array(n, f32)], lambda xs, ys: fl.reduce(
             f, z, fl.map(lambda p: fl.fst(p) * fl.snd(p) - 0.5, fl.zip(xs, ys))))
@@ -1137,6 +1154,75 @@ rule("reduce_neutral_init", "reduce",
      example=_ex_neutral_init,
      doc="Proof: z f x1 f ... f xn = z f (e f x1 f ... f xn) by associativity and e neutral.  The reduction "
          "then starts from a neutral element, which splitting it into partial reductions needs.")
+
+def _fold_parts(body: Expr, a: str, path: tuple):
+    """A fold step's body F as `op (a's component at path) G` per component, G free of a
+    (or `op G (a's component)` for a commutative op): (form, G's term), with pairs for
+    tuples, as functional.algebra.operator_form reads an operator; None for another form."""
+    from .. import algebra
+
+    head, args = spine(body)
+    if isinstance(head, Prim) and head.name == "pair" and len(args) == 2:
+        parts = [_fold_parts(x, a, path + (k,)) for k, x in enumerate(args)]
+        return None if None in parts else ((parts[0][0], parts[1][0]), fl.pair(parts[0][1], parts[1][1]))
+    if isinstance(head, Prim) and head.name in algebra._OPS and len(args) == 2:
+        for mine, other in ((args[0], args[1]), (args[1], args[0]) if algebra._OPS[head.name] else (None, None)):
+            if mine is not None and algebra._projection(mine, a) == path and a not in free_identifiers(other):
+                return head.name, other
+    return None
+
+
+def _fold_fission_match(m):
+    """(form, element term, element parameter) of the fold's step `fun(a, x) => F`."""
+    from .. import algebra
+
+    f = m.f
+    if not (isinstance(f, Lambda) and isinstance(f.body, Lambda)) or algebra.operator_form(f) is not None:
+        return None
+    a, x = f.param.name, f.body.param
+    if a == x.name:
+        return None
+    parts = _fold_parts(f.body.body, a, ())
+    return None if parts is None else (parts[0], parts[1], x)
+
+
+def _fold_fission_side(m):
+    if _fold_fission_match(m) is None:
+        return ("the step is not `fun(a, x) => op a (g x)` (a not free in g x), a commutative op's mirror "
+                "image, or a pair of such component-wise (or it is an operator already)")
+    return None
+
+
+def _fold_fission_build(m):
+    form, element, x = _fold_fission_match(m)
+    return fl.reduce(_vector_operator(form), m.z, fl.map(Lambda(Identifier(x.name, x.decl), element), m.xs))
+
+
+def _ex_fold_fission(rng):
+    n = inst.size(rng, 1, 1, 9)
+    kind = rng.integers(3)
+    if kind == 0:  # asum as a fold
+        prog = inst.vector_program(n, lambda xs: fl.reduce(lambda acc, x: acc + fl.abs(x), 0.5, xs))
+    elif kind == 1:  # the accumulator second, a commutative op
+        prog = inst.vector_program(n, lambda xs: fl.reduce(lambda acc, x: fl.max(x * x - 1.0, acc), -2.0, xs))
+    else:  # a sum and a sum of squares of pairs in one fold, the second mirrored
+        prog = fl.fun([array(n, f32), array(n, f32)], lambda xs, ys: fl.reduce(
+            lambda acc, p: fl.pair(fl.fst(acc) + fl.fst(p), fl.snd(p) * fl.snd(p) + fl.snd(acc)),
+            fl.pair(0.0, 1.0), fl.zip(xs, ys)))
+        return prog, (inst.data(rng, n), inst.data(rng, n)), {}
+    return prog, (inst.data(rng, n),), {}
+
+
+rule("fold_fission", "reduce",
+     "reduce (fun(a, x) => op a (g x)) z xs -> reduce op z (map (fun(x) => g x) xs)   (a not free in g x; also "
+     "op (g x) a for a commutative op, and pairs of such component-wise)",
+     lhs=P("reduce", V("f"), V("z"), V("xs")), side=_fold_fission_side, build=_fold_fission_build, exact=False,
+     example=_ex_fold_fission,
+     doc="Proof: the left fold z f x1 f ... f xn with a f x = a op g(x) is z op g(x1) op ... op g(xn), the "
+         "fold of op over map g xs, in the same order (a commutative op's mirror image op(g(x), a) is "
+         "op(a, g(x))).  The step itself is not associative, the operator it applies is: the reduction can "
+         "then run in parallel stages (a fold of |x| as asum).  Inexact only as every reduction of a monoid "
+         "is: the interpreter and the stages may group the sum otherwise than the fold as written.")
 
 rule("reduce_take_drop_shared", "reduce",
      "reduce f z xs -> let xs (fun(ys) => reduce f (reduce f z (take m ys)) (drop m ys))   (reduce_take_drop with xs "
