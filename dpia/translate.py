@@ -25,7 +25,7 @@ import attrs
 from functional.errors import excerpt
 from functional.expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine, substitute_nat, walk
 from functional.infer import constant_index, infer
-from functional.nat import Nat, in_range
+from functional.nat import ARITHMETIC, Nat, in_range
 from functional.storage import first_need
 from functional.strategies import at_path
 from functional.nat import Var as NatVar
@@ -78,6 +78,21 @@ _WRITE_VIEWS = WRITE_VIEWS
 
 _NAMES = {Level.GLOBAL: "map_global", Level.WORKGROUP: "map_workgroup", Level.LOCAL: "map_local"}
 K = Callable[[Exp], "Cmd"]  # noqa: F821 -- a continuation
+
+
+def _index_nat(j: Exp) -> Nat | None:
+    """An index value as a size expression: loops' and generates' indices and sizes (NatExp),
+    integer literals, and +, -, *, min, max of them (functional.infer.index_as_nat, the store
+    phase's view of the same index); None for an index computed from data."""
+    if isinstance(j, NatExp):
+        return j.nat
+    if isinstance(j, Lit) and isinstance(j.value, int) and not isinstance(j.value, bool):
+        return Nat.const(j.value)
+    if isinstance(j, Op) and j.name in ARITHMETIC and not j.params and len(j.args) == 2 \
+            and getattr(j.type, "name", None) in ("i32", "u32"):
+        parts = [_index_nat(a) for a in j.args]
+        return None if None in parts else ARITHMETIC[j.name](*parts)
+    return None
 
 
 @attrs.define
@@ -281,7 +296,7 @@ class Translator:
             con(at xs i, k)       = con(xs, v => con(i, j => new ix: i32 in private {
                                         ix := max(min(j, n - 1), 0); k(v[ix]) }))
                                     = con(xs, v => con(i, j => k(v[j])))   j a size provably in [0, n-1]
-                                                                          (a loop's or generate's index)
+                                                    (loops' and generates' indices, sizes, +, -, *, min, max of them)
 
         A computed index (or a constant one not provably in range) is clamped to [0, n-1], so a kernel never reads outside the array (the
         interpreter refuses such an index).  `ix` is also a size variable with range [0, n), so
@@ -298,8 +313,9 @@ class Translator:
             return self.con(xs, env, lambda v: k(Idx(v, known, e.t)))
 
         def at_index(v: Exp, j: Exp):
-            if isinstance(j, NatExp) and in_range(j.nat, n):
-                return k(Idx(v, j.nat, e.t))  # a loop's or generate's index within range: read as it is
+            known_j = _index_nat(j)
+            if known_j is not None and in_range(known_j, n):
+                return k(Idx(v, known_j, e.t))  # sizes and loop indices, provably in range: read as it is
             ix = self.loop_var("ix", n)
             mem = Mem(ix.name, i32, AddressSpace.PRIVATE)
             clamped = Op("max", (), (Op("min", (), (j, NatExp(n - 1, i32)), i32), Lit(0, i32)), i32)

@@ -18,7 +18,7 @@ import attrs
 
 from .errors import TypeInferenceError, excerpt
 from .expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine
-from .nat import Nat, Unknown, Var, as_nat, is_integral, is_nonneg, substitute
+from .nat import ARITHMETIC, Nat, Unknown, Var, as_nat, is_integral, is_nonneg, substitute
 from .primitives import PRIMITIVES, PrimDecl
 from .types import (
     ArrayType,
@@ -462,6 +462,25 @@ def constant_index(index: Expr) -> Nat | None:
         return Nat.const(index.value)
     if isinstance(index, Prim) and index.name == "nat_value":
         return as_nat(index.params[0])
+    return None
+
+
+def index_as_nat(index: Expr, indices: dict[str, Nat]) -> Nat | None:
+    """The index of `at xs index` as a size expression over the enclosing loops' and generates'
+    indices (`indices`: an identifier's name -> its size variable, with its range): literals,
+    sizes as values, such indices, and +, -, * , min, max of them (`nat_value N - 1 - i`, a
+    reversal); None for any other index (it is computed when the program runs).  Integer
+    arithmetic on such indices does not overflow: they are sizes."""
+    known = constant_index(index)
+    if known is not None:
+        return known
+    if isinstance(index, Identifier):
+        return indices.get(index.name)
+    head, args = spine(index)
+    if isinstance(head, Prim) and head.name in ARITHMETIC and not head.params and len(args) == 2 \
+            and index.t is not None and getattr(index.t, "name", None) in ("i32", "u32"):
+        parts = [index_as_nat(a, indices) for a in args]
+        return None if None in parts else ARITHMETIC[head.name](*parts)
     return None
 
 

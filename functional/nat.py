@@ -796,6 +796,13 @@ def _floors_as_remainders(n: Nat) -> Nat:
     return n
 
 
+# The integer operations of the functional language that sizes have too, by primitive name:
+# an index computed from loop indices and sizes by them is a size expression.
+ARITHMETIC = {"add": lambda a, b: as_nat(a) + as_nat(b), "sub": lambda a, b: as_nat(a) - as_nat(b),
+              "mul": lambda a, b: as_nat(a) * as_nat(b), "min": lambda a, b: nmin(a, b),
+              "max": lambda a, b: nmax(a, b)}
+
+
 def is_nonneg(n: NatLike) -> bool:
     """True when `n >= 0` is provable from variable ranges (False means: not proven): the
     bounds of `n` as it is, or with its floors written as remainders (`_floors_as_remainders`)."""

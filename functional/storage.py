@@ -39,8 +39,8 @@ import attrs
 from .expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, trivial, walk
 from .primitives import (LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
                          WRITE_VIEWS, is_view_fn)
-from .infer import constant_index
-from .nat import as_nat, in_range, is_nonneg
+from .infer import index_as_nat
+from .nat import as_nat, in_range, nat
 from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, holds_array, nat_vars
 
 HOST, HOST_SEQ, GROUP, ITEMS, ITEM = "host", "host_seq", "group", "items", "item"
@@ -387,14 +387,13 @@ def _pure(body: Expr, indices: dict | None = None) -> bool:
 
 def _index_in_range(xs: Expr, index: Expr, indices: dict) -> bool:
     """Whether `at xs index` reads at a size the translation proves within xs: a constant (or a
-    size) in range, or a generate's index over no more elements than xs has."""
+    size) in range, a generate's index over no more elements than xs has, or arithmetic of
+    such (functional.infer.index_as_nat: `nat_value N - 1 - i` reads a reversal)."""
     if not isinstance(xs.t, ArrayType):
         return False
-    length = xs.t.size
-    known = constant_index(index)
-    if known is None and isinstance(index, Identifier) and index.name in indices:
-        return is_nonneg(length - indices[index.name])
-    return known is not None and in_range(known, length)
+    ranges = {name: nat(f"index_{name}", lo=0, hi=n) for name, n in indices.items()}
+    known = index_as_nat(index, ranges)
+    return known is not None and in_range(known, xs.t.size)
 
 
 def _lowering_of(name: str, ctx: str) -> str:

@@ -93,3 +93,26 @@ def test_an_index_written_reduction_of_arrays_keeps_its_parallel_stages():
     _, derivation = derive(program, default_schedule(program))
     assert any(step.rule == "reduce_split" or step.rule.startswith("reduce_split") for step in derivation.steps), \
         [s.rule for s in derivation.steps]
+
+
+@pytest.mark.parametrize("n", [7, 64])
+def test_an_index_computed_from_the_index_and_sizes_is_read_directly_where_provably_in_range(n):
+    """`y[N - 1 - i]` (a reversal) and `y[min(i + 2, N - 1)]` are sizes of the generate's index
+    (functional.infer.index_as_nat): read in the consumer's loop, no stored copy and no clamp;
+    `y[(3 * i) % N]` is computed (% is not a size operation here) and is clamped."""
+    nv = fl.nat_value(N)
+    programs = {
+        "reversed": fl.fun([arr(N), arr(N)], lambda x, y: fl.map(
+            lambda p: fl.fst(p) + fl.snd(p), fl.zip(x, fl.generate(N, lambda i: y[nv - 1 - i])))),
+        "clamped by min": fl.fun([arr(N)], lambda y: fl.generate(N, lambda i: y[fl.min(i + 2, nv - 1)] * 2.0)),
+        "computed": fl.fun([arr(N)], lambda y: fl.generate(N, lambda i: y[fl.rem(i * 3, nv)] * 2.0)),
+    }
+    for name, program in programs.items():
+        program = fl.infer(program)
+        inputs = random_inputs(program, {"N": n}, seed=3)
+        kernel = dpia.compile(program, db=False)
+        got = kernel(*inputs)
+        assert relative_error(got, fl.interpret(program, *inputs)) <= TOLERANCE, (name, kernel.source)
+        assert (name == "computed") == ("max(min(" in kernel.source), (name, kernel.source)
+        if name == "reversed":  # read where the sum reads it: one kernel, no stored copy
+            assert kernel.source.count("kernel void") == 1, kernel.source
