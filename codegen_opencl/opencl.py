@@ -337,7 +337,8 @@ class _Printer:
         if isinstance(c, New):
             decl = self.declare(c.mem)
             if c.mem.space is AddressSpace.LOCAL:
-                hoisted.append(decl)
+                if decl not in hoisted:  # copies of one allocation (an unrolled loop's bodies) share it
+                    hoisted.append(decl)
                 return self.cmd(c.body, depth, hoisted)
             if c.mem.space is AddressSpace.GLOBAL:
                 raise EmitError(f"global temporary {c.mem.name}: not supported by this printer yet")

@@ -406,7 +406,8 @@ def _hoist(cmd: Cmd, found: list, parallel: bool) -> Cmd:
         if parallel:
             raise PlacementError(f"global temporary {cmd.mem.name} is allocated inside a parallel loop; store it "
                                  f"with to_global outside the parallel map")
-        found.append(cmd.mem)
+        if cmd.mem not in found:  # copies of one allocation (an unrolled loop's bodies) share its buffer
+            found.append(cmd.mem)
         return _hoist(cmd.body, found, parallel)
     if isinstance(cmd, Seq):
         return seq(*(_hoist(c, found, parallel) for c in cmd.cmds))

@@ -210,6 +210,25 @@ def test_loop_that_runs_once_becomes_its_body_and_unrolled_loops_are_replicated(
     assert np.array_equal(kernel(x), fl.interpret(prog, x))
 
 
+@pytest.mark.parametrize("text, shape, declaration", [
+    # a global temporary in each unrolled copy (fuzz seed 61054's point: "redefinition of parameter")
+    ("fun(xs: 4.8.f32) => to_global (map_seq_unroll (fun(row) => reduce_seq (+) 0.0 (to_global (map_seq "
+     "(fun(x) => x * 2.0) row))) xs)", (4, 8), r"global float\* restrict tmp\d+\b"),
+    # a local array in each copy of a work-group's unrolled loop
+    ("fun(xs: 2.4.8.f32) => to_global (map_workgroup 0 (fun(blk) => to_global (map_seq_unroll (fun(row) => "
+     "map_local 0 (fun(x) => x + 1.0) (to_local (map_local 0 (fun(x) => x * 2.0) row))) blk)) xs)", (2, 4, 8),
+     r"local float tmp\d+\["),
+])
+def test_the_copies_of_an_unrolled_loop_share_its_allocation(text, shape, declaration):
+    """Unrolling replicates a loop's body with its `new`: one buffer, as the loop had, used by
+    each copy in turn (the barriers between the copies are the loop's between iterations)."""
+    prog = fl.infer(fl.parse(text))
+    kernel = dpia.compile(prog)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    assert _close(kernel(x), fl.interpret(prog, x))
+    assert len(re.findall(declaration, kernel.source)) == 1, kernel.source
+
+
 def test_private_vector_lanes_print_as_components():
     n = fl.nat("N", multiple_of=8)
     prog = fl.fun([fl.array(n, fl.f32)], lambda xs: fl.map_global(
