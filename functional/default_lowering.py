@@ -11,7 +11,7 @@ Its phases, in order (`PHASES`):
     eta          functions of maps as lambdas (the data-flow normal form the later phases read)
     folds        a fold whose step applies an associative operator to the accumulator and a term of
                  the element, `reduce (fun(a, x) => a + abs x) z xs`, is that operator's reduction of
-                 a map, `reduce (+) z (map abs xs)` (rules.algorithmic fold_fission, exact), so the
+                 a map, `reduce (+) z (map abs xs)` (rules.algorithmic fold_fission), so the
                  reductions phase can run it in parallel stages
     hoist        loops inside a map's or reduction's function that are the same for every element
                  are computed once, before it (rules.algorithmic.hoist_invariant)
@@ -46,11 +46,17 @@ Its phases, in order (`PHASES`):
                  a 2D launch over chunks x elements, then each element's partial results
                  (rules.algorithmic map_reduce_stages)
     reductions   large program-level reductions in parallel stages of chunks with a guarded
-                 remainder, over constant and symbolic lengths (split_reduction; else
+                 remainder, over constant and symbolic lengths, the first stage's chunks read as
+                 vectors where the data is contiguous and the operator and map lane-wise
+                 (split_reduction; else
                  schedules.two_stage_reduction).  Only a reduction whose operator
                  functional.algebra proves associative is split; any other (Chan's merge of
                  mean/variance summaries, a Welford step) keeps the program's order, sequential,
                  unless the program declares it: `reduce (associative f) z xs` (fl.associative)
+    vector_maps  a program-level map of scalars over contiguous arrays (or zips of them) whose
+                 function is lane-wise computes w elements at once: vector reads, arithmetic and
+                 writes (rules.algorithmic vectorize_lanes; w the widest of VECTOR_WIDTHS dividing
+                 its length)
     eta_stages   a stage of partial reductions of arrays, `map (reduce f z) chunks`, gets a lambda
                  (eta_expand_map) so the store phase stores its operator's arrays
     declarations `associative f` -> f, once the reductions have read it (erase_associative)
@@ -375,6 +381,10 @@ def split_reduction() -> Strategy:
                                                      (later stages: let-bound, computed once)
                       -> reduce f e (map (reduce f e) (split CHUNK xs))  (and again on the partials)
 
+    The first stage's chunks are first_chunk(n) contiguous elements (128 to 512, at least
+    FIRST_STAGE_ITEMS of them) where each work-item can read its chunk REDUCTION_WIDTH elements at
+    a time (_vector_first_stage: a lane-wise operator and map over contiguous data), else CHUNK.
+
     An associative operator without a neutral element (argmin over (value, index) pairs)
     folds each chunk from its first element instead (reduce_split_first).
 
@@ -556,10 +566,9 @@ def _vectorise_reduction(e: Expr, site: tuple, steps: list) -> Expr | None:
     with take and drop pushed through the map and the zip, so both parts read the inputs
     (not a stored copy).  None where a rule does not apply (the site is left as it is)."""
     from .rules.core import length
+    from . import algebra
     from .rules.macros import r
     from .strategies import normalize, try_
-
-    from . import algebra
 
     node = at_path(e, site)
     _, rule = _vector_reduction_data(node)
@@ -642,6 +651,39 @@ def vector_columns() -> Strategy:
         return Failure("vector_columns: no width applies")
 
     return at_host(Strategy("vector_columns", run))
+
+
+MIN_VECTOR_MAP = 64  # elements: a shorter program-level map keeps its scalar loop
+
+
+def vector_maps() -> Strategy:
+    """A program-level map of scalars over contiguous arrays (or zips of them) whose function
+    is lane-wise, `map (fun(p) => a * fst p + snd p) (zip xs ys)`, computes w elements at once
+    (vectorize_lanes, w the widest of VECTOR_WIDTHS dividing its length, at least
+    MIN_VECTOR_MAP): vector reads and writes, the arithmetic on vectors.  The data of a
+    reduction is left to the reductions phase (its chunks are read as vectors there).  On PoCL
+    scal over 2^24 floats runs 8x faster (benchmarks/RESULTS.md)."""
+    from .rules.algorithmic import zip_leaves
+
+    def run(e: Expr):
+        head, args = spine(e)
+        if isinstance(head, Prim) and head.name in ("reduce", "reduce_seq"):
+            return Success(e, ())  # its data is the reductions phase's
+        if not (_computing_map(e) and len(args) == 2 and isinstance(e.t, ArrayType)
+                and isinstance(e.t.elem, ScalarType)):
+            return Failure("vector_maps: not a map computing scalars")
+        arrays = zip_leaves(args[1])
+        n = e.t.size.as_int()
+        if arrays is None or n is None or n < MIN_VECTOR_MAP or not all(_layout(a, {}) is True for a in arrays):
+            return Failure("vector_maps: not a long map over contiguous arrays")
+        for w in VECTOR_WIDTHS:
+            if n % w == 0:
+                result = RULES["vectorize_lanes"].strategy(w=w)(e)
+                if result.ok:
+                    return result
+        return Failure("vector_maps: no width applies")
+
+    return at_host(Strategy("vector_maps", run))
 
 
 STAGE_ROWS = 256  # elements of a strided reduction each work-item folds per chunk (column_stages)
@@ -786,6 +828,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
         ("vector_columns", vector_columns()),
         ("column_stages", column_stages()),
         ("reductions", at_host(split_reduction() | two_stage_reduction())),
+        ("vector_maps", vector_maps()),
         ("eta_stages", try_(normalize(seq(guard("a stage of array reductions", _stage_of_arrays),
                                           r("eta_expand_map"))))),
         ("declarations", try_(normalize(r("erase_associative")))),
@@ -819,7 +862,7 @@ def default_schedule(program: Expr | None = None) -> Strategy:
     return Strategy("default_schedule", run)
 
 
-__all__ = ["CHUNK", "MIN_STAGED", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
+__all__ = ["CHUNK", "MIN_STAGED", "MIN_VECTOR_MAP", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
            "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host", "column_stages", "default_schedule",
            "in_functions", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
-           "vector_columns", "vector_reduction_sites", "vector_reductions"]
+           "vector_columns", "vector_maps", "vector_reduction_sites", "vector_reductions"]

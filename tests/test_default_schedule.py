@@ -219,3 +219,21 @@ def test_a_reduction_from_a_non_neutral_value_with_a_bare_primitive_map_is_read_
     low = _lowered(rows)
     assert "as_vector 16" in str(low)
     _agrees(rows, low, {})
+
+
+@pytest.mark.parametrize("n, width", [(4096, 16), (1000, 8), (1001, None), (48, None)])
+def test_a_program_level_lane_wise_map_computes_a_vector_of_elements_at_once(n, width):
+    """saxpy over a zip: the widest of VECTOR_WIDTHS dividing the length (none: scalar; a short
+    map stays scalar too); the reduction's data is left to the reductions phase."""
+    saxpy = fl.fun([fl.f32, fl.array(n, fl.f32), fl.array(n, fl.f32)], lambda a, xs, ys: fl.map(
+        lambda p: a * fl.fst(p) + fl.erfc(fl.snd(p)), fl.zip(xs, ys)))
+    low = _lowered(saxpy)
+    assert (f"as_vector {width} xs" in str(low)) if width else "as_vector" not in str(low)
+    _agrees(saxpy, low, {})
+
+
+def test_a_map_read_by_a_reduction_is_left_to_the_reductions_phase():
+    dot = fl.fun([fl.array(4096, fl.f32), fl.array(4096, fl.f32)], lambda xs, ys: fl.reduce(
+        fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(xs, ys))))
+    _, derivation = derive(dot, S.default_schedule(dot))
+    assert "vectorize_lanes" not in derivation.to_text() and "reduce_vectorize_map" in derivation.to_text()

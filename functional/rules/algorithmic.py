@@ -551,6 +551,65 @@ rule("vectorize_parallel", "vectorisation",
 
 
 
+def _lane_map_parts(m):
+    """(the map's function as a lambda, its arrays, their scalar type) or a reason it is not
+    `map g xs` over (zips of) arrays of one scalar type with g computing a scalar of that type."""
+    g = _function_as_lambda(m.f)
+    if g is None:
+        return "the map's function is neither a lambda nor a scalar primitive"
+    arrays = zip_leaves(m.xs)
+    if arrays is None:
+        return "the map reads neither an array of scalars nor zips of them"
+    t = arrays[0].t.elem
+    if t.name == "bool" or any(a.t.elem != t for a in arrays) or g.body.t != t:
+        return "the map does not compute a scalar of its inputs' one scalar type"
+    return g, arrays, t
+
+
+def _vectorize_lanes_side(m):
+    parts = _lane_map_parts(m)
+    if isinstance(parts, str):
+        return parts
+    g, _, t = parts
+    if _lanes_of(g.body, g.param.name, VectorType(t, m.w)) is None:
+        return "the map's function is not lane-wise (arithmetic, the math built-ins) in its element"
+    return None if divides(m.w, length(m.xs)) else f"{m.w} does not divide the length {length(m.xs)}"
+
+
+def _vectorize_lanes_build(m):
+    g, _, t = _lane_map_parts(m)
+    lanes = Lambda(g.param, _lanes_of(g.body, g.param.name, VectorType(t, m.w)))
+    return fl.as_scalar(fl.map(lanes, _rezip(m.xs, lambda a: fl.as_vector(m.w, a))))
+
+
+def _ex_vectorize_lanes(rng):
+    w = int(rng.choice([2, 4, 8, 16]))
+    n = inst.size(rng, w)
+    kind = rng.integers(3)
+    if kind == 0:  # saxpy: two arrays zipped, a scalar broadcast
+        prog = fl.fun([f32, array(n, f32), array(n, f32)], lambda a, xs, ys: fl.map(
+            lambda p: a * fl.fst(p) + fl.snd(p), fl.zip(xs, ys)))
+        return prog, (np.float32(1.5), inst.data(rng, n), inst.data(rng, n)), {"w": w}
+    if kind == 1:  # three arrays in nested zips, math built-ins
+        prog = fl.fun([array(n, f32)] * 3, lambda xs, ys, zs: fl.map(
+            lambda p: fl.sqrt(fl.abs(fl.fst(p))) * fl.erfc(fl.fst(fl.snd(p))) - fl.rsqrt(fl.snd(fl.snd(p)) * fl.snd(
+                fl.snd(p)) + 1.0), fl.zip(xs, fl.zip(ys, zs))))
+        return prog, tuple(inst.data(rng, n) for _ in range(3)), {"w": w}
+    prog = fl.fun([array(n, f32)], lambda xs: fl.map(fl.abs, xs))  # a bare primitive
+    return prog, (inst.data(rng, n),), {"w": w}
+
+
+rule("vectorize_lanes", "vectorisation",
+     "map g (zip xs ys) -> as_scalar (map g' (zip (as_vector w xs) (as_vector w ys)))   (also map g xs and zips "
+     "of zips; g' = g lane-wise: its terms without the element cast to vectors, arithmetic and math built-ins on "
+     "vectors; g computes a scalar of the arrays' one scalar type; w divides the length)",
+     lhs=P("map", V("f"), V("xs")), params=("w",), side=_vectorize_lanes_side, build=_vectorize_lanes_build,
+     example=_ex_vectorize_lanes,
+     doc="vectorize for maps over zips: w elements of each input read at once and g applied to them "
+         "lane-wise.  Proof: element j of the result is lane j mod w of vector j div w, which g' computes "
+         "from lane j mod w of each input's vector j div w, element j of that input: g of element j.")
+
+
 def _ex_zip_map_snd(rng):
     n = inst.size(rng)
     f = inst.pick(rng, inst.UNARY)
@@ -647,7 +706,8 @@ rule("reduce_vectorize", "vectorisation",
 
 _LANE_WISE = ("add", "sub", "mul", "max", "min")
 # OpenCL built-ins defined lane-wise on float vectors (the interpreter's ufuncs act element-wise too)
-_LANE_WISE_FLOAT = {"neg": 1, "abs": 1, "sqrt": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "div": 2, "fma": 3}
+_LANE_WISE_FLOAT = {"neg": 1, "abs": 1, "sqrt": 1, "rsqrt": 1, "exp": 1, "exp2": 1, "log": 1, "log2": 1, "sin": 1,
+                    "cos": 1, "tanh": 1, "erf": 1, "erfc": 1, "floor": 1, "ceil": 1, "div": 2, "fma": 3}
 
 
 def _lanes_of(e, p: str, vt):
