@@ -12,7 +12,9 @@ Its phases, in order (`PHASES`):
     folds        a fold whose step applies an associative operator to the accumulator and a term of
                  the element, `reduce (fun(a, x) => a + abs x) z xs`, is that operator's reduction of
                  a map, `reduce (+) z (map abs xs)` (rules.algorithmic fold_fission), so the
-                 reductions phase can run it in parallel stages
+                 reductions phase can run it in parallel stages; a reduction of a concatenation is
+                 one of each part, the second from the first's result (reduce_concat), each part's
+                 chunks contiguous
     hoist        loops inside a map's or reduction's function that are the same for every element
                  are computed once, before it (rules.algorithmic.hoist_invariant)
     fuse         producer maps into their consumers (no intermediate arrays between maps)
@@ -819,7 +821,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
     return (
         ("indices", try_(normalize(r("generate_as_map")))),
         ("eta", try_(normalize(seq(guard("a map of a partial application", _map_of_partial), r("eta_expand_map"))))),
-        ("folds", try_(normalize(r("fold_fission")))),
+        ("folds", try_(normalize(r("fold_fission") | r("reduce_concat")))),
         ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),
         ("banana_split", in_functions(r("generate_reduce_fusion") | r("pair_reduce_fusion"))),

@@ -237,3 +237,15 @@ def test_a_map_read_by_a_reduction_is_left_to_the_reductions_phase():
         fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(xs, ys))))
     _, derivation = derive(dot, S.default_schedule(dot))
     assert "vectorize_lanes" not in derivation.to_text() and "reduce_vectorize_map" in derivation.to_text()
+
+
+def test_a_reduction_of_a_concatenation_reduces_each_part_in_parallel_stages_read_as_vectors():
+    """reduce_concat: `f (reduce f z xs) (reduce f e ys)`, each part contiguous (a chunk across the
+    two arrays could not be read as one vector)."""
+    both = fl.fun([fl.array(8192, fl.f32), fl.array(4100, fl.f32)], lambda xs, ys: fl.reduce(
+        fl.add, 1.0, fl.concat(xs, ys)))
+    low, derivation = derive(both, S.default_schedule(both))
+    assert "reduce_concat" in derivation.to_text() and "concat" not in str(low)
+    assert "as_vector 16 xs" in str(low) or "(split 128 xs)" in str(low)
+    assert str(low).count("as_vector 16") == 2
+    _agrees(both, low, {})

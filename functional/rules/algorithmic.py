@@ -1284,6 +1284,40 @@ rule("fold_fission", "reduce",
          "then run in parallel stages (a fold of |x| as asum).  Inexact only as every reduction of a monoid "
          "is: the interpreter and the stages may group the sum otherwise than the fold as written.")
 
+
+def _reduce_concat_side(m):
+    from .. import algebra
+
+    if not algebra.associative(m.f):
+        return f"{_short(m.f)} is not known to be associative"
+    if algebra.neutral_element(m.f, m.z.t) is None:
+        return f"no neutral element of {_short(m.f)} is known at {m.z.t}"
+    return None
+
+
+def _reduce_concat_build(m):
+    from .. import algebra
+
+    rest = fl.reduce(m.f, algebra.neutral_element(m.f, m.z.t), m.ys)
+    return App(App(m.f, fl.reduce(m.f, m.z, m.xs)), rest)
+
+
+def _ex_reduce_concat(rng):
+    n, m = inst.size(rng, 1, 1, 7), inst.size(rng, 1, 1, 7)
+    op, z = inst.pick(rng, inst.MONOIDS)
+    start = 0.5 if op is fl.add else z  # a non-neutral start too
+    prog = fl.fun([array(n, f32), array(m, f32)], lambda xs, ys: fl.reduce(op, start, fl.concat(xs, ys)))
+    return prog, (inst.data(rng, n, monoid=(op, z)), inst.data(rng, m, monoid=(op, z))), {}
+
+
+rule("reduce_concat", "reduce",
+     "reduce f z (concat xs ys) -> f (reduce f z xs) (reduce f e ys)   (f associative, e its neutral element)",
+     lhs=P("reduce", V("f"), V("z"), P("concat", V("xs"), V("ys"))), side=_reduce_concat_side,
+     build=_reduce_concat_build, exact=False, example=_ex_reduce_concat,
+     doc="Proof: z f x1 ... f xn f y1 ... f ym = (z f x1 ... f xn) f (e f y1 ... f ym) by associativity and "
+         "e neutral.  Each part is then a reduction of one contiguous array, split into parallel stages "
+         "whose chunks are read as vectors (a chunk across the two arrays could not be).")
+
 rule("reduce_take_drop_shared", "reduce",
      "reduce f z xs -> let xs (fun(ys) => reduce f (reduce f z (take m ys)) (drop m ys))   (reduce_take_drop with xs "
      "computed once)",
