@@ -486,7 +486,7 @@ def _layout(e: Expr, env: dict):
         return None
     if head.name == "zip" and len(args) == 2:
         return ("zip", _layout(args[0], env), _layout(args[1], env))
-    if head.name in ("split", "join", "take", "drop") and args:
+    if head.name in ("split", "join", "take", "drop", "as_vector", "as_scalar") and args:
         return True if _layout(args[-1], env) is True else None
     if _computing_map(e) and isinstance(e.t, ArrayType):
         return True
@@ -513,25 +513,22 @@ def _vector_reduction_data(e: Expr):
     return None if arrays is None else (arrays, "reduce_vectorize")
 
 
-def vector_reduction_sites(e: Expr, path: tuple = (), env: dict | None = None, inside: bool = False):
-    """Paths of the reductions `reduce f z (map g xs)` (or of `zip xs ys`) and `reduce f z xs`
-    that a work-item runs (inside a map's function, where the reductions phase does not split
-    them: any number of them, anywhere in the function's body) over at least
-    MIN_VECTOR_REDUCTION elements or a symbolic length, whose inputs (xs, or both arrays of
-    `zip xs ys`) are read contiguously (`_layout`): where reduce_vectorize_map (or
-    reduce_vectorize) reads w elements at once."""
+def _item_nodes(e: Expr, path: tuple = (), env: dict | None = None, inside: bool = False, role: str = ""):
+    """(path, node, env, role) for every node a work-item runs (inside a map's function), with
+    `env` the layouts (`_layout`) of the identifiers bound around it and `role` "data" where
+    the node is the array a reduction folds, "let" where it is the value a `let` binds."""
     env = {} if env is None else env
     if isinstance(e, Lambda):
-        yield from vector_reduction_sites(e.body, path + (0,), {**env, e.param.name: None}, inside)
+        yield from _item_nodes(e.body, path + (0,), {**env, e.param.name: None}, inside)
         return
     if isinstance(e, (NatLambda, NatApp)):
-        yield from vector_reduction_sites(e.body if isinstance(e, NatLambda) else e.fun, path + (0,), env, inside)
+        yield from _item_nodes(e.body if isinstance(e, NatLambda) else e.fun, path + (0,), env, inside)
         return
     head, args = spine(e)
     if not isinstance(head, Prim) or not args:
         if isinstance(e, App):
-            yield from vector_reduction_sites(e.fun, path + (0,), env, inside)
-            yield from vector_reduction_sites(e.arg, path + (1,), env, inside)
+            yield from _item_nodes(e.fun, path + (0,), env, inside)
+            yield from _item_nodes(e.arg, path + (1,), env, inside)
         return
     n = len(args)
     bound: dict[int, dict] = {}  # argument -> its lambda's parameter's layout
@@ -539,21 +536,33 @@ def vector_reduction_sites(e: Expr, path: tuple = (), env: dict | None = None, i
         bound[0] = {args[0].param.name: _element_layout(_layout(args[1], env))}
     if head.name == "let" and n == 2 and isinstance(args[1], Lambda):
         bound[1] = {args[1].param.name: _layout(args[0], env)}
-    form = _vector_reduction_data(e) if inside else None
-    if form is not None:
-        arrays = form[0]
-        length = arrays[0].t.size.as_int() if isinstance(arrays[0].t, ArrayType) else None
-        # a symbolic length is taken as long: vectorised with its remainder folded after
-        if (length is None or length >= MIN_VECTOR_REDUCTION) and all(_layout(a, env) is True for a in arrays):
-            yield path
+    if inside:
+        yield path, e, env, role
     for k, a in enumerate(args):
         sub = path + arg_path(n, k)
         if k in bound:
-            lam = a
-            yield from vector_reduction_sites(lam.body, sub + (0,), {**env, **bound[k]},
-                                              inside or (head.name == "map" and k == 0))
+            yield from _item_nodes(a.body, sub + (0,), {**env, **bound[k]}, inside or (head.name == "map" and k == 0))
         else:
-            yield from vector_reduction_sites(a, sub, env, inside)
+            data = head.name in ("reduce", "reduce_seq") and n == 3 and k == 2
+            bound_value = head.name == "let" and n == 2 and k == 0
+            yield from _item_nodes(a, sub, env, inside, "data" if data else "let" if bound_value else "")
+
+
+def vector_reduction_sites(e: Expr):
+    """Paths of the reductions `reduce f z (map g xs)` (or of `zip xs ys`) and `reduce f z xs`
+    that a work-item runs (inside a map's function, where the reductions phase does not split
+    them: any number of them, anywhere in the function's body) over at least
+    MIN_VECTOR_REDUCTION elements or a symbolic length, whose inputs (xs, or both arrays of
+    `zip xs ys`) are read contiguously (`_layout`): where reduce_vectorize_map (or
+    reduce_vectorize) reads w elements at once."""
+    for path, node, env, _ in _item_nodes(e):
+        form = _vector_reduction_data(node)
+        if form is not None:
+            arrays = form[0]
+            length = arrays[0].t.size.as_int() if isinstance(arrays[0].t, ArrayType) else None
+            # a symbolic length is taken as long: vectorised with its remainder folded after
+            if (length is None or length >= MIN_VECTOR_REDUCTION) and all(_layout(a, env) is True for a in arrays):
+                yield path
 
 
 def _vectorise_reduction(e: Expr, site: tuple, steps: list) -> Expr | None:
@@ -655,37 +664,77 @@ def vector_columns() -> Strategy:
     return at_host(Strategy("vector_columns", run))
 
 
-MIN_VECTOR_MAP = 64  # elements: a shorter program-level map keeps its scalar loop
+MIN_VECTOR_MAP = 64  # elements: a shorter map keeps its scalar loop
 
 
-def vector_maps() -> Strategy:
-    """A program-level map of scalars over contiguous arrays (or zips of them) whose function
-    is lane-wise, `map (fun(p) => a * fst p + snd p) (zip xs ys)`, computes w elements at once
-    (vectorize_lanes, w the widest of VECTOR_WIDTHS dividing its length, at least
-    MIN_VECTOR_MAP): vector reads and writes, the arithmetic on vectors.  The data of a
-    reduction is left to the reductions phase (its chunks are read as vectors there).  On PoCL
-    scal over 2^24 floats runs 8x faster (benchmarks/RESULTS.md)."""
+def _vector_map(e: Expr, env: dict):
+    """vectorize_lanes at the widest of VECTOR_WIDTHS dividing the length of `e`, a map of
+    scalars over contiguous arrays (`env`: the layouts of the identifiers bound around it)
+    of at least MIN_VECTOR_MAP elements; a Failure otherwise."""
     from .rules.algorithmic import zip_leaves
 
-    def run(e: Expr):
-        head, args = spine(e)
+    head, args = spine(e)
+    if not (_computing_map(e) and len(args) == 2 and isinstance(e.t, ArrayType) and isinstance(e.t.elem, ScalarType)):
+        return Failure("vector_maps: not a map computing scalars")
+    arrays = zip_leaves(args[1])
+    n = e.t.size.as_int()
+    if arrays is None or n is None or n < MIN_VECTOR_MAP or not all(_layout(a, env) is True for a in arrays):
+        return Failure("vector_maps: not a long map over contiguous arrays")
+    for w in VECTOR_WIDTHS:
+        if n % w == 0:
+            result = RULES["vectorize_lanes"].strategy(w=w)(e)
+            if result.ok:
+                return result
+    return Failure("vector_maps: no width applies")
+
+
+def _large_for_private(t) -> bool:
+    """An array of more than PRIVATE_LIMIT scalars: stored by a work-item in global memory, but
+    as w-wide vectors it would count w times fewer values and stay in private memory, a stack
+    PoCL overflows (1024 floats per item crashed it)."""
+    from .storage import PRIVATE_LIMIT
+
+    n = t.size.as_int() if isinstance(t, ArrayType) else None
+    return n is None or n > PRIVATE_LIMIT
+
+
+def vector_maps(fuel: int = 1000) -> Strategy:
+    """A map of scalars over contiguous arrays (or zips of them) whose function is lane-wise,
+    `map (fun(p) => a * fst p + snd p) (zip xs ys)`, computes w elements at once
+    (vectorize_lanes, w the widest of VECTOR_WIDTHS dividing its length, at least
+    MIN_VECTOR_MAP): vector reads and writes, the arithmetic on vectors.  In program-level code
+    and in a work-item's (softmax's row divided by its sum); the data of a reduction is left to
+    the reductions' phases (their chunks and rows are read as vectors there), and a work-item's
+    large `let` value stays scalar (`_large_for_private`).  On PoCL scal over 2^24 floats runs
+    8x faster (benchmarks/RESULTS.md)."""
+
+    def at_program_level(e: Expr):
+        head, _ = spine(e)
         if isinstance(head, Prim) and head.name in ("reduce", "reduce_seq"):
             return Success(e, ())  # its data is the reductions phase's
-        if not (_computing_map(e) and len(args) == 2 and isinstance(e.t, ArrayType)
-                and isinstance(e.t.elem, ScalarType)):
-            return Failure("vector_maps: not a map computing scalars")
-        arrays = zip_leaves(args[1])
-        n = e.t.size.as_int()
-        if arrays is None or n is None or n < MIN_VECTOR_MAP or not all(_layout(a, {}) is True for a in arrays):
-            return Failure("vector_maps: not a long map over contiguous arrays")
-        for w in VECTOR_WIDTHS:
-            if n % w == 0:
-                result = RULES["vectorize_lanes"].strategy(w=w)(e)
-                if result.ok:
-                    return result
-        return Failure("vector_maps: no width applies")
+        return _vector_map(e, {})
 
-    return at_host(Strategy("vector_maps", run))
+    host = at_host(Strategy("vector_maps", at_program_level))
+
+    def run(e: Expr):
+        done = host(e)
+        e, steps = done.expr, list(done.steps)
+        tried: set = set()
+        for _ in range(fuel):
+            site = next(((p, env) for p, node, env, role in _item_nodes(e)
+                         if p not in tried and _computing_map(node) and role != "data"
+                         and not (role == "let" and _large_for_private(node.t))), None)
+            if site is None:
+                break
+            path, env = site
+            tried.add(path)
+            result = _vector_map(at_path(e, path), env)
+            if result.ok:
+                steps.extend(attrs.evolve(st, path=path + st.path) for st in result.steps)
+                e = replace_at(e, path, result.expr)
+        return Success(e, tuple(steps))
+
+    return Strategy("vector_maps", run)
 
 
 STAGE_ROWS = 256  # elements of a strided reduction each work-item folds per chunk (column_stages)
