@@ -6,6 +6,7 @@ reduce of a map, max from 0 instead of from -inf, a product of rows instead of d
 a stencil of shifted copies, a reversal by indices.
 
     python examples/formulations.py            # the interpreter against the references
+    dpia run examples/formulations.py:amax --size N=2^24       # one of them, compiled and checked
 tests/test_formulations.py compiles each at small sizes; benchmarks/formulations.py times the
 default lowering (and, with --explore, the explored best) against the float32 NumPy equivalents.
 """
@@ -211,6 +212,8 @@ FORMULATIONS: list[Formulation] = [
 ]
 
 BY_NAME = {f.name: f for f in FORMULATIONS}
+for _f in FORMULATIONS:  # each program by its name too: `dpia run examples/formulations.py:amax --size N=2^24`
+    globals()[_f.name] = _f.program
 
 
 def inputs(f: Formulation, sizes: dict, seed: int = 0) -> tuple:

@@ -300,10 +300,17 @@ MAX_FIRST_CHUNK = 512
 
 def first_chunk(n) -> int:
     """Elements per work-item of a vectorised first stage over n elements (a Nat): FIRST_CHUNK,
-    doubled up to MAX_FIRST_CHUNK while at least FIRST_STAGE_ITEMS chunks remain."""
+    doubled up to MAX_FIRST_CHUNK while at least FIRST_STAGE_ITEMS chunks remain; a symbolic
+    length that a fact makes a multiple of FIRST_CHUNK / 2 but not of FIRST_CHUNK is cut in
+    chunks of that half (no remainder to fold)."""
+    from .nat import divides
+
     k = n.as_int()
+    if k is None:
+        half = FIRST_CHUNK // 2
+        return half if divides(half, n) and not divides(FIRST_CHUNK, n) else FIRST_CHUNK
     c = FIRST_CHUNK
-    while k is not None and c < MAX_FIRST_CHUNK and k // (2 * c) >= FIRST_STAGE_ITEMS:
+    while c < MAX_FIRST_CHUNK and k // (2 * c) >= FIRST_STAGE_ITEMS:
         c *= 2
     return c
 
