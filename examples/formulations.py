@@ -212,8 +212,8 @@ FORMULATIONS: list[Formulation] = [
 ]
 
 BY_NAME = {f.name: f for f in FORMULATIONS}
-for _f in FORMULATIONS:  # each program by its name too: `dpia run examples/formulations.py:amax --size N=2^24`
-    globals()[_f.name] = _f.program
+# each program by its name too: `dpia run examples/formulations.py:amax --size N=2^24`
+globals().update({formulation.name: formulation.program for formulation in FORMULATIONS})
 
 
 def inputs(f: Formulation, sizes: dict, seed: int = 0) -> tuple:
