@@ -21,30 +21,18 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import functional as fl  # noqa: E402
+from suite import H, K, M, N, W, arr, total  # noqa: E402  -- the suite's sizes and helpers
+from suite import dot_body as dot  # noqa: E402
 
 f32, i32 = fl.f32, fl.i32
-N, M, K, B = fl.nat("N"), fl.nat("M"), fl.nat("K"), fl.nat("B")
-H, W = fl.nat("H"), fl.nat("W")
-
-
-def arr(*dims, t=f32):
-    for n in reversed(dims):
-        t = fl.array(n, t)
-    return t
-
-
-def dot(xs, ys):
-    return fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(xs, ys)))
+B = fl.nat("B")
 
 
 def vadd(a, b):
     return fl.map(lambda p: fl.fst(p) + fl.snd(p), fl.zip(a, b))
-
-
-def total(xs):
-    return fl.reduce(fl.add, 0.0, xs)
 
 
 class Formulation(NamedTuple):

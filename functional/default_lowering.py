@@ -315,24 +315,36 @@ def first_chunk(n) -> int:
     return c
 
 
+def _take_drop(e: Expr, path: tuple, m, steps: list) -> Expr | None:
+    """The reduction at `path` in two parts, `reduce f (reduce f z (take m xs)) (drop m xs)`,
+    take and drop pushed through the data's maps and zips so each part reads the inputs (not
+    a stored copy); None where a rule does not apply."""
+    from .rules.macros import r
+    from .strategies import normalize, try_
+
+    e = _apply_at(e, path, "reduce_take_drop", {"m": m}, steps)
+    if e is None:
+        return None
+    cuts = r("take_map") | r("drop_map") | r("take_zip") | r("drop_zip")
+    pushed = try_(normalize(cuts))(at_path(e, path))
+    steps.extend(attrs.evolve(s, path=path + s.path) for s in pushed.steps)
+    return replace_at(e, path, pushed.expr)
+
+
 def _stage(e: Expr, path: tuple, split: str, chunk: int, stage: int, steps: list) -> tuple | None:
     """One stage of split_reduction at the reduction at `path`: its data in chunks of `chunk`
     elements, each folded by one work-item (a length `chunk` does not divide: the whole
     chunks first, the rest folded after).  (program, path of the reduction over the partial
     results) or None where a rule does not apply."""
-    from .rules.macros import push_views, r
-    from .strategies import argument, normalize, try_
+    from .rules.macros import push_views
+    from .strategies import argument, try_
 
     n = spine(at_path(e, path))[1][2].t.size
     whole = chunk * (n // chunk)
     if whole != n and stage == 0:  # both parts read the data through its maps: fuse them into each part
-        e = _apply_at(e, path, "reduce_take_drop", {"m": whole}, steps)
+        e = _take_drop(e, path, whole, steps)
         if e is None:
             return None
-        cuts = r("take_map") | r("drop_map") | r("take_zip") | r("drop_zip")
-        pushed = try_(normalize(cuts))(at_path(e, path))
-        steps.extend(attrs.evolve(s, path=path + s.path) for s in pushed.steps)
-        e = replace_at(e, path, pushed.expr)
         path = path + arg_path(3, 1)  # reduce f (THIS) (drop m xs)
     elif whole != n:  # the partial results of the previous stage, computed once
         e = _apply_at(e, path, "reduce_take_drop_shared", {"m": whole}, steps)
@@ -583,10 +595,8 @@ def _vectorise_reduction(e: Expr, site: tuple, steps: list) -> Expr | None:
 
     with take and drop pushed through the map and the zip, so both parts read the inputs
     (not a stored copy).  None where a rule does not apply (the site is left as it is)."""
-    from .rules.core import length
     from . import algebra
-    from .rules.macros import r
-    from .strategies import normalize, try_
+    from .rules.core import length
 
     node = at_path(e, site)
     _, rule = _vector_reduction_data(node)
@@ -605,13 +615,9 @@ def _vectorise_reduction(e: Expr, site: tuple, steps: list) -> Expr | None:
     if vectorised is not None:
         return vectorised
     trial: list[Step] = []
-    split = _apply_at(e, site, "reduce_take_drop", {"m": w * (n // w)}, trial)
+    split = _take_drop(e, site, w * (n // w), trial)
     if split is None:
         return None
-    cuts = r("take_map") | r("drop_map") | r("take_zip") | r("drop_zip")
-    pushed = try_(normalize(cuts))(at_path(split, site))
-    trial.extend(attrs.evolve(s, path=site + s.path) for s in pushed.steps)
-    split = replace_at(split, site, pushed.expr)
     done = _apply_at(split, site + arg_path(3, 1), rule, {"w": w}, trial)
     if done is None:
         return None

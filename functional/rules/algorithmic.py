@@ -551,19 +551,27 @@ rule("vectorize_parallel", "vectorisation",
 
 
 
-def _lane_map_parts(m):
-    """(the map's function as a lambda, its arrays, their scalar type) or a reason it is not
-    `map g xs` over (zips of) arrays of one scalar type with g computing a scalar of that type."""
-    g = _function_as_lambda(m.f)
+def _lane_inputs(g, xs):
+    """(g as a lambda, the arrays `map g xs` reads, their scalar type) or a reason it is not a
+    map over (zips of) arrays of scalars whose function is a lambda or a scalar primitive."""
+    g = _function_as_lambda(g)
     if g is None:
         return "the map's function is neither a lambda nor a scalar primitive"
-    arrays = zip_leaves(m.xs)
+    arrays = zip_leaves(xs)
     if arrays is None:
         return "the map reads neither an array of scalars nor zips of them"
-    t = arrays[0].t.elem
+    return g, arrays, arrays[0].t.elem
+
+
+def _lane_map_parts(m):
+    """_lane_inputs of `map g xs` where g computes a scalar of the arrays' one scalar type."""
+    parts = _lane_inputs(m.f, m.xs)
+    if isinstance(parts, str):
+        return parts
+    g, arrays, t = parts
     if t.name == "bool" or any(a.t.elem != t for a in arrays) or g.body.t != t:
         return "the map does not compute a scalar of its inputs' one scalar type"
-    return g, arrays, t
+    return parts
 
 
 def _vectorize_lanes_side(m):
@@ -799,14 +807,11 @@ def _reduce_map_side(m):
     form = algebra.operator_form(m.f)
     if form is None or not all(op in _VECTOR_MONOIDS for op in _monoid_leaves(form)):
         return "the operator has no lane-wise vector form (add, mul, max, min, or a tuple of them component-wise)"
-    g = _function_as_lambda(m.g)
-    if g is None:
-        return "the map's function is neither a lambda nor a scalar primitive"
-    arrays = zip_leaves(m.xs)
-    if arrays is None:
-        return "the map reads neither an array of scalars nor zips of them"
+    parts = _lane_inputs(m.g, m.xs)
+    if isinstance(parts, str):
+        return parts
+    g, arrays, t = parts
     leaves = _scalar_leaves(g.body.t)
-    t = arrays[0].t.elem
     if not (leaves and all(x == t and x.name != "bool" for x in leaves) and all(a.t.elem == t for a in arrays)):
         return "the map does not compute scalars (or tuples of them) of its inputs' type"
     if not algebra.neutral(m.f, m.z):
