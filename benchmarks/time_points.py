@@ -32,6 +32,7 @@ def main(argv=None) -> int:
     from dpia.explore.space import DeviceLimits, Point, Skeleton, Space, parse_steps
     from dpia.programs import at_sizes, relative_error
     from functional.derivation import derive
+    from functional.errors import FunctionalError
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("target", help="NAME:size=value,... as in explore_suite.py")
@@ -53,7 +54,10 @@ def main(argv=None) -> int:
             point = Point(skeleton, dict(zip(names, values)))
             label = f"{skeleton} {dict(zip(names, values))}"
             try:
-                low, _ = derive(space.program_for(point), space.strategy(point))
+                try:
+                    low, _ = derive(space.program_for(point), space.strategy(point))
+                except FunctionalError:  # nested splits of one length: the product of the slots, as the explorer retries
+                    low, _ = derive(space.program_for(point, product=True), space.strategy(point))
                 kernel = dpia.compile(at_sizes(low, sizes))
                 error = relative_error(kernel(*inputs), want)
                 rows.append((label, kernel.time(*inputs, repeat=args.repeat), error))

@@ -264,6 +264,10 @@ class _Printer:
             return f"((private {c_type(e.type, self.opencl)}*)&{a[0]})[{e.params[0].to_c()}]"
         if name == "local_id":
             return f"get_local_id({e.params[0]})"
+        if name == "shuffle_down":
+            helper, definition = _shuffle_down(e.type)
+            self.user_funs[helper] = definition
+            return f"{helper}({a[0]}, {e.params[0]})"
         if name == "vec":
             return f"(({c_type(e.type, self.opencl)})({', '.join(a)}))"
         if name == "user_fun":
@@ -428,6 +432,27 @@ class _Printer:
 
 INDEX_LIMIT = 2**31 - 1  # the largest value of a 32-bit OpenCL int
 INDEX_TYPES = ("int", "long")
+
+
+# Device intrinsics, as inline PTX (NVIDIA's OpenCL compiler accepts `asm volatile`; the runtime
+# builds a program that uses them only for a device that offers them, runtime.check_intrinsics).
+# shfl.sync.down: lane i receives lane i + delta's value (its own past lane 31); every lane of the
+# warp takes part (member mask 0xffffffff), which also synchronises them.
+_PTX_INTRINSICS = {"shuffle_down": "shfl.sync.down.b32"}
+_SHUFFLE_TYPES = {"f32": ("float", "as_uint", "as_float"), "i32": ("int", "as_uint", "as_int"),
+                  "u32": ("uint", "", "")}
+
+
+def _shuffle_down(t) -> tuple[str, str]:
+    """(helper name, its definition) of a warp shuffle down of a 32-bit scalar."""
+    if not isinstance(t, ScalarType) or t.name not in _SHUFFLE_TYPES:
+        raise EmitError(f"a warp shuffle moves 32-bit scalars, not {t}")
+    ctype, to_bits, from_bits = _SHUFFLE_TYPES[t.name]
+    name = f"dpia_shuffle_down_{t.name}"
+    asm = _PTX_INTRINSICS["shuffle_down"] + " %0, %1, %2, 0x1f, 0xffffffff;"
+    return name, (f"{ctype} {name}({ctype} v, int delta) {{\n  uint r;\n"
+                  f"  asm volatile(\"{asm}\" : \"=r\"(r) : \"r\"({to_bits}(v)), \"r\"(delta));\n"
+                  f"  return {from_bits}(r);\n}}")
 
 
 def _accesses(body: Cmd):

@@ -25,8 +25,9 @@ import numpy as np
 from functional.errors import FunctionalError
 from functional.interp import Leaf, _collect, bind_sizes, layout
 from functional.nat import Nat, evaluate
+from functional.primitives import WARP_LANES
 from functional.types import ArrayType, TupleType, VectorType
-from imperative.ir import Cmd, Level, New, ParFor, Program, leaves, walk
+from imperative.ir import Cmd, Level, New, ParFor, Program, intrinsics_used, leaves, walk
 
 from .opencl import emit, index_bounds, index_overflow, kernel_params
 from .plan import global_items_cap, phases as plan_phases
@@ -112,7 +113,17 @@ def device_identity(device) -> dict:
         "compute_units": int(device.max_compute_units),
         "global_mem_bytes": int(device.global_mem_size),
         "native_float_vector_width": int(device.native_vector_width_float),
+        "intrinsics": sorted(device_intrinsics(device)),
     }
+
+
+def device_intrinsics(device) -> frozenset[str]:
+    """The device intrinsics kernels may use on `device`, from what its OpenCL platform is:
+    warp shuffles (`shfl.sync` in inline PTX, opencl._PTX_INTRINSICS) on NVIDIA's GPUs, whose
+    OpenCL compiler accepts inline PTX (measured on the H200: ../shared/reference/gpu.md);
+    none on any other device (PoCL and Oclgrind offer no subgroups either)."""
+    nvidia = "NVIDIA" in device.platform.name.upper() and bool(device.type & _import_cl().device_type.GPU)
+    return frozenset({"warp_shuffle"}) if nvidia else frozenset()
 
 
 def device_key(device) -> str:
@@ -337,6 +348,7 @@ class Kernel:
         self.local_shape = _checked_shape(local_shape, local_size)
         self.phases = list(plan_phases(program) if phases is None else phases)
         self._check_local_memory()
+        self._check_intrinsics()
         self._params = kernel_params(program)
         self._index_bounds = index_bounds(program)
         if source is not None and index is None:
@@ -372,6 +384,15 @@ class Kernel:
                 raise RuntimeError_(f"kernel {ph.name} needs {used} bytes of local memory; "
                                     f"{describe(self.device)} has {limit}")
 
+    def _check_intrinsics(self) -> None:
+        """Refuse, before the driver's compiler does, a program whose warp reductions the device
+        cannot run (dpia.explore offers them only where it can)."""
+        missing = intrinsics_used(self.program.body) - device_intrinsics(self.device)
+        if missing:
+            raise RuntimeError_(f"{self.program.name} uses device intrinsics {', '.join(sorted(missing))} "
+                                f"(reduce_warp: warp shuffles), which {describe(self.device)} does not offer; "
+                                f"lower its trees in local memory")
+
     def _check_launch(self, launches) -> None:
         """Refuse, before it is enqueued, a launch beyond the device's limits.  The kernel's own
         reported limit (CL_KERNEL_WORK_GROUP_SIZE) is not a refusal here: NVIDIA's OpenCL
@@ -389,6 +410,9 @@ class Kernel:
                 if size > max_items[d]:
                     raise RuntimeError_(f"kernel {ph.name}: {size} items in dimension {d} of a work-group exceed "
                                         f"the device's {max_items[d]}")
+            if "warp_shuffle" in intrinsics_used(ph.body) and (local[0] < WARP_LANES or _product(local) != local[0]):
+                raise RuntimeError_(f"kernel {ph.name} reduces in a warp's registers: its work-groups must be "
+                                    f"one-dimensional with at least {WARP_LANES} items (a whole warp), not {local}")
 
     def _prepare(self, arrays, uploads: Uploads | None = None, poison: bool = False):
         cl = _import_cl()

@@ -10,6 +10,10 @@ Computational primitives loop or allocate exactly where the program says:
     acc(map_seq f xs, out)      = con(xs, v => for i < n { acc(f v[i], out[i]) })
     con(reduce_seq f z xs, k)   = new a in private { acc(z, a); con(xs, v => for i < n { acc(f a v[i], a) }); k(a) }
     con(to_local E, k)          = new t in local { acc(E, t); k(t) }
+    acc(reduce_warp f z xs, out) = con(xs, v => par_for[local 0] lane < 32 { new w in private {
+                                       w := lane < n ? v[lane] : z;  for h = n/2, ..., 1:
+                                       (o := shuffle_down h w;  if lane < h { w := f (f z w) o });
+                                       if lane == 0 { out[0] := w } } })
 
 Layout primitives never copy: `con(split n E, k) = con(E, v => k(split n v))` and
 `acc(join E, out) = acc(E, join_acc n out)`.  High-level `map`/`reduce` left in a program
@@ -30,7 +34,8 @@ from functional.storage import first_need
 from functional.strategies import at_path
 from functional.nat import Var as NatVar
 from functional.nat import substitute as nat_substitute
-from functional.primitives import LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES, READ_VIEWS, SCALAR, STORES, WRITE_VIEWS
+from functional.primitives import (LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES, READ_VIEWS, SCALAR, STORES, WARP_LANES,
+                                  WARP_REDUCTIONS, WRITE_VIEWS)
 from functional.types import (
     AddressSpace,
     ArrayType,
@@ -124,6 +129,8 @@ class Translator:
             name = head.name
             if name in LOOP_MAPS:
                 return self._map(e, head, args, env, out)
+            if name in WARP_REDUCTIONS:
+                return self._warp(e, args, env, out)
             if name == "map":  # a map of layout views is a write view; any other needs a chosen loop
                 chain = _write_chain(args[0])
                 if chain is None:
@@ -211,6 +218,58 @@ class Translator:
                 return For(i, n, body(v, i), unroll=PRIMITIVES[head.name].unroll)
         return self.con(xs, env, loop)
 
+    def _warp(self, e: Expr, args: list, env: dict, out: Acc):
+        """A tree's last steps in the first warp's registers (see the module's docstring): its
+        32 lanes are items 0-31 of dimension 0 of a one-dimensional work-group of at least 32
+        items (the runtime checks the launch, dpia.explore.resources the device)."""
+        f, z, xs = args
+        n, t = xs.t.size.as_int(), xs.t.elem
+        if n is None or n < 2 or n > WARP_LANES or n & (n - 1):
+            self.fail(e, f"reduce_warp of {xs.t.size} elements: a constant power of two from 2 to {WARP_LANES}")
+        if not (isinstance(t, ScalarType) and t.name in ("f32", "i32", "u32")):
+            self.fail(e, f"reduce_warp of {t}: warp shuffles move 32-bit scalars")
+        if (Level.WORKGROUP, 0) not in self.levels or any(lv is Level.LOCAL for lv, _ in self.levels):
+            self.fail(e, "reduce_warp runs on a work-group's items: inside map_workgroup 0, outside map_local")
+        if self.local_dims - {0}:
+            self.fail(e, "reduce_warp needs one-dimensional work-groups (its lanes are the first 32 items of "
+                         "dimension 0); this program has map_local loops over other dimensions")
+        if _space_of(out) not in (AddressSpace.LOCAL, AddressSpace.GLOBAL):
+            self.fail(e, "reduce_warp's result is written by one lane: store it where the items share it (to_local)")
+        lane = self.loop_var("lane", Nat.const(WARP_LANES))
+        at = NatExp(Nat.atom(lane), i32)
+
+        def below(bound: int) -> Exp:
+            return Op("lt", (), (at, Lit(bound, i32)), boolean)
+
+        def combine(w: Mem, other: Exp) -> Cmd:  # noqa: F821 -- w := f (f z w) other, as the tree's stage does
+            step = Mem(self.fresh("step"), t, AddressSpace.PRIVATE)
+            first = self.apply(f, [step, w], env, lambda call, env2: self.acc(call, env2, MemAcc(step)))
+            second = self.apply(f, [step, other], env, lambda call, env2: self.acc(call, env2, MemAcc(step)))
+            return New(step, seq(self.acc(z, env, MemAcc(step)), first, second, Assign(MemAcc(w), step)))
+
+        def lanes(v: Exp) -> Cmd:  # noqa: F821
+            w = Mem(self.fresh("w"), t, AddressSpace.PRIVATE)
+            first = Assign(MemAcc(w), Idx(v, Nat.atom(lane), t))
+            body = [first if n == WARP_LANES else If(below(n), first, self.acc(z, env, MemAcc(w)))]
+            h = n // 2
+            while h >= 1:
+                other = Mem(self.fresh("o"), t, AddressSpace.PRIVATE)
+                body.append(New(other, seq(Assign(MemAcc(other), Op("shuffle_down", (h,), (w,), t)),
+                                           If(below(h), combine(w, other)))))
+                h //= 2
+            body.append(If(Op("eq", (), (at, Lit(0, i32)), boolean),
+                           self.assign(IdxAcc(out, Nat.const(0), t), w)))
+            return New(w, seq(*body))
+
+        def loop(v: Exp) -> Cmd:  # noqa: F821
+            self.levels.append((Level.LOCAL, 0))
+            try:
+                return ParFor(Level.LOCAL, 0, lane, Nat.const(WARP_LANES), lanes(v))
+            finally:
+                self.levels.pop()
+
+        return self.con(xs, env, loop)
+
     def _check_nesting(self, e: Expr, level: Level, dim: int) -> None:
         if (level, dim) in self.levels:
             self.fail(e, f"nested maps on dimension {dim}: {_NAMES[level]} {dim} inside another {_NAMES[level]} {dim}")
@@ -278,7 +337,7 @@ class Translator:
         if name == "map_vec":  # OpenCL's scalar operations work lane-wise on vectors
             return self.con(args[1], env, lambda v: self.apply(args[0], [v], env, lambda call, env2: self.con(
                 call, env2, lambda r: k(_as_type(_lanes(r)[0], e.t)))))
-        if name in LOOP_MAPS:
+        if name in LOOP_MAPS or name in WARP_REDUCTIONS:
             self.fail(e, f"the array computed by {name} is read here but the program does not say where it is "
                          f"stored: wrap it in to_private, to_local or to_global")
         if name == "map":
@@ -573,7 +632,8 @@ def translate_program(typed: Expr, name: str = "program") -> Program:
         raise TranslationError(f"the program's result is a function ({body.t}); translate a program that takes "
                                f"all of its inputs as parameters")
     out = Mem("output", body.t, AddressSpace.GLOBAL)
-    local_dims = frozenset(x.params[0] for x in walk(body) if isinstance(x, Prim) and x.name == "map_local")
+    local_dims = frozenset(x.params[0] if x.name == "map_local" else 0 for x in walk(body)
+                           if isinstance(x, Prim) and (x.name == "map_local" or x.name in WARP_REDUCTIONS))
     tr = Translator(local_dims=local_dims)
     env = {m.name: m for m in inputs}
     try:

@@ -29,7 +29,7 @@ from .types import (
     boolean,
     i32,
 )
-from .values import axis_length, take_index, tmap
+from .values import axis_length, lift, take_index, tmap
 
 HIGH, LOW, SCALAR = "high", "low", "scalar"
 
@@ -951,6 +951,39 @@ declare("reduce_seq_unroll", LOW, (), 3, _fold_scheme, _fold_meaning,
         role="reduce", loop="seq", unroll=True)
 
 
+# A work-group's tree of partial results ended in registers: the lanes of the first warp pass
+# values to each other (warp shuffles, a device intrinsic: dpia.translate prints the data flow,
+# codegen_opencl the instruction, only for devices that offer it).  Its meaning is the tree's own
+# (each step combines element i and element i + h as `reduce f z [x_i, x_(i+h)]` does), so the
+# rule that introduces it (rules.lowering's warp_tree) is an identity.
+WARP_LANES = 32  # the lanes one shuffle reaches: a warp of NVIDIA's GPUs (PTX shfl.sync)
+
+
+def _warp_scheme(fr, params):
+    n, t = fr.nat(), fr.dt(TypeClass.SCALAR)
+    return (FunType(t, FunType(t, t)), t, ArrayType(n, t)), ArrayType(Nat.const(1), t)
+
+
+def _warp_meaning(c):
+    f, z, xs = c.args
+    n = axis_length(xs, c.ax)
+    if n < 2 or n > WARP_LANES or n & (n - 1):
+        raise InterpretError(f"reduce_warp of {n} elements: a power of two from 2 to {WARP_LANES}")
+    while n > 1:
+        h, batch = n // 2, c.batch + (n // 2,)
+        lo = tmap(lambda a: a[(slice(None),) * c.ax + (slice(0, h),)], xs)
+        hi = tmap(lambda a: a[(slice(None),) * c.ax + (slice(h, n),)], xs)
+        first = f.apply(batch, lift(z, c.ax, batch)).apply(batch, lo)
+        xs, n = f.apply(batch, first).apply(batch, hi), h
+    return xs
+
+
+declare("reduce_warp", LOW, (), 3, _warp_scheme, _warp_meaning,
+        "reduce_warp f z xs = iterate k (fun(l, ys) => map (reduce f z) (split 2 (reorder_stride l ys))) xs   "
+        f"(length 2^k, 1 <= k <= {WARP_LANES.bit_length() - 1}: the tree's steps in the first warp's registers, "
+        "by shuffles)", implements="reduce", role="reduce", loop="warp")
+
+
 def _identity_scheme(fr, params):
     t = fr.dt()
     return (t,), t
@@ -997,7 +1030,8 @@ def has_low_level(e: Expr) -> bool:
 LOOP_MAPS = frozenset(n for n in MAPS if PRIMITIVES[n].loop in ("global", "workgroup", "local", "seq"))
 PARALLEL_MAPS = frozenset(n for n in MAPS if PRIMITIVES[n].loop in ("global", "workgroup", "local"))
 REDUCTIONS = with_role("reduce")
-LOW_REDUCTIONS = with_role("reduce", LOW)
+LOW_REDUCTIONS = frozenset(n for n in with_role("reduce", LOW) if PRIMITIVES[n].loop == "seq")  # one item's loop
+WARP_REDUCTIONS = frozenset(n for n in with_role("reduce", LOW) if PRIMITIVES[n].loop == "warp")
 STORES = {n: PRIMITIVES[n].space for n in with_role("store")}  # to_global -> global, ...
 READ_VIEWS = frozenset(n for n in LAYOUT if PRIMITIVES[n].read_view)
 WRITE_VIEWS = {n: PRIMITIVES[n].write_view for n in LAYOUT if PRIMITIVES[n].write_view}

@@ -38,7 +38,7 @@ import attrs
 
 from .expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, trivial, walk
 from .primitives import (LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
-                         WRITE_VIEWS, is_view_fn)
+                         WARP_REDUCTIONS, WRITE_VIEWS, is_view_fn)
 from .infer import index_as_nat
 from .nat import as_nat, in_range, nat
 from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, holds_array, nat_vars
@@ -178,6 +178,8 @@ class _Walk:
             if name in LOOP_MAPS:
                 return (self.con(args[1], path + arg_path(n, 1), ctx)
                         or self._body(args[0], path + arg_path(n, 0), function_context(ctx, name, e), space, 1))
+            if name in WARP_REDUCTIONS:  # its lanes read the data; its operator combines scalars
+                return self.con(args[2], path + arg_path(n, 2), ctx)
             if name == "map" and _write_chain(args[0]):
                 return self.acc(args[1], path + arg_path(n, 1), ctx, space)
             if name in STORES and STORES[name] == space:
@@ -215,6 +217,8 @@ class _Walk:
         data = [(k, a) for k, a in enumerate(args) if _is_data(a.t)]
         if decl.level == SCALAR or name in READ_VIEWS or name in ("fst", "snd"):
             return self._all(data, n, path, ctx)
+        if name in WARP_REDUCTIONS:
+            return Need(path, store_rule(ctx, e.t, self.step_sizes), "the value a warp's lanes reduce to is read")
         if name in LOOP_MAPS:
             if ctx == ITEMS and writes_in_parallel(e):
                 return Need(path, "materialise_global", f"the array {name} computes is written by several items "

@@ -270,6 +270,31 @@ class Barrier(Cmd):
     global_: bool = False
 
 
+# Operations that are device intrinsics, by the capability a device must offer for them
+# (codegen_opencl.runtime.device_intrinsics says which a device has):
+#   shuffle_down h w   lane i of a warp receives lane i + h's w (its own w past the warp's end)
+INTRINSIC_OPS = {"shuffle_down": "warp_shuffle"}
+
+
+def intrinsics_used(cmd: Cmd) -> frozenset[str]:
+    """The capabilities (INTRINSIC_OPS' values) a command's operations need."""
+    found: set[str] = set()
+
+    def exp(e) -> None:
+        if isinstance(e, Op):
+            if e.name in INTRINSIC_OPS:
+                found.add(INTRINSIC_OPS[e.name])
+            for a in e.args:
+                exp(a)
+
+    for c in walk(cmd):
+        if isinstance(c, Assign):
+            exp(c.value)
+        elif isinstance(c, If):
+            exp(c.cond)
+    return frozenset(found)
+
+
 def sub_commands(cmd: Cmd) -> tuple:
     if isinstance(cmd, Seq):
         return cmd.cmds

@@ -119,7 +119,8 @@ def test_device_identity_fields():
     ident = device_identity(choose_device())
     assert set(ident) == {"platform", "platform_version", "device", "driver_version", "device_type",
                           "max_work_group_size", "max_work_item_sizes", "local_mem_bytes", "compute_units",
-                          "global_mem_bytes", "native_float_vector_width"}
+                          "global_mem_bytes", "native_float_vector_width", "intrinsics"}
+    assert ident["intrinsics"] == []  # PoCL and Oclgrind offer no device intrinsics
     assert len(ident["max_work_item_sizes"]) == 3 and all(n > 0 for n in ident["max_work_item_sizes"])
     assert all(isinstance(ident[k], str) and ident[k] for k in
                ("platform", "platform_version", "device", "driver_version", "device_type"))

@@ -36,6 +36,9 @@ Then, for each mapping, the loops (`loop_schemes`, at most MAX_LOOP_SCHEMES):
                 the trial values; a loop a point's values make long stays a loop): none, the
                 reductions of a vector's lanes or the maps unrolled; an accumulator in
                 registers always with the maps unrolled (registers need constant indices)
+    intrinsics  where the device offers them (DeviceLimits.intrinsics), each scheme's twin
+                with the moves that use them (`intrinsic_steps`): work-group trees whose last
+                steps exchange values by warp shuffles (warp_tree)
 
 Besides, for a variant with a register-blocked tile reduction (`tile_schemes`, its own
 skeletons, without loop schemes): the tiles in the memory hierarchy, as ELEVATE's mm
@@ -85,6 +88,7 @@ from functional.types import ArrayType
 
 from .algorithmic import Probe, apply_steps, positions, trial_slots
 from .moves import (
+    MAPPING,
     MOVES,
     computing_map,
     lane_reduction,
@@ -464,8 +468,25 @@ def loop_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
     return out[:MAX_LOOP_SCHEMES]
 
 
+def intrinsic_steps(e: Expr, intrinsics: frozenset) -> tuple[Step, ...]:
+    """The moves that use device intrinsics (a Move's `needs`) the device offers, at every
+    place of `e` (a mapped variant after its loop schemes, at its slots' trial values) where
+    they apply: a work-group tree's last steps in a warp's registers (warp_tree).  Empty where
+    none applies or the device offers none: such a skeleton is the scheme's twin with them."""
+    if "warp_shuffle" not in intrinsics or any(
+            isinstance(x, Prim) and x.name == "map_local" and x.params[0] != 0 for x in walk(e)):
+        return ()  # a warp's lanes are the first items of a one-dimensional work-group
+    where = contexts(e)
+    steps: list[Step] = []
+    for move in MOVES.values():
+        if move.stage == MAPPING and move.needs and move.needs <= intrinsics:
+            # a tree a work-group's items run together (not one inside an item's own code)
+            e, _ = _everywhere(e, move.name, steps, where=lambda path: where.get(path) == GROUP)
+    return tuple(steps)
+
+
 __all__ = ["MAX_LOOP_SCHEMES", "MAX_MAPPINGS", "apply_steps", "group_maps", "host_maps", "host_reductions",
-           "loop_schemes", "mapped_replay", "mappings", "program_level", "schemes"]
+           "intrinsic_steps", "loop_schemes", "mapped_replay", "mappings", "program_level", "schemes"]
 
 
 # ---------------------------------------------------------- tiles in the memory hierarchy

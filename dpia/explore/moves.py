@@ -15,7 +15,8 @@ dimension): they are part of a skeleton, not tuned.
                   unrolled; register-blocked tiles placed in the memory hierarchy (views,
                   copied sequential tile reductions, blocked accumulators, where copies and
                   accumulators live) and the layouts of the local copies (which local id
-                  walks their rows, vectors, padded and interleaved rows)
+                  walks their rows, vectors, padded and interleaved rows); where the device
+                  offers warp shuffles, the last steps of work-groups' trees in registers
 
 Every strategy here is a composition of registered rules, so a move's derivation replays
 step by step and every step is a rule checked against the interpreter.
@@ -51,6 +52,7 @@ class Move:
     site: Callable[[Expr], bool] = lambda e: True  # a cheap test before the strategy is tried
     powers_of_two: tuple[str, ...] = ()  # tuned parameters that must be powers of two
     allowed: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict)  # tuned parameters limited to these values
+    needs: frozenset = frozenset()  # device intrinsics its result uses: offered only where the device has them
 
 
 # ------------------------------------------------------------------------- node tests
@@ -401,6 +403,8 @@ MAPPING_MOVES: tuple[Move, ...] = (
          "e))   (runs of g values of consecutive b-blocks side by side in local memory)",
          lambda b, g: RULES["interleave_local_rows"].strategy(b=b, g=g), ("b", "g"), _local_row, stored_locally,
          ("b", "g"), {"g": VECTOR_WIDTHS}),
+    Move("warp_tree", MAPPING, RULES["warp_tree"].equation, lambda: RULES["warp_tree"].strategy(),
+         site=lambda e: applied(e, "iterate", 2) is not None, needs=frozenset({"warp_shuffle"})),
 )
 
 MOVES: Mapping[str, Move] = {m.name: m for m in ALGORITHMIC_MOVES + MAPPING_MOVES}

@@ -49,6 +49,7 @@ from codegen_opencl.plan import phases
 from codegen_opencl.runtime import launch_plan
 from functional.errors import FunctionalError
 from functional.nat import Nat, as_nat, evaluate
+from functional.primitives import WARP_LANES
 from functional.types import AddressSpace, ScalarType, VectorType
 from imperative.ir import (
     Assign,
@@ -68,6 +69,7 @@ from imperative.ir import (
     Program,
     Seq,
     Store,
+    intrinsics_used,
     leaf_name,
     leaves,
     sub_commands,
@@ -113,6 +115,7 @@ class KernelResources:
     private_values: int  # 32-bit registers per work-item
     private_bytes: int  # bytes per work-item
     work: int  # assignments executed by the whole kernel
+    intrinsics: frozenset = frozenset()  # the device intrinsics it uses (imperative.ir.INTRINSIC_OPS)
 
 
 def kernel_resources(program: Program, sizes: Mapping[str, int],
@@ -145,7 +148,8 @@ def kernel_resources(program: Program, sizes: Mapping[str, int],
             name=phase.name, parallel=phase.parallel, global_size=tuple(global_size),
             local_size=tuple(local_size) if local_size is not None else None, work_group_size=group_size,
             work_groups=groups, work_items=work_items, local_bytes=_local_bytes(allocated, vectors, env, program.name),
-            private_values=values, private_bytes=nbytes, work=_work(phase.body, env)))
+            private_values=values, private_bytes=nbytes, work=_work(phase.body, env),
+            intrinsics=intrinsics_used(phase.body)))
     return tuple(out)
 
 
@@ -167,6 +171,13 @@ def resource_problem(resources: Sequence[KernelResources], limits: DeviceLimits)
     message starts with its kind ("work-group size", "local memory", "private memory", "too
     few work-groups", "too few work-items") and a colon: the explorer counts by kind."""
     for r in resources:
+        if r.intrinsics - limits.intrinsics:
+            return (f"intrinsics: kernel {r.name} uses {', '.join(sorted(r.intrinsics - limits.intrinsics))}, "
+                    f"which the device does not offer")
+        if "warp_shuffle" in r.intrinsics and (r.local_size is None or r.local_size[0] < WARP_LANES
+                                               or r.work_group_size != r.local_size[0]):
+            return (f"work-group size: kernel {r.name} reduces in a warp's registers, which needs one-dimensional "
+                    f"work-groups of at least {WARP_LANES} items, not {r.local_size}")
         if r.work_group_size is not None and r.work_group_size > limits.max_work_group_size:
             return (f"work-group size: kernel {r.name} asks for {r.work_group_size} items per work-group "
                     f"> {limits.max_work_group_size}")

@@ -89,6 +89,8 @@ class DeviceLimits:
     device_type: str = "CPU"
     private_values: int = PRIVATE_VALUES_PER_ITEM
     max_item_sizes: tuple[int, ...] = attrs.field(default=(1 << 30,) * 3, converter=tuple)  # per dimension of a group
+    # device intrinsics it offers (codegen_opencl.runtime.device_intrinsics; imperative.ir.INTRINSIC_OPS)
+    intrinsics: frozenset = attrs.field(default=frozenset(), converter=frozenset)
 
     @property
     def simd_width(self) -> int:
@@ -103,7 +105,8 @@ class DeviceLimits:
         most = int(identity["max_work_group_size"])
         return DeviceLimits(most, int(identity["local_mem_bytes"]), int(identity["compute_units"]), device_type,
                             private_values_for(device_type, identity.get("native_float_vector_width")),
-                            max_item_sizes=tuple(int(n) for n in identity.get("max_work_item_sizes", (most,) * 3)))
+                            max_item_sizes=tuple(int(n) for n in identity.get("max_work_item_sizes", (most,) * 3)),
+                            intrinsics=identity.get("intrinsics", ()))
 
     @staticmethod
     def of(device) -> DeviceLimits:
@@ -413,7 +416,7 @@ class Space:
         check_program_sizes(typed, sizes)
         with typing_memo(), _full_collections_deferred():  # stages 1 and 2 re-type the same subterms again and again
             found = tuple(skeletons) if skeletons is not None else generate_skeletons(
-                typed, sizes, heuristics, cancelled=cancelled)
+                typed, sizes, heuristics, cancelled=cancelled, intrinsics=limits.intrinsics)
         points: list[Point] = []
         infeasible: dict[str, int] = {}
         cap = max(1, min(MAX_POINTS_PER_SKELETON, MAX_POINTS // max(1, len(found))))

@@ -24,9 +24,9 @@ from functional.expr import Expr, Lambda, NatLambda
 from functional.infer import infer
 from functional.strategies import Strategy, seq
 
-from .algorithmic import Heuristics, algorithmic_variants, replay
+from .algorithmic import Heuristics, algorithmic_variants, apply_steps, replay
 from .launch import LAUNCH, launch_values, offered
-from .mapping import loop_schemes, mapped_replay, mappings, nest_depth, relabelled, tile_schemes
+from .mapping import intrinsic_steps, loop_schemes, mapped_replay, mappings, nest_depth, relabelled, tile_schemes
 from .moves import ALGORITHMIC_MOVES, Move
 from .space import BuildCancelled, Skeleton, never, with_size_facts
 
@@ -85,10 +85,11 @@ def _replay(body: Expr, steps) -> Callable[[Mapping[str, int]], Expr | None]:
 
 def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heuristics | None = None,
                        moves: tuple[Move, ...] = ALGORITHMIC_MOVES,
-                       cancelled: Callable[[], bool] = never) -> tuple[Skeleton, ...]:
+                       cancelled: Callable[[], bool] = never, intrinsics: frozenset = frozenset()) -> tuple[Skeleton, ...]:
     """Stage 1's variants (of `moves`: the whole vocabulary unless narrowed) times stage 2's
     mappings, with stage 3's slot values (and the launch shape slot,
-    dpia.explore.launch.offered); the default lowering (no move) first.  BuildCancelled
+    dpia.explore.launch.offered); the default lowering (no move) first; where the device offers
+    `intrinsics`, each mapping's twin using them (mapping.intrinsic_steps).  BuildCancelled
     once `cancelled()` (asked between variants) is True."""
     body = prepared_body(program, sizes)
     heuristics = heuristics or Heuristics()
@@ -120,11 +121,17 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
         # the variant at other slot values (once per values, whatever the mapping): the lengths
         # of its loop schemes and layouts that its slots determine are probed on it
         replay = _replay(body, variant.steps)
+        trial = {name: slot.trial for name, slot in variant.slots.items()}
         for mapping in mappings(expr):
-            loops = loop_schemes(relabelled(expr, mapping), sizes, variant.slots,
+            mapped = relabelled(expr, mapping)
+            loops = loop_schemes(mapped, sizes, variant.slots,
                                  mapped_replay(replay, expr, mapping)) if heuristics.loops else [((), {})]
             for steps, new_slots in loops:
                 add(variant, mapping + steps, new_slots, dims)
+                if intrinsics and (done := apply_steps(mapped, steps, trial | {
+                        n: s.trial for n, s in new_slots.items()})) is not None:
+                    if extra := intrinsic_steps(done, intrinsics):
+                        add(variant, mapping + steps + extra, new_slots, dims)
         for steps, new_slots in tile_schemes(expr, sizes, variant.slots, replay):  # register-blocked tiles, where it has them
             add(variant, steps, new_slots, dims)
     return tuple(out)

@@ -10,11 +10,11 @@ They apply to saturated (`map f xs`) and partial (`map f`) uses alike.
 from __future__ import annotations
 
 from .. import dsl as fl
-from ..expr import App, Identifier, Prim
-from ..nat import divides
-from ..primitives import LOOP_MAPS
+from ..expr import App, Identifier, Lambda, NatLambda, Prim, applied, free_identifiers, spine
+from ..nat import Nat, Var, divides
+from ..primitives import LOOP_MAPS, WARP_LANES
 from ..strategies import MAP_LIKE
-from ..types import ArrayType, f32, holds_array
+from ..types import ArrayType, f32, holds_array, i32, u32
 from . import instances as inst
 from .core import L, OneOf, P, V, rule
 
@@ -373,3 +373,95 @@ for _target in ("map_global", "map_seq"):
          build=lambda m, t=_target: fl._prim(t, (0,) if t == "map_global" else (), (
              m.f, fl.generate(m.n, lambda i: i))),
          example=_ex_generate)
+
+
+# ------------------------------------------------------------------------ device intrinsics
+
+
+def _tree_stage(stage) -> tuple | None:
+    """(f, z, stored) of a tree's stage `fun(l: nat, ys) => map_local 0 R (split 2 (reorder_stride l ys))`,
+    R = reduce f z (reduce_seq, reduce_seq_unroll, or eta-expanded), the map under `to_local`
+    where `stored`; None for any other function."""
+    if not (isinstance(stage, NatLambda) and isinstance(stage.body, Lambda)):
+        return None
+    body, stored = stage.body.body, False
+    head, args = spine(body)
+    if isinstance(head, Prim) and head.name == "to_local" and len(args) == 1:
+        body, stored = args[0], True
+    loop = applied(body, "map_local", 2)
+    if loop is None or spine(body)[0].params[0] != 0:
+        return None
+    reducer, data = loop
+    if isinstance(reducer, Lambda) and (inner := _reduce_parts(reducer.body)) is not None \
+            and isinstance(inner[2], Identifier) and inner[2].name == reducer.param.name:
+        f, z = inner[:2]
+    elif (partial := _reduce_parts(reducer, saturated=False)) is not None:
+        f, z = partial
+    else:
+        return None
+    halves = applied(data, "split", 1)
+    strided = applied(halves[0], "reorder_stride", 1) if halves is not None else None
+    if halves is None or spine(data)[0].params[0] != Nat.const(2) or strided is None:
+        return None
+    step = spine(halves[0])[0].params[0]
+    ys = strided[0]
+    if step != Nat.atom(stage.var) or not (isinstance(ys, Identifier) and ys.name == stage.body.param.name):
+        return None
+    if any(stage.body.param.name in free_identifiers(x) for x in (f, z)):
+        return None
+    return f, z, stored
+
+
+def _reduce_parts(e, saturated: bool = True):
+    for name in ("reduce", "reduce_seq", "reduce_seq_unroll"):
+        args = applied(e, name, 3 if saturated else 2)
+        if args is not None:
+            return tuple(args)
+    return None
+
+
+def _warp_side(m) -> str | None:
+    k = m.k.as_int()
+    if k is None or k < 1:
+        return "the tree's number of steps must be a positive constant"
+    if _tree_stage(m.stage) is None:
+        return "not a tree of map_local 0 stages (map_local 0 (reduce f z) (split 2 (reorder_stride l ys)))"
+    t = m.xs.t
+    if not isinstance(t, ArrayType) or t.size != Nat.const(2 ** k):
+        return f"the tree does not reduce its whole input: length {getattr(t, 'size', t)} is not 2^{k}"
+    if t.elem not in (f32, i32, u32):
+        return f"warp shuffles move 32-bit scalars, not {t.elem}"
+    return None
+
+
+def _warp_build(m):
+    f, z, stored = _tree_stage(m.stage)
+    k = m.k.as_int()
+    lanes = min(k, WARP_LANES.bit_length() - 1)
+    data = m.xs if lanes == k else fl.iterate(k - lanes, m.stage, m.xs)
+    warp = fl.reduce_warp(f, z, data)
+    return fl.to_local(warp) if stored else warp
+
+
+def _ex_warp(rng):
+    k = int(rng.integers(1, 8))
+    n = 2 ** k
+    op, z = inst.pick(rng, inst.MONOIDS)
+    groups = inst.size(rng, 1, 1, 3)
+    var = Var("l", 1)
+    stage = NatLambda(var, fl.lam(lambda ys: fl.map_local(fl.reduce_seq(op, z),
+                                                          fl.split(2, fl.reorder_stride(Nat.atom(var), ys)))))
+    prog = inst.vector_program(n * groups, lambda xs: fl.map_workgroup(
+        lambda c: fl.iterate(k, stage, c), fl.split(n, xs)))
+    return prog, (inst.data(rng, n * groups, monoid=(op, z)),), {}
+
+
+rule("warp_tree", "lowering",
+     "iterate k (fun(l: nat, ys) => map_local 0 (reduce f z) (split 2 (reorder_stride l ys))) xs -> "
+     "reduce_warp f z (iterate (k - j) (the same stage) xs)   (length xs = 2^k; j = min(k, 5): the last j steps, "
+     "32 elements and fewer, in the first warp's registers; xs of 32-bit scalars)",
+     lhs=P("iterate", V("stage"), V("xs"), params=("k",)), side=_warp_side, build=_warp_build, example=_ex_warp,
+     doc="The talk's warp-synchronous tree (versions 5 and 6), made safe: the last steps exchange values by "
+         "warp shuffles, which synchronise the warp themselves, instead of through local memory and barriers. "
+         "An identity (reduce_warp's meaning is the tree's steps); a device intrinsic, so dpia.explore offers "
+         "it only where the device says it has warp shuffles (DeviceLimits.intrinsics).")

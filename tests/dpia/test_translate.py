@@ -34,9 +34,13 @@ def test_every_low_level_view_and_scalar_primitive_has_an_execution_case():
     used = {n.name for prog, _ in CASES.values() for n in walk(prog) if isinstance(n, Prim)}
     from functional.primitives import LAYOUT as LAYOUT_VIEWS
 
+    from functional.primitives import WARP_REDUCTIONS
+
     translatable = ({n for n, d in PRIMITIVES.items() if d.level != "high"} | LAYOUT_VIEWS
                     | {"generate", "iterate", "let", "map"})
-    assert sorted(translatable - used) == []
+    # device intrinsics run only where a device offers them (none here: tests/test_warp.py checks
+    # their kernels' text and refusal; benchmarks/warp_h200.sh runs them against the reference)
+    assert sorted(translatable - used - WARP_REDUCTIONS) == []
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

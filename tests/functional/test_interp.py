@@ -119,7 +119,7 @@ COVERED = {
     "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not", "select", "cast", "user_fun",
     # low level
     "map_global", "map_workgroup", "map_local", "map_seq", "map_seq_unroll", "reduce_seq", "reduce_seq_unroll",
-    "to_global", "to_local", "to_private", "map_vec",
+    "to_global", "to_local", "to_private", "map_vec", "reduce_warp",
 }
 COVERED |= COVERED_HERE  # the math built-ins, bit operations, at and nat_value: tests/functional/test_builtins.py
 
@@ -1139,6 +1139,41 @@ def test_arbitrary_inputs_never_raise_raw_python_exceptions(inputs):
             interpret(prog, *inputs)
         except fl.InterpretError:
             pass
+
+
+# ------------------------------------------------------------------ a warp's reduction
+
+
+def _tree(k, f, z):
+    """The tree's stages reduce_warp stands for: element i and i + l combined by a fold."""
+    from functional.expr import NatLambda
+    from functional.nat import Var
+
+    var = Var("l", 1)
+    stage = lambda ys: fl.map_local(fl.reduce_seq(f, z), fl.split(2, fl.reorder_stride(fl.Nat.atom(var), ys)))
+    return lambda xs: fl.iterate(k, NatLambda(var, fl.lam(stage)), xs)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("op", ["add", "max", "skewed"])
+def test_reduce_warp_is_the_trees_steps(k, op):
+    """Its meaning is the tree's, step for step: equal bits even for an operator that is neither
+    associative nor commutative, and inside a map (a batch axis)."""
+    f, z = {"add": (add, 0.0), "max": (max, -1000.0), "skewed": (lambda a, b: a * 0.5 + b * 2.0, 0.25)}[op]
+    n = 2 ** k
+    xs = np.random.default_rng(k).standard_normal((3, n)).astype(np.float32)
+    warp = fun([array(3, array(n, f32))], lambda g: map(lambda r: fl.reduce_warp(f, z, r), g))
+    tree = fun([array(3, array(n, f32))], lambda g: map(_tree(k, f, z), g))
+    got, want = run(warp, xs), run(tree, xs)
+    assert got.shape == (3, 1)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_reduce_warp_takes_a_power_of_two_up_to_a_warp():
+    for n in (3, 64):
+        prog = fun([array(n, f32)], lambda xs: fl.reduce_warp(add, 0.0, xs))
+        with pytest.raises(fl.InterpretError, match="power of two"):
+            run(prog, np.ones(n, np.float32))
 
 
 def test_zz_every_covered_primitive_actually_ran(request):
