@@ -446,3 +446,37 @@ def test_a_preset_that_keeps_more_in_global_memory_than_the_default_is_not_used(
     found = preset_for(SUM, sizes, CPU)
     assert found is not None and found[0] is chunked
     assert global_temporary_bytes(found[1], sizes) < _default_temporary_bytes(SUM, sizes)
+
+
+BATCHED_MM = fl.infer(fl.fun(
+    [fl.array(fl.nat("B"), fl.array(fl.nat("M"), fl.array(fl.nat("K"), fl.f32))),
+     fl.array(fl.nat("B"), fl.array(fl.nat("K"), fl.array(fl.nat("N"), fl.f32)))],
+    lambda a, b: fl.map(lambda p: fl.map(lambda ra: fl.map(
+        lambda cb: fl.reduce(fl.add, 0.0, fl.map(lambda q: fl.fst(q) * fl.snd(q), fl.zip(ra, cb))),
+        fl.transpose(fl.snd(p))), fl.fst(p)), fl.zip(a, b))))
+
+
+def test_a_preset_applies_inside_a_batch_map():
+    """A batched matrix product gets the matrix product's preset under its batch map on
+    dimension 2 (8 x 32 float16 register blocks on a CPU: on PoCL at B=8, 256^3 the batched
+    product went from 58 ms, the default at 0.02x NumPy, to 1.8 ms; the register-blocked tiles
+    with the batch over work-groups on a GPU), and computes the product (on PoCL and under
+    Oclgrind: the CPU preset, and the GPU preset's small-tile twin)."""
+    from dpia.explore.presets import batched, preset_for
+
+    cpu_sizes = {"B": 2, "M": 16, "N": 64, "K": 16}
+    for limits, sizes, level in ((CPU, cpu_sizes, "map_global"),
+                                 (GPU, {"B": 4, "M": 1024, "N": 1024, "K": 1024}, "map_workgroup")):
+        found = preset_for(BATCHED_MM, sizes, limits)
+        assert found is not None and "under a batch map" in found[0].measured
+        assert f"{level} 2 " in str(found[1])
+    inputs = random_inputs(BATCHED_MM, cpu_sizes, 0)
+    low = preset_for(BATCHED_MM, cpu_sizes, CPU)[1]
+    assert relative_error(dpia.compile(low)(*inputs), fl.interpret(BATCHED_MM, *inputs)) < 1e-4
+    small = batched(BLOCKED_TILES)
+    sizes = {"B": 2, "M": 16, "N": 16, "K": 8}
+    space = Space.build(BATCHED_MM, sizes, CPU, skeletons=[Skeleton(parse_steps(small.skeleton))])
+    low, _ = _derive(space, Point(small.skeleton, {"s0": 8, "s1": 8, "s2": 4, "s3": 2, "s4": 2}))
+    assert "map_workgroup 2 " in str(low)
+    inputs = random_inputs(BATCHED_MM, sizes, 0)
+    assert relative_error(dpia.compile(low)(*inputs), fl.interpret(BATCHED_MM, *inputs)) < 1e-4

@@ -34,7 +34,7 @@ from functional.expr import Expr
 from functional.infer import infer
 
 from .launch import DRIVER, LAUNCH, offered
-from .space import DeviceLimits, Point, Skeleton, parse_steps, point_facts, with_size_facts
+from .space import DeviceLimits, Point, Skeleton, Step, parse_steps, point_facts, with_size_facts
 
 
 @attrs.frozen
@@ -199,12 +199,41 @@ def _default_temporary_bytes(program: Expr, sizes: Mapping[str, int]) -> int:
     return global_temporary_bytes(derive(fixed, schedules.default_schedule(fixed))[0], sizes)
 
 
+# The function body of `map (fun(x) => E) xs` at the program's root: where a batch's program E stands.
+_BATCH_BODY = (0, 1, 0)
+_BATCH_DIM = 2  # the OpenCL dimension the batch takes: the presets' own maps use 1 and 0
+
+
+def batched(preset: Preset) -> Preset | None:
+    """The preset inside a batch: for a program `map (fun(x) => E) xs` whose E is the program
+    the preset was measured on (a batched matrix product), its steps at E (each path under
+    the batch's function) and the batch map at the preset's outermost level on dimension 2
+    (a map_workgroup 2 over the batch for work-group presets, a map_global 2 for the others);
+    None for a preset without a skeleton or without such a level."""
+    if preset.skeleton is None:
+        return None
+    steps = parse_steps(preset.skeleton)
+    level = next((s.move for s in steps if s.move in ("lower_map_global", "lower_map_workgroup")), None)
+    if level is None:
+        return None
+    moved = [attrs.evolve(s, path=_BATCH_BODY + s.path) for s in steps]
+    first_mapping = next(k for k, s in enumerate(moved) if s.move == level)
+    moved.insert(first_mapping, Step(level, (), (("d", _BATCH_DIM),)))
+    return attrs.evolve(preset, skeleton=Skeleton(tuple(moved)).name,
+                        measured=f"{preset.measured}; here under a batch map on dimension {_BATCH_DIM}")
+
+
+def _placed(presets) -> list[Preset]:
+    """Each preset at the program's root, then each inside a batch (`batched`)."""
+    return list(presets) + [b for b in map(batched, presets) if b is not None]
+
+
 def preset_for(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits) -> tuple[Preset, Expr, Derivation] | None:
-    """The first preset of this kind of device that derives on the program, fits the device
-    at these sizes and keeps no more in global temporaries than the default lowering,
-    derived; None when none does."""
+    """The first preset of this kind of device that derives on the program (at its root,
+    else inside a batch map: `batched`), fits the device at these sizes and keeps no more in
+    global temporaries than the default lowering, derived; None when none does."""
     default_bytes = None
-    for preset in PRESETS.get(_kind(limits), ()):
+    for preset in _placed(PRESETS.get(_kind(limits), ())):
         try:
             low, derivation = derive_preset(program, sizes, preset)
             if fits(low, sizes, limits) is not None:
@@ -218,4 +247,4 @@ def preset_for(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits) ->
     return None
 
 
-__all__ = ["PRESETS", "Preset", "derive_preset", "fits", "global_temporary_bytes", "preset_for"]
+__all__ = ["PRESETS", "Preset", "batched", "derive_preset", "fits", "global_temporary_bytes", "preset_for"]
