@@ -3,7 +3,8 @@
 # sum of 2^28 floats as the GPU preset's two trees (local memory to the end) and as their twin
 # whose trees end in the first warp's registers (warp_tree: shuffles), same slot values, each
 # checked against float64 NumPy and timed by profiling events in one run (time_points.py); then
-# the sum and the reductions of the suite explored in a space that now holds both.
+# the sum and the reductions of the suite explored in a space that now holds both; then a batched
+# matrix product with the mm preset inside its batch map against torch.bmm (batched_mm.py).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/h200_env.sh
@@ -14,7 +15,8 @@ WARPS="$TREES; warp_tree()@1.1.1.1.0.1.0.1; warp_tree()@1.0.1.0.1"
 A="s0=65536 s1=1024,256,64 s2=256 s3=32"; B="s0=16384,4096 s1=256 s2=1024 s3=256"
 timeout 240 python3 benchmarks/time_points.py total:n=268435456 --point "$TREES" $A --point "$WARPS" $A \
   --point "$TREES" $B --point "$WARPS" $B
-for t in "total:n=268435456 ${BUDGET_SUM:-50}" "dot:n=67108864 ${BUDGET:-25}" "asum:n=67108864 ${BUDGET:-25}" "scal:n=67108864 ${BUDGET:-25}"; do
+timeout 150 python3 benchmarks/batched_mm.py --sizes 16,1024,1024,1024 64,256,256,256
+for t in "total:n=268435456 ${BUDGET_SUM:-50}" "dot:n=67108864 ${BUDGET:-20}" "asum:n=67108864 ${BUDGET:-20}" "scal:n=67108864 ${BUDGET:-20}"; do
   set -- $t
   echo "== $1 (budget $2 s)"
   timeout $(( $2 + 120 )) python3 benchmarks/explore_suite.py "$1" --budget "$2" --out "${OUT:-/tmp/out}/warp" 2>&1 \
