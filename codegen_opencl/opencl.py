@@ -39,6 +39,7 @@ import attrs
 
 from functional.errors import FunctionalError
 from functional.nat import Nat, evaluate, upper_bound
+from functional.primitives import WARP_TYPES
 from functional.types import AddressSpace, ArrayType, ScalarType, TupleType, VectorType
 from imperative.ir import (
     Assign, Barrier, Cmd, Exp, For, If, Level, Lit, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program, Seq, Skip,
@@ -439,8 +440,10 @@ INDEX_TYPES = ("int", "long")
 # shfl.sync.down: lane i receives lane i + delta's value (its own past lane 31); every lane of the
 # warp takes part (member mask 0xffffffff), which also synchronises them.
 _PTX_INTRINSICS = {"shuffle_down": "shfl.sync.down.b32"}
+# functional.primitives.WARP_TYPES: (C type, to the shuffled bits, back)
 _SHUFFLE_TYPES = {"f32": ("float", "as_uint", "as_float"), "i32": ("int", "as_uint", "as_int"),
                   "u32": ("uint", "", "")}
+assert set(_SHUFFLE_TYPES) == set(WARP_TYPES), "a shuffled type without its C form"
 
 
 def _shuffle_down(t) -> tuple[str, str]:

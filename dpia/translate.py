@@ -35,7 +35,7 @@ from functional.strategies import at_path
 from functional.nat import Var as NatVar
 from functional.nat import substitute as nat_substitute
 from functional.primitives import (LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES, READ_VIEWS, SCALAR, STORES, WARP_LANES,
-                                  WARP_REDUCTIONS, WRITE_VIEWS)
+                                  WARP_REDUCTIONS, WARP_TYPES, WRITE_VIEWS)
 from functional.types import (
     AddressSpace,
     ArrayType,
@@ -226,7 +226,7 @@ class Translator:
         n, t = xs.t.size.as_int(), xs.t.elem
         if n is None or n < 2 or n > WARP_LANES or n & (n - 1):
             self.fail(e, f"reduce_warp of {xs.t.size} elements: a constant power of two from 2 to {WARP_LANES}")
-        if not (isinstance(t, ScalarType) and t.name in ("f32", "i32", "u32")):
+        if not (isinstance(t, ScalarType) and t.name in WARP_TYPES):
             self.fail(e, f"reduce_warp of {t}: warp shuffles move 32-bit scalars")
         if (Level.WORKGROUP, 0) not in self.levels or any(lv is Level.LOCAL for lv, _ in self.levels):
             self.fail(e, "reduce_warp runs on a work-group's items: inside map_workgroup 0, outside map_local")

@@ -957,6 +957,7 @@ declare("reduce_seq_unroll", LOW, (), 3, _fold_scheme, _fold_meaning,
 # (each step combines element i and element i + h as `reduce f z [x_i, x_(i+h)]` does), so the
 # rule that introduces it (rules.lowering's warp_tree) is an identity.
 WARP_LANES = 32  # the lanes one shuffle reaches: a warp of NVIDIA's GPUs (PTX shfl.sync)
+WARP_TYPES = ("f32", "i32", "u32")  # the scalars one 32-bit shuffle moves
 
 
 def _warp_scheme(fr, params):

@@ -26,12 +26,12 @@ import attrs
 
 from functional.types import AddressSpace, ScalarType, VectorType
 
-from .ir import Acc, Assign, Cmd, Exp, For, If, IdxAcc, Lit, Load, Mem, MemAcc, New, Op, ParFor, Program, ProjAcc, \
-    Seq, Store, ViewAcc, seq, walk
+from .ir import INTRINSIC_OPS, Acc, Assign, Cmd, Exp, For, If, IdxAcc, Lit, Load, Mem, MemAcc, New, Op, ParFor, \
+    Program, ProjAcc, Seq, Store, ViewAcc, seq, walk
 
-# reads of a place, not computations (a shuffle reads another lane's register: every lane of the
-# warp runs it where the translation put it)
-_ACCESSORS = frozenset({"lane", "local_id", "shuffle_down"})
+# reads of a place, not computations (an intrinsic such as a shuffle reads another lane's
+# register: every lane of the warp runs it where the translation put it)
+_ACCESSORS = frozenset({"lane", "local_id"}) | frozenset(INTRINSIC_OPS)
 # one instruction on its operands: a tree of one of these over leaves is left to the OpenCL compiler
 _SINGLE_INSTRUCTION = frozenset({"add", "sub", "mul", "neg", "not", "cast", "select", "lt", "le", "gt", "ge", "eq",
                                  "ne", "and", "or", "min", "max", "abs", "bit_and", "bit_or", "bit_xor", "bit_not",

@@ -12,9 +12,9 @@ from __future__ import annotations
 from .. import dsl as fl
 from ..expr import App, Identifier, Lambda, NatLambda, Prim, applied, free_identifiers, spine
 from ..nat import Nat, Var, divides
-from ..primitives import LOOP_MAPS, WARP_LANES
+from ..primitives import LOOP_MAPS, WARP_LANES, WARP_TYPES
 from ..strategies import MAP_LIKE
-from ..types import ArrayType, f32, holds_array, i32, u32
+from ..types import ArrayType, ScalarType, f32, holds_array
 from . import instances as inst
 from .core import L, OneOf, P, V, rule
 
@@ -429,7 +429,7 @@ def _warp_side(m) -> str | None:
     t = m.xs.t
     if not isinstance(t, ArrayType) or t.size != Nat.const(2 ** k):
         return f"the tree does not reduce its whole input: length {getattr(t, 'size', t)} is not 2^{k}"
-    if t.elem not in (f32, i32, u32):
+    if not (isinstance(t.elem, ScalarType) and t.elem.name in WARP_TYPES):
         return f"warp shuffles move 32-bit scalars, not {t.elem}"
     return None
 
