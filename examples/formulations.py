@@ -191,6 +191,11 @@ FORMULATIONS: list[Formulation] = [
         lambda p: fl.map(lambda ra: fl.map(lambda cb: dot(ra, cb), fl.transpose(fl.snd(p))), fl.fst(p)), fl.zip(a, b))),
                 lambda r, s: (_f(r, s["B"], s["M"], s["K"]), _f(r, s["B"], s["K"], s["N"])),
                 lambda a, b: _f64(a) @ b, np.matmul, dict(B=3, M=5, N=7, K=9), dict(B=8, M=256, N=256, K=256)),
+    Formulation("batched_mm_shared_b", fl.fun([arr(B, M, K), arr(K, N)], lambda a, w: fl.map(
+        lambda x: fl.map(lambda ra: fl.map(lambda cw: dot(ra, cw), fl.transpose(w)), x), a)),
+                lambda r, s: (_f(r, s["B"], s["M"], s["K"]), _f(r, s["K"], s["N"])),
+                lambda a, w: _f64(a) @ w, np.matmul, dict(B=3, M=5, N=7, K=9), dict(B=8, M=256, N=256, K=256),
+                note="a batch of products with one right-hand matrix (a layer's weights)"),
     Formulation("distance_matrix", fl.fun([arr(M, K), arr(N, K)], lambda p, q: fl.map(lambda a: fl.map(
         lambda b: fl.sqrt(total(fl.map(lambda t: (fl.fst(t) - fl.snd(t)) * (fl.fst(t) - fl.snd(t)), fl.zip(a, b)))), q), p)),
                 lambda r, s: (_f(r, s["M"], s["K"]), _f(r, s["N"], s["K"])),
