@@ -840,6 +840,17 @@ def _map_of_partial(e: Expr) -> bool:
     return isinstance(f, App) or isinstance(f, NatApp)
 
 
+def _fold_of_computed_rows(e: Expr) -> bool:
+    """`reduce f z (map g xs)`: a fold over rows a map computes (a sum of scaled rows, a
+    matrix product written row by row).  Interchanged into reductions over columns (rule
+    reduce_columns) its rows are never built: each column's reduction reads what it needs of
+    the map (the dot products a product's lowerings know).  A fold over stored rows keeps its
+    form: it already reads them contiguously into a row accumulator (column sums: 0.86x NumPy
+    as a fold, 0.80x interchanged, on PoCL)."""
+    args = applied(e, "reduce", 3)
+    return args is not None and _computing_map(args[2])
+
+
 def _stage_of_arrays(e: Expr) -> bool:
     """`map (reduce f z) chunks`: a stage split_reduction made, of partial results that hold
     arrays (fused reductions), whose operator and initial value the store phase must see
@@ -883,7 +894,9 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
     return (
         ("indices", try_(normalize(r("generate_as_map")))),
         ("eta", try_(normalize(seq(guard("a map of a partial application", _map_of_partial), r("eta_expand_map"))))),
-        ("folds", try_(normalize(r("fold_fission") | r("reduce_concat")))),
+        ("folds", try_(normalize(r("fold_fission") | r("reduce_concat") | r("transpose_rows")
+                                 | seq(guard("a fold over computed rows", _fold_of_computed_rows),
+                                       r("reduce_columns"))))),
         ("hoist", try_(normalize(r("hoist_invariant")))),
         ("fuse", fuse_maps()),
         ("banana_split", in_functions(r("generate_reduce_fusion") | r("pair_reduce_fusion"))),

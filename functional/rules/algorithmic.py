@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dsl as fl
-from ..expr import App, Expr, Identifier, Lambda, Literal, Prim, applied, free_identifiers, fresh_name, spine, walk
+from ..expr import (App, Expr, Identifier, Lambda, Literal, Prim, applied, free_identifiers, fresh_name, spine,
+                    substitute, walk)
 from ..nat import Nat, as_nat, divides, is_nonneg, nat, power
 from ..types import ArrayType, FunType, ScalarType, TupleType, VectorType, array, f32
 from . import instances as inst
-from .core import OneOf, P, V, beta, bind, length, rule
+from .core import L, OneOf, P, V, beta, bind, length, rule
 
 # ------------------------------------------------------------------------ split-join
 
@@ -385,6 +386,108 @@ rule("map_reduce_interchange", "interchange",
      lhs=P("map", P("reduce", V("f"), V("z")), V("xss")),
      side=lambda m: None if not free_identifiers(m.z) else "the neutral element mentions variables",
      build=_map_reduce_build, exact=False, example=_ex_map_reduce)
+
+def _element_wise_step(f: Expr) -> tuple[Expr, Expr] | None:
+    """(q, h) of an element-wise step `fun(acc, x) => map (fun(q) => h) (zip acc x)` whose h
+    reads acc and x only through q; None for any other function."""
+    if not (isinstance(f, Lambda) and isinstance(f.body, Lambda)):
+        return None
+    acc, x = f.param.name, f.body.param.name
+    args = applied(f.body.body, "map", 2)
+    if args is None or not isinstance(args[0], Lambda):
+        return None
+    pair = applied(args[1], "zip", 2)
+    if pair is None or not all(isinstance(a, Identifier) for a in pair) or [a.name for a in pair] != [acc, x]:
+        return None
+    if {acc, x} & free_identifiers(args[0]):
+        return None
+    return args[0].param, args[0].body
+
+
+def _reduce_columns_side(m):
+    if _element_wise_step(m.f) is None:
+        return "the step is not element-wise: fun(acc, x) => map (fun(q) => h) (zip acc x)"
+    init = applied(m.z, "generate", 1)
+    if init is None or not isinstance(init[0], Lambda) or init[0].param.name in free_identifiers(init[0].body):
+        return "the initial value is not a constant row: generate n (fun(i) => z)"
+    t = m.xss.t
+    if not (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType)):
+        return "not a reduction of rows"
+    return None
+
+
+def _reduce_columns_build(m):
+    q, h = _element_wise_step(m.f)
+    z = applied(m.z, "generate", 1)[0].body
+    step = fl.lam(lambda a, b: substitute(h, q.name, fl.pair(a, b)))
+    return fl.map(lambda col: fl.reduce(step, z, col), fl.transpose(m.xss))
+
+
+def _ex_reduce_columns(rng):
+    m, n = inst.size(rng), inst.size(rng)
+    if rng.random() < 0.5:  # column sums
+        step = lambda acc, row: fl.map(lambda q: fl.fst(q) + fl.snd(q), fl.zip(acc, row))
+        z = 0.0
+    else:  # neither associative nor commutative: the order of each column's fold is kept
+        step = lambda acc, row: fl.map(lambda q: fl.fst(q) * 0.5 - fl.snd(q), fl.zip(acc, row))
+        z = 1.5
+    prog = inst.matrix_program(m, n, lambda xss: fl.reduce(step, fl.generate(n, lambda i: z), xss))
+    return prog, (inst.data(rng, m, n),), {}
+
+
+rule("reduce_columns", "interchange",
+     "reduce (fun(acc, x) => map (fun(q) => h q) (zip acc x)) (generate n (fun(i) => z)) xss -> "
+     "map (fun(col) => reduce (fun(a, b) => h (a, b)) z col) (transpose xss)   (map_reduce_interchange's inverse)",
+     lhs=P("reduce", V("f"), V("z"), V("xss")), side=_reduce_columns_side, build=_reduce_columns_build,
+     example=_ex_reduce_columns,
+     doc="Proof: column j of the accumulator starts at z and takes h (acc_j, x_j) for each row x in order, "
+         "which is the fold of fun(a, b) => h (a, b) over column j from z: the same operations in the same "
+         "order, so no algebra is needed.  A sum of scaled rows (a matrix product written row by row) "
+         "becomes dot products over columns, the form the matrix product's lowerings know.")
+
+
+def _transpose_rows_side(m):
+    rows = applied(m.row, "snd", 1)
+    if rows is None or not isinstance(rows[0], Identifier) or rows[0].name != m.p.name:
+        return "the inner map is not over the pair's row (snd p)"
+    if not isinstance(m.h, Lambda):
+        return "the element function is not a lambda"
+    if any(isinstance(x, Identifier) and x.name == m.p.name for x in _outside_fst(m.h.body, m.p.name)):
+        return "the element function reads the pair other than by fst p"
+    return None
+
+
+def _outside_fst(e: Expr, name: str):
+    """The nodes of `e` not under a `fst name` (where a bare `name` shows a use other than fst)."""
+    args = applied(e, "fst", 1)
+    if args is not None and isinstance(args[0], Identifier) and args[0].name == name:
+        return
+    yield e
+    for c in e.children():
+        yield from _outside_fst(c, name)
+
+
+def _transpose_rows_build(m):
+    h = m.h
+    return fl.map(lambda c: fl.map(lambda q: substitute(substitute(h.body, h.param.name, fl.snd(q)), m.p.name, q),
+                                   fl.zip(m.xs, c)), fl.transpose(m.yss))
+
+
+def _ex_transpose_rows(rng):
+    m, n = inst.size(rng), inst.size(rng)
+    prog = fl.fun([array(m, f32), array(m, array(n, f32))], lambda xs, yss: fl.transpose(fl.map(
+        lambda p: fl.map(lambda e: fl.fst(p) * e - e, fl.snd(p)), fl.zip(xs, yss))))
+    return prog, (inst.data(rng, m), inst.data(rng, m, n)), {}
+
+
+rule("transpose_rows", "interchange",
+     "transpose (map (fun(p) => map (fun(e) => h (fst p) e) (snd p)) (zip xs yss)) -> "
+     "map (fun(c) => map (fun(q) => h (fst q) (snd q)) (zip xs c)) (transpose yss)",
+     lhs=P("transpose", P("map", L("p", P("map", V("h"), V("row"))), P("zip", V("xs"), V("yss")))),
+     side=_transpose_rows_side, build=_transpose_rows_build, example=_ex_transpose_rows,
+     doc="Proof: both are the matrix whose element (j, k) is h xs[k] yss[k][j].  Each row of the result "
+         "reads a column of yss with xs: a row-by-row scaling read as the columns a product reduces.")
+
 
 # ---------------------------------------------------------------------- cancellation
 
