@@ -214,15 +214,9 @@ def inputs(f: Formulation, sizes: dict, seed: int = 0) -> tuple:
 
 
 def main() -> int:
-    from dpia.programs import relative_error
+    from suite import check_in_interpreter
 
-    bad = 0
-    for f in FORMULATIONS:
-        args = inputs(f, f.small)
-        err = relative_error(fl.interpret(f.program, *args), f.reference(*args))
-        bad += not err <= max(f.tolerance, 1e-4)
-        print(f"{f.name:22s} rel.err {err:.1e}  {fl.infer(f.program).type}")
-    return 1 if bad else 0
+    return check_in_interpreter(FORMULATIONS, inputs, width=22)
 
 
 if __name__ == "__main__":

@@ -916,18 +916,24 @@ def check_on_device(names: list[str]) -> int:
     return 1 if wrong else 0
 
 
-def main(argv: list[str]) -> int:
-    if argv[:1] == ["--device"]:
-        return check_on_device(argv[1:])
+def check_in_interpreter(entries, make_inputs, width: int = 16) -> int:
+    """Each entry's program interpreted at its small sizes against its reference (`make_inputs(entry,
+    sizes)` gives the arguments), a line each; 1 if any disagrees (examples/formulations.py too)."""
     from dpia.programs import relative_error
 
     bad = 0
-    for e in SUITE + ALTERNATIVES:
-        args = inputs(e, e.small)
+    for e in entries:
+        args = make_inputs(e, e.small)
         err = relative_error(fl.interpret(e.program, *args), e.reference(*args))
         bad += not err <= max(e.tolerance, 1e-4)
-        print(f"{e.name:16s} rel.err {err:.1e}  {fl.infer(e.program).type}")
+        print(f"{e.name:{width}s} rel.err {err:.1e}  {fl.infer(e.program).type}")
     return 1 if bad else 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--device"]:
+        return check_on_device(argv[1:])
+    return check_in_interpreter(SUITE + ALTERNATIVES, inputs)
 
 
 if __name__ == "__main__":
