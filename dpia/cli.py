@@ -275,6 +275,13 @@ def _measure(loaded: _Loaded, device, db, seed: int, repeat: int, check: bool, l
     return report
 
 
+def _target(device):
+    """What the default lowering is told of the device (None without one: the default Target)."""
+    from .explore.space import DeviceLimits
+
+    return DeviceLimits.of(device).lowering_target() if device is not None else None
+
+
 def _check(loaded: _Loaded, device, seed: int, inputs: tuple, got, lowered, variant):
     """The kernel's result against the interpreter, in bounded memory: in full where the
     interpreter can run the real sizes, else at reduced sizes plus sampled rows (dpia.verify)."""
@@ -294,7 +301,7 @@ def _check(loaded: _Loaded, device, seed: int, inputs: tuple, got, lowered, vari
     else:
         low = loaded.program  # lowered by hand: it is its own lowering
     return verify(loaded.program, low, loaded.sizes, seed=seed, device=device, inputs=inputs,
-                  lowered_at=lambda sizes: default_variant(loaded.program, sizes)[0])
+                  lowered_at=lambda sizes: default_variant(loaded.program, sizes, target=_target(device))[0])
 
 
 def _stored_counts(db, loaded: _Loaded, device) -> dict | None:
@@ -703,7 +710,7 @@ def _run_best(device, loaded: _Loaded, lowered: tuple, seed: int, repeat: int) -
 
     report = _measure(loaded, device, False, seed, repeat, False, lowered=lowered)
     checked = verify(loaded.program, lowered[0], loaded.sizes, seed=seed, device=device,
-                     lowered_at=lambda sizes: default_variant(loaded.program, sizes)[0])
+                     lowered_at=lambda sizes: default_variant(loaded.program, sizes, target=_target(device))[0])
     report.update(correct=checked.correct, max_rel_error=checked.max_rel_error, checked=checked.describe(),
                   check=checked.as_dict(), repeat=repeat)
     return report
@@ -853,7 +860,7 @@ def _shown_variant(loaded: _Loaded, device, db_path, complete: bool, high_level:
                                         db if db is not None else False, DeviceLimits.of(device))
         else:
             low, v = default_variant(loaded.program, loaded.sizes or None,
-                                     "not every size given, so no tuned variant was looked up")
+                                     "not every size given, so no tuned variant was looked up", _target(device))
     except FunctionalError as exc:
         raise CommandFailure(str(exc)) from None
     kind = {"tuned": "tuned (from the tuning database)", "preset": "preset (dpia.explore.presets)",

@@ -7,6 +7,8 @@ interpreter.
     python -m dpia.fuzz --count 500 --oclgrind-sample 20   # then 20 passing seeds under Oclgrind
     python -m dpia.fuzz --count 300 --points 4          # 4 points of each program's exploration space
     python -m dpia.fuzz --only 1234 --points 4          # one seed's points: skeleton, values, outcome
+    python -m dpia.fuzz --count 1000 --lockstep         # the default lowering for a GPU, run on PoCL
+    python -m dpia.fuzz --count 1000 --size-generic     # sizes left symbolic: staged reductions, remainders
 
 Each seed is one program.  With `--points K`, each seed is K points of the program's
 exploration space (dpia.explore.space: stage 1's macro moves, stage 2's mappings, stage 3's
@@ -47,6 +49,7 @@ from multiprocessing.connection import wait
 import attrs
 import numpy as np
 
+from functional.default_lowering import Target
 from functional.errors import FunctionalError
 from functional.primitives import PRIMITIVES
 from functional.random_programs import GenerationError, random_program
@@ -157,8 +160,26 @@ def classify(exc: BaseException) -> tuple[str, str, str]:
 # --------------------------------------------------------------------------- one seed
 
 
-def run_one(seed: int, device=None, source: bool = False) -> Outcome:
-    """Generate seed's program, compile it with the default lowering, run and compare."""
+@attrs.frozen
+class Lowering:
+    """How the fuzzer lowers a program.  Default: as `dpia.compile` does on the fuzzing device
+    (its sizes fixed, the device's own Target).  `target`: the default lowering for a device
+    like it (functional.default_lowering.Target), run on the fuzzing device all the same (a
+    GPU's interleaved reductions checked on PoCL).  `size_generic`: the program's sizes left
+    symbolic, the kernel bound to them at the call: every reduction over a symbolic length is
+    split into stages with guarded remainders, at sizes (up to 32) where a stage's whole part
+    can be empty, a path the fixed sizes, too short to split, never take."""
+
+    target: Target | None = None
+    size_generic: bool = False
+
+    @property
+    def default(self) -> bool:
+        return self.target is None and not self.size_generic
+
+
+def run_one(seed: int, device=None, source: bool = False, lowering: Lowering = Lowering()) -> Outcome:
+    """Generate seed's program, compile it with the default lowering (`lowering`), run and compare."""
     start = time.perf_counter()
     try:
         generated = random_program(seed)
@@ -169,13 +190,20 @@ def run_one(seed: int, device=None, source: bool = False) -> Outcome:
     base = {"text": generated.text, "nodes": generated.nodes, "sizes": dict(generated.sizes)}
     kernel = None
     try:
-        kernel = dpia_compile(generated.program, device=device, db=False, name="fuzz")
+        if lowering.default:
+            kernel = dpia_compile(generated.program, device=device, db=False, name="fuzz")
+        else:
+            from .variants import default_variant
+
+            sizes = None if lowering.size_generic else dict(generated.sizes)
+            low, _ = default_variant(generated.program, sizes, target=lowering.target)
+            kernel = dpia_compile(low, device=device, name="fuzz")
         with np.errstate(all="ignore"):
             got = kernel(*generated.inputs)
     except Exception as exc:  # noqa: BLE001 -- every failure is an outcome to report
         status, klass, message = classify(exc)
         return Outcome(seed, status, klass, message, seconds=time.perf_counter() - start, **base)
-    variant = getattr(getattr(kernel, "variant", None), "kind", "as written")
+    variant = getattr(getattr(kernel, "variant", None), "kind", "as written" if lowering.default else "default")
     worst = compare(got, generated.expected, generated.error_bound)
     if worst <= 1.0:
         return Outcome(seed, OK, worst=worst, variant=variant, seconds=time.perf_counter() - start, **base)
@@ -289,29 +317,29 @@ def compile_point(space, point, seed: int, device=None):
                                   "translate", "build")["kernel"]
 
 
-def run_task(task, device=None, source: bool = False) -> Outcome:
+def run_task(task, device=None, source: bool = False, lowering: Lowering = Lowering()) -> Outcome:
     """A task's outcome: a seed (its program, default lowering) or (seed, index) (a point)."""
     if isinstance(task, tuple):
         return run_point(*task, device=device, source=source)
-    return run_one(task, device, source)
+    return run_one(task, device, source, lowering)
 
 
 # ---------------------------------------------------------------------- worker processes
 
 
-def _worker(conn, device) -> None:
+def _worker(conn, device, lowering) -> None:
     """Run tasks (run_task) received on `conn` until None arrives; answer each with its outcome."""
     while True:
         task = conn.recv()
         if task is None:
             return
-        conn.send(run_task(task, device).to_json())
+        conn.send(run_task(task, device, lowering=lowering).to_json())
 
 
 class _Slot:
-    def __init__(self, ctx, device):
+    def __init__(self, ctx, device, lowering):
         self.parent, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker, args=(child, device), daemon=True)
+        self.process = ctx.Process(target=_worker, args=(child, device, lowering), daemon=True)
         self.process.start()
         child.close()
         self.task = None  # a seed, or (seed, point index)
@@ -333,8 +361,9 @@ class _Slot:
 
 
 def run_seeds(seeds, jobs: int = 1, timeout: float = 120.0, device=None, progress=None,
-              startup: float = 60.0) -> list[Outcome]:
-    """Outcomes of the tasks (run_task: seeds, or (seed, point index) pairs), in their order.
+              startup: float = 60.0, lowering: Lowering = Lowering()) -> list[Outcome]:
+    """Outcomes of the tasks (run_task: seeds, or (seed, point index) pairs), in their order;
+    seeds lowered as `lowering` says (run_one).
     jobs >= 1: worker processes, a task without an answer after `timeout` seconds is a hang
     (its worker killed and replaced; a fresh worker's first task gets `startup` seconds
     more, to import the compiler and open the device); a worker that dies is a crash.
@@ -343,13 +372,13 @@ def run_seeds(seeds, jobs: int = 1, timeout: float = 120.0, device=None, progres
     if jobs <= 0:
         outcomes = []
         for task in tasks:
-            outcomes.append(run_task(task, device))
+            outcomes.append(run_task(task, device, lowering=lowering))
             if progress:
                 progress(outcomes[-1])
         return outcomes
     ctx = multiprocessing.get_context("spawn")
     pending = list(reversed(tasks))
-    slots = [_Slot(ctx, device) for _ in range(min(jobs, len(tasks)))]
+    slots = [_Slot(ctx, device, lowering) for _ in range(min(jobs, len(tasks)))]
     results: dict = {}
 
     def record(outcome: Outcome, task) -> None:
@@ -392,7 +421,7 @@ def run_seeds(seeds, jobs: int = 1, timeout: float = 120.0, device=None, progres
                     continue
                 if replace:
                     slot.process.join()
-                    slot = slots[k] = _Slot(ctx, device)
+                    slot = slots[k] = _Slot(ctx, device, lowering)
                     fresh = True
                 else:
                     fresh = False
@@ -489,14 +518,21 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per program before it is a hang")
     parser.add_argument("--points", type=int, default=0, metavar="K",
                         help="run K points of each program's exploration space instead of the default lowering")
+    parser.add_argument("--lockstep", action="store_true",
+                        help="the default lowering for a GPU (work-items in lockstep: interleaved reductions), "
+                             "run on this device all the same")
+    parser.add_argument("--size-generic", action="store_true",
+                        help="lower each program with its sizes left symbolic (reductions split into stages "
+                             "with guarded remainders), bound at the call")
     parser.add_argument("--oclgrind-sample", type=int, default=0, metavar="K",
                         help="afterwards, run K passing seeds under Oclgrind")
     parser.add_argument("--report", help="write the JSON report here")
     parser.add_argument("--json", action="store_true", help="with --only: print the outcome as JSON")
     args = parser.parse_args(argv)
 
+    lowering = Lowering(Target(lockstep_items=True) if args.lockstep else None, args.size_generic)
     if args.only is not None:
-        return _show_only(args.only, args.points, args.json)
+        return _show_only(args.only, args.points, args.json, lowering)
 
     start = time.monotonic()
     done = Counter()
@@ -510,7 +546,7 @@ def main(argv=None) -> int:
 
     seeds = range(args.seed, args.seed + args.count)
     tasks = [(s, k) for s in seeds for k in range(args.points)] if args.points else seeds
-    outcomes = run_seeds(tasks, jobs=args.jobs, timeout=args.timeout, progress=progress)
+    outcomes = run_seeds(tasks, jobs=args.jobs, timeout=args.timeout, progress=progress, lowering=lowering)
     summary = summarise(outcomes)
     summary["command"] = "python -m dpia.fuzz " + " ".join(argv if argv is not None else sys.argv[1:])
     summary["seconds"] = round(time.monotonic() - start, 1)
@@ -533,9 +569,9 @@ def main(argv=None) -> int:
     return 0 if summary["failures"] == 0 else 1
 
 
-def _show_only(seed: int, points: int, as_json: bool) -> int:
+def _show_only(seed: int, points: int, as_json: bool, lowering: Lowering = Lowering()) -> int:
     """Run one seed in this process (its program, or its first `points` points) and show it."""
-    outcomes = [run_task((seed, k) if points else seed, source=True) for k in range(max(1, points))]
+    outcomes = [run_task((seed, k) if points else seed, source=True, lowering=lowering) for k in range(max(1, points))]
     for outcome in outcomes:
         if as_json:
             print(json.dumps(outcome.to_json()))

@@ -38,7 +38,7 @@ import attrs
 from functional.derivation import Derivation
 from functional.errors import FunctionalError, InterpretError
 from functional.expr import Expr
-from functional.infer import infer
+from functional.infer import infer, typing_memo
 from functional.interp import _collect, bind_sizes, layout
 from functional.schedules import default_schedule
 
@@ -155,12 +155,18 @@ def _at_sizes_if_typed(low: Expr, sizes: dict, variant: Variant) -> tuple[Expr, 
         return low, attrs.evolve(variant, note=f"{variant.note}; {note}" if variant.note else note, at_sizes=False)
 
 
-def default_variant(program: Expr, sizes: dict | None = None, note: str = "") -> tuple[Expr, Variant]:
-    """default_schedule on the program, with `sizes` fixed when given (so reductions can be
-    split by divisors of the actual lengths)."""
-    target = fix_sizes(program, sizes) if sizes else program
-    target = infer(target)
-    low, derivation = PIPELINE["derive"].fn(target, default_schedule(target), Options())
+def lowering_target(limits):
+    """What the default lowering is told of a device with `limits` (DeviceLimits.lowering_target;
+    None without limits: the default Target, a CPU's)."""
+    return limits.lowering_target() if limits is not None else None
+
+
+def default_variant(program: Expr, sizes: dict | None = None, note: str = "", target=None) -> tuple[Expr, Variant]:
+    """default_schedule on the program for a device like `target` (functional.default_lowering
+    Target, `lowering_target(limits)`; None: the default Target), with `sizes` fixed when given
+    (so reductions can be split by divisors of the actual lengths)."""
+    fixed = infer(fix_sizes(program, sizes) if sizes else program)
+    low, derivation = PIPELINE["derive"].fn(fixed, default_schedule(fixed, target), Options())
     return low, Variant("default", derivation.to_text(), note=note)
 
 
@@ -182,7 +188,14 @@ def choose_variant(program: Expr, sizes: dict | None = None, device_key: str | N
     """The lowered program to run: the database's best for (program, sizes, device_key) if
     it replays, else the first preset that fits on a device with `limits` (DeviceLimits),
     else the default.  Without sizes or device key the database is not asked; without
-    sizes or limits no preset is."""
+    sizes or limits no preset is.  The presets tried and the default share one typing memo
+    (functional.infer.typing_memo): each preset's preparation rewrites the program as the
+    others' does (an arbitrary program tried against six presets took 40 s without it)."""
+    with typing_memo():
+        return _choose_variant(program, sizes, device_key, db, limits)
+
+
+def _choose_variant(program: Expr, sizes: dict | None, device_key: str | None, db, limits) -> tuple[Expr, Variant]:
     note = ""
     if sizes is not None and device_key is not None:
         with open_database(db) as opened:
@@ -204,7 +217,7 @@ def choose_variant(program: Expr, sizes: dict | None = None, device_key: str | N
         preset = preset_variant(program, sizes, limits, note)
         if preset is not None:
             return preset
-    return default_variant(program, sizes, note)
+    return default_variant(program, sizes, note, lowering_target(limits))
 
 
 # ------------------------------------------------------------------------------- the kernel
@@ -299,7 +312,7 @@ class VariantKernel:
         except FunctionalError as exc:  # a stored or preset variant this version cannot translate or build
             note = f"the {'stored' if variant.kind == 'tuned' else 'preset'} variant does not compile: {exc}"
             warnings.warn(f"{note}; using the default", TuningWarning, stacklevel=3)
-            low, variant = default_variant(self.program, sizes, note)
+            low, variant = default_variant(self.program, sizes, note, lowering_target(limits))
             return self._build(low), variant
 
     def _build(self, low: Expr, launch: dict | None = None):
@@ -318,4 +331,4 @@ class VariantKernel:
 
 
 __all__ = ["KINDS", "ForeignVariantError", "TuningWarning", "Variant", "VariantKernel", "at_sizes", "choose_variant",
-           "default_variant", "is_high_level", "open_database", "preset_variant", "tuned_variant"]
+           "default_variant", "is_high_level", "lowering_target", "open_database", "preset_variant", "tuned_variant"]

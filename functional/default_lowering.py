@@ -49,8 +49,10 @@ Its phases, in order (`PHASES`):
                  (rules.algorithmic map_reduce_stages)
     reductions   large program-level reductions in parallel stages of chunks with a guarded
                  remainder, over constant and symbolic lengths, the first stage's chunks read as
-                 vectors where the data is contiguous and the operator and map lane-wise
-                 (split_reduction; else
+                 vectors where the data is contiguous and the operator and map lane-wise; for a
+                 target whose work-items run in lockstep (GPUs: Target.lockstep_items) every
+                 stage of a commutative operator interleaved instead, neighbouring work-items
+                 reading neighbouring elements (split_reduction; else
                  schedules.two_stage_reduction).  Only a reduction whose operator
                  functional.algebra proves associative is split; any other (Chan's merge of
                  mean/variance summaries, a Welford step) keeps the program's order, sequential,
@@ -231,6 +233,23 @@ def store_where_needed(fuel: int = 10_000) -> Strategy:
     return Strategy("store_where_needed", run)
 
 
+# -------------------------------------------------------------------------- the device
+
+@attrs.frozen
+class Target:
+    """What the default lowering knows of the device it lowers for (the driver tells it:
+    dpia.variants.target_of).
+
+    `lockstep_items`: the work-items of a group issue each load together (a GPU's warps), so a
+    reduction's stages read their data interleaved wherever the operator is commutative:
+    neighbouring work-items read neighbouring elements, one memory transaction per warp-wide
+    load.  Without it (a CPU, where each work-item runs alone on a core for its whole chunk)
+    every work-item folds a contiguous chunk, read as vectors where it can (cache lines,
+    prefetchers): interleaved chunks there would stride by the number of work-items."""
+
+    lockstep_items: bool = False
+
+
 # -------------------------------------------------------------------------- reductions
 
 SMALL_REDUCTION = 1024  # a reduction of fewer elements runs on one work-item
@@ -331,11 +350,15 @@ def _take_drop(e: Expr, path: tuple, m, steps: list) -> Expr | None:
     return replace_at(e, path, pushed.expr)
 
 
-def _stage(e: Expr, path: tuple, split: str, chunk: int, stage: int, steps: list) -> tuple | None:
+def _stage(e: Expr, path: tuple, split: str, chunk: int, stage: int, steps: list,
+           interleaved: bool = False) -> tuple | None:
     """One stage of split_reduction at the reduction at `path`: its data in chunks of `chunk`
     elements, each folded by one work-item (a length `chunk` does not divide: the whole
-    chunks first, the rest folded after).  (program, path of the reduction over the partial
-    results) or None where a rule does not apply."""
+    chunks first, the rest folded after).  Interleaved (a commutative operator): chunk c holds
+    the elements c, c + s, c + 2s, ... of the whole part (s chunks; rules.algorithmic
+    reduce_reorder), so neighbouring work-items read neighbouring elements at each step.
+    (program, path of the reduction over the partial results) or None where a rule does not
+    apply."""
     from .rules.macros import push_views
     from .strategies import argument, try_
 
@@ -351,6 +374,10 @@ def _stage(e: Expr, path: tuple, split: str, chunk: int, stage: int, steps: list
         if e is None:
             return None
         path = path + (1, 0) + arg_path(3, 1)  # let P (fun(ys) => reduce f (THIS) (drop m ys))
+    if interleaved:
+        e = _apply_at(e, path, "reduce_reorder", {"s": n // chunk}, steps)
+        if e is None:
+            return None
     e = _apply_at(e, path, split, {"n": chunk}, steps)
     if e is None:
         return None
@@ -359,6 +386,23 @@ def _stage(e: Expr, path: tuple, split: str, chunk: int, stage: int, steps: list
         steps.extend(attrs.evolve(s, path=path + s.path) for s in pushed.steps)
         e = replace_at(e, path, pushed.expr)
     return e, path
+
+
+INTERLEAVED_CHUNK = 64  # elements per work-item of an interleaved first stage, at least
+INTERLEAVED_ITEMS = 1 << 20  # work-items an interleaved first stage keeps at most, its chunks larger where needed
+MAX_INTERLEAVED_CHUNK = 1024
+
+
+def interleaved_chunk(n) -> int:
+    """Elements per work-item of an interleaved first stage over n elements (a Nat):
+    INTERLEAVED_CHUNK, doubled up to MAX_INTERLEAVED_CHUNK while more than INTERLEAVED_ITEMS
+    chunks would remain (each work-item's partial result costs a write and a read; a million
+    work-items keep a GPU's memory busy); a symbolic length: INTERLEAVED_CHUNK."""
+    k = n.as_int()
+    c = INTERLEAVED_CHUNK
+    while k is not None and c < MAX_INTERLEAVED_CHUNK and k // c > INTERLEAVED_ITEMS:
+        c *= 2
+    return c
 
 
 def _vector_first_stage(e: Expr, path: tuple, split: str, n, steps: list) -> tuple | None:
@@ -390,7 +434,7 @@ def _vector_first_stage(e: Expr, path: tuple, split: str, n, steps: list) -> tup
     return vectorised, path
 
 
-def split_reduction() -> Strategy:
+def split_reduction(target: Target = Target()) -> Strategy:
     """At a reduction `reduce f z xs` of scalars (tuples of them, short n-arrays of them:
     `_stageable_values`) over a long array, with
     `f` associative: stages of partial reductions of CHUNK elements each, every stage a parallel
@@ -405,6 +449,11 @@ def split_reduction() -> Strategy:
     The first stage's chunks are first_chunk(n) contiguous elements (128 to 512, at least
     FIRST_STAGE_ITEMS of them) where each work-item can read its chunk REDUCTION_WIDTH elements at
     a time (_vector_first_stage: a lane-wise operator and map over contiguous data), else CHUNK.
+    For a target whose work-items run in lockstep (`Target.lockstep_items`: GPUs) with a
+    commutative operator, every stage is interleaved instead, the first of interleaved_chunk(n)
+    elements per work-item:
+
+        reduce f e xs -> reduce f e (map (reduce f e) (split c (reorder_stride (n / c) xs)))
 
     An associative operator without a neutral element (argmin over (value, index) pairs)
     folds each chunk from its first element instead (reduce_split_first).
@@ -456,12 +505,19 @@ def split_reduction() -> Strategy:
             path = (1,)  # f z R: R
         else:  # no neutral element (argmin): every chunk folds from its own first element
             split = "reduce_split_first"
+        interleaved = target.lockstep_items and split == "reduce_split" and algebra.commutative(f)
         stage = 0
         while True:
             n = spine(at_path(e, path))[1][2].t.size
             if not _more_stages(n, stage):
                 break
-            staged = _vector_first_stage(e, path, split, n, steps) if stage == 0 else None
+            staged = None
+            if interleaved:  # else (a rule of it does not apply) in contiguous chunks
+                trial: list[Step] = []
+                staged = _stage(e, path, split, interleaved_chunk(n) if stage == 0 else CHUNK, stage, trial, True)
+                steps.extend(trial if staged is not None else ())
+            elif stage == 0:
+                staged = _vector_first_stage(e, path, split, n, steps)
             if staged is None:
                 staged = _stage(e, path, split, CHUNK, stage, steps)
             if staged is None:
@@ -885,8 +941,10 @@ def fused_in_stages() -> Strategy:
     return Strategy("fused_in_stages", run)
 
 
-def phases() -> tuple[tuple[str, Strategy], ...]:
-    """The default lowering's phases, in order (see the module's docstring)."""
+def phases(target: Target | None = None) -> tuple[tuple[str, Strategy], ...]:
+    """The default lowering's phases for a device like `target` (None: the default Target), in
+    order (see the module's docstring)."""
+    target = target if target is not None else Target()
     from .rules.macros import guard, r
     from .schedules import fuse_maps, fully_lowered, two_stage_reduction
     from .strategies import normalize, seq, try_
@@ -904,7 +962,7 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
         ("vector_reductions", vector_reductions()),
         ("vector_columns", vector_columns()),
         ("column_stages", column_stages()),
-        ("reductions", at_host(split_reduction() | two_stage_reduction())),
+        ("reductions", at_host(split_reduction(target) | two_stage_reduction())),
         ("vector_maps", vector_maps()),
         ("eta_stages", try_(normalize(seq(guard("a stage of array reductions", _stage_of_arrays),
                                           r("eta_expand_map"))))),
@@ -916,16 +974,17 @@ def phases() -> tuple[tuple[str, Strategy], ...]:
     )
 
 
-def default_schedule(program: Expr | None = None) -> Strategy:
-    """The default lowering of any high-level program (`phases()`, on the program's body);
-    what `dpia.compile` runs when no tuned variant is known.  Fixing the sizes first
+def default_schedule(program: Expr | None = None, target: Target | None = None) -> Strategy:
+    """The default lowering of any high-level program for a device like `target`
+    (`phases(target)`, on the program's body); what `dpia.compile` runs when no tuned variant
+    is known.  Fixing the sizes first
     (`dpia.programs.fix_sizes`) lets the reductions phase split lengths without divisibility
     facts and the store phase keep small per-item arrays private."""
     del program  # the phases decide from the nodes' types
     from .schedules import program_body
     from .strategies import seq
 
-    steps = phases()
+    steps = phases(target)
     lowered = program_body(seq(*(s for name, s in steps if name != "check")))
     check = dict(steps)["check"]
 
@@ -939,7 +998,7 @@ def default_schedule(program: Expr | None = None) -> Strategy:
     return Strategy("default_schedule", run)
 
 
-__all__ = ["CHUNK", "MIN_STAGED", "MIN_VECTOR_MAP", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
+__all__ = ["CHUNK", "INTERLEAVED_CHUNK", "Target", "interleaved_chunk", "MIN_STAGED", "MIN_VECTOR_MAP", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
            "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host", "column_stages", "default_schedule",
            "in_functions", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
            "vector_columns", "vector_maps", "vector_reduction_sites", "vector_reductions"]

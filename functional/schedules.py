@@ -699,11 +699,12 @@ def fully_lowered() -> Strategy:
     return Strategy("fully_lowered", run)
 
 
-def default_schedule(program: Expr | None = None) -> Strategy:
-    """The default lowering of any high-level program: see functional.default_lowering."""
+def default_schedule(program: Expr | None = None, target=None) -> Strategy:
+    """The default lowering of any high-level program, for a device like `target`
+    (functional.default_lowering.Target; None: the default Target): see functional.default_lowering."""
     from .default_lowering import default_schedule as lowering
 
-    return lowering(program)
+    return lowering(program, target)
 
 
 __all__ += ["default_schedule", "fully_lowered", "fuse_maps", "outside_functions", "two_stage_reduction"]

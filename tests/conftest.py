@@ -112,7 +112,11 @@ NOT_REPLAYED = {
         "by test_passing_seeds_are_clean_under_oclgrind",
     **{f"tests/test_suite.py::test_compiled_agrees_with_numpy_on_pocl_at_moderate_sizes[{name}]":
        "all-pairs loops at moderate sizes take minutes to simulate; the same programs' kernels are checked under "
-       "Oclgrind at small sizes by test_every_entry_is_clean_under_oclgrind_at_small_sizes" for name in ("nbody", "mri_q")},
+       "Oclgrind at small sizes by test_every_entry_is_clean_under_oclgrind_at_small_sizes"
+       for name in ("nbody", "mri_q", "mri_q_two_reductions")},
+    "tests/test_search_diversity.py::test_an_exploration_on_pocl_with_a_small_budget_tries_every_class":
+        "a test of what the search proposes; its kernels are points of gemv's space, which "
+        "tests/test_generated_space.py's sampled gemv points check under Oclgrind",
 }
 
 _REPLAYER = pytest.StashKey[Replayer]()

@@ -210,6 +210,35 @@ def test_ci_fuzz_run_has_no_more_failures_than_known():
     assert len(unsound) <= KNOWN_UNSOUND, fuzz.format_summary(summary)
 
 
+GENERIC_SEEDS = range(100)  # lowered size-generic: 4 interleave a reduction over a symbolic length for a GPU
+
+
+@pytest.mark.parametrize("lockstep", [False, True], ids=["cpu", "gpu"])
+def test_size_generic_lowerings_of_the_ci_seeds_agree(lockstep):
+    """The seeds lowered with their sizes left symbolic, so that reductions over symbolic
+    lengths run in stages with guarded remainders whose whole parts are often empty at the
+    generator's sizes (the fixed sizes, all below a thousand elements, never split), for a
+    CPU (vector first stages) and for a GPU (interleaved stages): every program compiles and
+    agrees with the interpreter on PoCL."""
+    from functional.default_lowering import Target
+
+    lowering = fuzz.Lowering(target=Target(lockstep_items=True) if lockstep else None, size_generic=True)
+    outcomes = fuzz.run_seeds(GENERIC_SEEDS, jobs=2, timeout=120, lowering=lowering)
+    summary = fuzz.summarise(outcomes)
+    assert summary["failures"] == 0, fuzz.format_summary(summary)
+
+
+def test_a_size_generic_gpu_lowering_interleaves_reductions_of_symbolic_lengths():
+    """What the test above covers: some CI seeds' reductions are staged, and interleaved for a
+    GPU (4 of the first 60)."""
+    from dpia.variants import default_variant
+    from functional.default_lowering import Target
+
+    derivations = [default_variant(random_program(seed).program, target=Target(lockstep_items=True))[1].derivation
+                   for seed in range(60)]
+    assert sum("reduce_reorder" in d for d in derivations) >= 3
+
+
 # Seeds whose spaces' points once failed (tests/test_fuzz_points.py has each as a small
 # program): a vectorised cast, literal, let, int abs and reduction; a few points of each.
 SPACE_SEEDS = (0, 62, 111, 114, 137, 140, 287)

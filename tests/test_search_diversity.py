@@ -31,6 +31,7 @@ GEMV = fl.fun([fl.array(M, fl.array(N, fl.f32)), fl.array(N, fl.f32), fl.array(M
               seed.gemv_body)
 SIZES = {"M": 64, "N": 64}
 CPU = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=2)
+BATCH = 8  # candidates the synthetic searches propose at once
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +74,7 @@ def _classes_reached(space: Space, settings: Model, candidates: int, seed_: int,
     run.baseline_done = True
     reached, fastest = set(), False
     while len(run.trials) < candidates:
-        specs = run.propose(4)
+        specs = run.propose(BATCH)
         assert specs, "the space ran out"
         for spec in specs:
             reached.add(skeleton_class(spec.family))
@@ -109,15 +110,21 @@ def test_every_class_is_tried_within_a_budget_of_about_twice_their_number(wide_s
 
 
 def test_an_exploration_on_pocl_with_a_small_budget_tries_every_class(gemv_space):
-    """Every class of gemv's one-move skeletons is tried (a candidate of it measured, or a
-    duplicate of another's kernel) within the budget."""
+    """Every class of gemv's one-move skeletons is tried (a candidate of it evaluated: measured,
+    cut short as slow, refused by the device, or found a duplicate of another's kernel) within
+    the budget.  Which candidates fail and how fast the others run vary with the machine and its
+    load, and with them the model's choices; that every class is proposed must not."""
     classes = {skeleton_class(f) for f in gemv_space.families}
-    budget = Model().warmup + 2 * len(classes) + 4
+    # a class whose points the device refuses is proposed until Model.class_failures of them
+    # failed (about a third of gemv's classes on PoCL, which ones depending on the times measured)
+    budget = Model().warmup + Model().class_failures * len(classes) + 4
     result = explore(GEMV, SIZES, seed=0, workers=2, skeletons=gemv_space.families, max_candidates=budget,
                      timeout_s=60, baseline="default")
+    names = {f.name for f in gemv_space.families}
+    tried = {skeleton_class(gemv_space.family(name)) for name in result.by_family if name in names}
     measured = {skeleton_class(gemv_space.family(c.params["family"])) for c in result.candidates
                 if not c.params["baseline"]}
-    assert result.tried <= budget and len(measured) + result.duplicates >= len(classes)
+    assert result.tried <= budget and tried == classes, classes - tried
     assert (("reduce_tree",), ("map_local", "map_workgroup")) in measured
 
 
@@ -144,9 +151,10 @@ def test_a_class_whose_first_points_fail_is_tried_again_and_its_skeletons_not_bu
     """A failed point says nothing of its skeleton's other values: the class is tried again
     (up to Model.class_failures failures), the skeleton's measured best is of its timed
     points only and the model blames failures on values alone, so the fast wide groups are
-    found within the budget by most seeds: 7 of 30 miss, against 13 of 30 when a class counts
-    as tried after one failure (its fast skeletons buried behind a failed point).  (4 against 16
-    before the reductions vectorised through their maps, session 16, which changed GEMV's space.)"""
+    found within the budget by most seeds: 3 of 30 miss, against 18 of 30 when a class counts
+    as tried after one failure (its fast skeletons buried behind a failed point), in batches of
+    BATCH = 8 (7 against 13 in batches of 4; 4 against 16 before the reductions vectorised
+    through their maps, session 16, which changed GEMV's space)."""
     classes = {skeleton_class(f) for f in gemv_skeletons.families}
     budget = Model().warmup + 2 * len(classes) + 4
 

@@ -188,7 +188,8 @@ class Exploration:
     """What one exploration found and how its candidates fared.
 
     `tried`: candidates evaluated in this run (baseline included); `failed`: those failed,
-    wrong or timed out; `by_stage` / `by_rule` / `by_family`: where they failed;
+    wrong or timed out; `by_stage` / `by_rule`: where they failed; `by_family`: each skeleton's
+    candidates by outcome ("duplicate": its kernel another candidate's);
     `infeasible`: points the device's limits or the sizes excluded ("family: reason kind");
     `duplicates`: points whose low-level program another point already had; `reused`:
     candidates the database had measured before; `abandoned`: killed by the time budget."""
@@ -350,10 +351,11 @@ class _Run:
         (dpia.variants.default_variant: default_schedule with the sizes fixed, which may split
         reductions by their divisors), timed for the default schedule's candidate; None
         where it does not derive (the size-generic default at the sizes is timed then)."""
-        from ..variants import default_variant
+        from ..variants import default_variant, lowering_target
 
         try:
-            return default_variant(self.program, dict(self.sizes))[1].derivation
+            target = lowering_target(self.evaluator.limits)
+            return default_variant(self.program, dict(self.sizes), target=target)[1].derivation
         except FunctionalError:
             return None
 
@@ -458,6 +460,7 @@ class _Run:
                 # differ here), so the search learns nothing of it from this duplicate
                 same_as = None
             self.duplicates += 1
+            self.by_family[spec.family_name]["duplicate"] += 1
             self._finish_trial(spec.index, first or "duplicate", same_as)
             if first is None:  # given the original's outcome when it comes
                 self.waiting[original].append(spec.index)

@@ -123,12 +123,15 @@ class Spec:
             return self.family.name
         return f"{self.variant}_variant" if self.derivation is not None else "default_schedule"
 
-    def strategy(self):
+    def strategy(self, limits: DeviceLimits | None = None):
+        """The point's strategy (without a skeleton: the default schedule) for a device with
+        `limits` (what the lowering is told of it: DeviceLimits.lowering_target)."""
+        target = limits.lowering_target() if limits is not None else None
         if self.family is None:
             from functional.schedules import default_schedule
 
-            return default_schedule(self.program)
-        return self.family.strategy(self.params)
+            return default_schedule(self.program, target)
+        return self.family.strategy(self.params, target)
 
 
 @attrs.frozen
@@ -156,11 +159,11 @@ class Evaluator:
             replayed = Derivation.from_text(spec.derivation)
             return replayed.replay(), replayed
         try:
-            return derive(spec.program, spec.strategy())
+            return derive(spec.program, spec.strategy(self.limits))
         except FunctionalError:
             if spec.fallback is None:
                 raise
-            return derive(spec.fallback, spec.strategy())
+            return derive(spec.fallback, spec.strategy(self.limits))
 
     def options(self, spec: Spec, **changes) -> Options:
         sizes = dict(spec.sizes) if spec is not None else None

@@ -57,11 +57,12 @@ class Preset:
         """The named strategy of functional.schedules it reproduces."""
         return getattr(schedules, self.strategy_name)(**self.params)
 
-    def strategy(self):
-        """Its point's strategy (the skeleton's moves at its values), else the named strategy."""
+    def strategy(self, target=None):
+        """Its point's strategy (the skeleton's moves at its values, completed for a device like
+        `target`: functional.default_lowering.Target), else the named strategy."""
         if self.skeleton is None:
             return self.schedule()
-        return Skeleton(parse_steps(self.skeleton)).strategy(self.values)
+        return Skeleton(parse_steps(self.skeleton)).strategy(self.values, target)
 
     def numbers(self) -> dict[str, int]:
         if self.skeleton is not None:
@@ -146,10 +147,10 @@ def _kind(limits: DeviceLimits) -> str:
     return "GPU" if "GPU" in limits.device_type else "CPU"
 
 
-def derive_preset(program: Expr, sizes: Mapping[str, int], preset: Preset) -> tuple[Expr, Derivation]:
-    """The preset's strategy on the program re-declared with the facts its numbers need at
-    these sizes (the lcm, then the product: nested splits of one length); FunctionalError
-    when it does not derive."""
+def derive_preset(program: Expr, sizes: Mapping[str, int], preset: Preset, target=None) -> tuple[Expr, Derivation]:
+    """The preset's strategy for a device like `target` (Preset.strategy) on the program
+    re-declared with the facts its numbers need at these sizes (the lcm, then the product:
+    nested splits of one length); FunctionalError when it does not derive."""
     typed = program if program.t is not None else infer(program)
     failure: FunctionalError | None = None
     tried = []
@@ -159,7 +160,7 @@ def derive_preset(program: Expr, sizes: Mapping[str, int], preset: Preset) -> tu
             continue
         tried.append(facts)
         try:
-            return derive(infer(with_size_facts(typed, facts)), preset.strategy())
+            return derive(infer(with_size_facts(typed, facts)), preset.strategy(target))
         except FunctionalError as exc:
             failure = exc
     raise failure
@@ -235,7 +236,7 @@ def preset_for(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits) ->
     default_bytes = None
     for preset in _placed(PRESETS.get(_kind(limits), ())):
         try:
-            low, derivation = derive_preset(program, sizes, preset)
+            low, derivation = derive_preset(program, sizes, preset, limits.lowering_target())
             if fits(low, sizes, limits) is not None:
                 continue
             if default_bytes is None:

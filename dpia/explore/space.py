@@ -99,6 +99,13 @@ class DeviceLimits:
         A CPU's work-group is a loop: any size."""
         return 32 if "GPU" in self.device_type else 1
 
+    def lowering_target(self):
+        """What the default lowering is told of this device (functional.default_lowering.Target):
+        a GPU's work-items run in lockstep, so its reductions read their data interleaved."""
+        from functional.default_lowering import Target
+
+        return Target(lockstep_items="GPU" in self.device_type)
+
     @staticmethod
     def of_identity(identity: Mapping) -> DeviceLimits:
         device_type = str(identity.get("device_type", "CPU"))
@@ -288,8 +295,9 @@ class Skeleton:
         out = [p for values in combos if self.valid(p := dict(zip(names, values)))]
         return out[:cap]
 
-    def strategy(self, params: Mapping[str, int]) -> Strategy:
-        """Prepare, the moves with these slot values, then the default lowering's completion."""
+    def strategy(self, params: Mapping[str, int], target=None) -> Strategy:
+        """Prepare, the moves with these slot values, then the default lowering's completion
+        for a device like `target` (functional.default_lowering.Target; None: the default)."""
         from functional.schedules import program_body
 
         from .moves import ALGORITHMIC, MOVES
@@ -301,7 +309,7 @@ class Skeleton:
             move = MOVES[step.move]
             (algorithmic if move.stage == ALGORITHMIC else mapping).append(
                 at(step.path, move.make(**values), str(step)))
-        return program_body(seq(prepare(), *algorithmic, normal_form(), *mapping, completion()))
+        return program_body(seq(prepare(), *algorithmic, normal_form(), *mapping, completion(target)))
 
 
 def at(path: tuple[int, ...], s: Strategy, label: str) -> Strategy:
@@ -409,7 +417,8 @@ class Space:
     def build(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits, skeletons: Sequence[Skeleton] | None = None,
               heuristics=None, cancelled: Callable[[], bool] = never) -> Space:
         """Stages 1 and 2 (or the given `skeletons`), then stage 3's points.  `cancelled` is
-        asked between variants; once it answers True the build raises BuildCancelled."""
+        asked between variants, mappings and skeletons; once it answers True the build raises
+        BuildCancelled."""
         from .stages import generate_skeletons
 
         typed = program if program.t is not None else infer(program)
@@ -421,6 +430,8 @@ class Space:
         infeasible: dict[str, int] = {}
         cap = max(1, min(MAX_POINTS_PER_SKELETON, MAX_POINTS // max(1, len(found))))
         for skeleton in found:
+            if cancelled():
+                raise BuildCancelled("stage 3")
             combos = skeleton.all_params(cap)
             if skeleton.choices and not combos:
                 infeasible["no slot values divide their lengths"] = infeasible.get(
@@ -437,7 +448,8 @@ class Space:
             raise SpaceError(f"no skeleton {name!r} in this space ({len(self.families)} skeletons)") from None
 
     def strategy(self, point: Point) -> Strategy:
-        return self.family(point.family).strategy(point.as_dict())
+        """The point's strategy, completed for this space's device (DeviceLimits.lowering_target)."""
+        return self.family(point.family).strategy(point.as_dict(), self.limits.lowering_target())
 
     def facts(self, point: Point, product: bool = False) -> dict[str, int]:
         family = self.family(point.family)

@@ -44,8 +44,11 @@ def normal_form() -> Strategy:
     return dict(phases())["eta"]
 
 
-def completion() -> Strategy:
-    return seq(*(s for name, s in phases() if name not in PREPARE))
+def completion(target=None) -> Strategy:
+    """The default lowering's phases after the preparation, for a device like `target`
+    (functional.default_lowering.Target; None: the default): what a point's moves leave
+    high level is lowered as the default lowering would."""
+    return seq(*(s for name, s in phases(target) if name not in PREPARE))
 
 
 def _body(e: Expr) -> Expr:
@@ -90,7 +93,7 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
     mappings, with stage 3's slot values (and the launch shape slot,
     dpia.explore.launch.offered); the default lowering (no move) first; where the device offers
     `intrinsics`, each mapping's twin using them (mapping.intrinsic_steps).  BuildCancelled
-    once `cancelled()` (asked between variants) is True."""
+    once `cancelled()` (asked between variants and between a variant's mappings) is True."""
     body = prepared_body(program, sizes)
     heuristics = heuristics or Heuristics()
     out: list[Skeleton] = []
@@ -123,6 +126,8 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
         replay = _replay(body, variant.steps)
         trial = {name: slot.trial for name, slot in variant.slots.items()}
         for mapping in mappings(expr):
+            if cancelled():  # a variant's mappings and loop schemes take seconds (a sum's: 700 skeletons)
+                raise BuildCancelled("stage 2")
             mapped = relabelled(expr, mapping)
             loops = loop_schemes(mapped, sizes, variant.slots,
                                  mapped_replay(replay, expr, mapping)) if heuristics.loops else [((), {})]
