@@ -238,7 +238,7 @@ def store_where_needed(fuel: int = 10_000) -> Strategy:
 @attrs.frozen
 class Target:
     """What the default lowering knows of the device it lowers for (the driver tells it:
-    dpia.variants.target_of).
+    dpia.explore.space.DeviceLimits.lowering_target).
 
     `lockstep_items`: the work-items of a group issue each load together (a GPU's warps), so a
     reduction's stages read their data interleaved wherever the operator is commutative:
@@ -944,10 +944,11 @@ def fused_in_stages() -> Strategy:
 def phases(target: Target | None = None) -> tuple[tuple[str, Strategy], ...]:
     """The default lowering's phases for a device like `target` (None: the default Target), in
     order (see the module's docstring)."""
-    target = target if target is not None else Target()
     from .rules.macros import guard, r
     from .schedules import fuse_maps, fully_lowered, two_stage_reduction
     from .strategies import normalize, seq, try_
+
+    target = target if target is not None else Target()
 
     return (
         ("indices", try_(normalize(r("generate_as_map")))),
