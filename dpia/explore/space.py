@@ -214,13 +214,25 @@ class SlotLength:
     scale: Fraction = attrs.field(converter=Fraction)
     powers: tuple[tuple[str, int], ...] = attrs.field(converter=lambda p: tuple(sorted(p)))
 
+    def _fraction(self, params: Mapping[str, int]) -> tuple[int, int]:
+        """(numerator, denominator) of the length at these values, unreduced: integer
+        arithmetic (stage 3 asks for every sampled point of every skeleton)."""
+        num, den = self.scale.numerator, self.scale.denominator
+        for slot, power in self.powers:
+            if power >= 0:
+                num *= params[slot] ** power
+            else:
+                den *= params[slot] ** -power
+        return num, den
+
     def at(self, params: Mapping[str, int]) -> Fraction:
-        return self.scale * math.prod((Fraction(params[slot]) ** power for slot, power in self.powers), start=Fraction(1))
+        return Fraction(*self._fraction(params))
 
     def divided_by(self, value: int, params: Mapping[str, int]) -> bool:
-        """Whether `value` divides the length at these values (a whole number there)."""
-        length = self.at(params)
-        return length.denominator == 1 and length.numerator % value == 0
+        """Whether `value` divides the length at these values (a whole number there):
+        num / den = value * m for a whole m exactly when den * value divides num."""
+        num, den = self._fraction(params)
+        return num % (den * value) == 0
 
     def renamed(self, names: Mapping[str, str]) -> SlotLength:
         return SlotLength(self.scale, tuple((names.get(slot, slot), power) for slot, power in self.powers))
