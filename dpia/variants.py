@@ -155,16 +155,10 @@ def _at_sizes_if_typed(low: Expr, sizes: dict, variant: Variant) -> tuple[Expr, 
         return low, attrs.evolve(variant, note=f"{variant.note}; {note}" if variant.note else note, at_sizes=False)
 
 
-def lowering_target(limits):
-    """What the default lowering is told of a device with `limits` (DeviceLimits.lowering_target;
-    None without limits: the default Target, a CPU's)."""
-    return limits.lowering_target() if limits is not None else None
-
-
 def default_variant(program: Expr, sizes: dict | None = None, note: str = "", target=None) -> tuple[Expr, Variant]:
     """default_schedule on the program for a device like `target` (functional.default_lowering
-    Target, `lowering_target(limits)`; None: the default Target), with `sizes` fixed when given
-    (so reductions can be split by divisors of the actual lengths)."""
+    Target: dpia.explore.space.lowering_target(limits); None: the default Target), with `sizes`
+    fixed when given (so reductions can be split by divisors of the actual lengths)."""
     fixed = infer(fix_sizes(program, sizes) if sizes else program)
     low, derivation = PIPELINE["derive"].fn(fixed, default_schedule(fixed, target), Options())
     return low, Variant("default", derivation.to_text(), note=note)
@@ -217,6 +211,8 @@ def _choose_variant(program: Expr, sizes: dict | None, device_key: str | None, d
         preset = preset_variant(program, sizes, limits, note)
         if preset is not None:
             return preset
+    from .explore.space import lowering_target
+
     return default_variant(program, sizes, note, lowering_target(limits))
 
 
@@ -299,7 +295,7 @@ class VariantKernel:
         return self.for_sizes(self.sizes_of(arrays))
 
     def _compile(self, sizes: dict) -> tuple:
-        from .explore.space import DeviceLimits
+        from .explore.space import DeviceLimits, lowering_target
 
         limits = DeviceLimits.of(self.device)
         low, variant = choose_variant(self.program, sizes, self.tuned_for, self._db, limits)
@@ -331,4 +327,4 @@ class VariantKernel:
 
 
 __all__ = ["KINDS", "ForeignVariantError", "TuningWarning", "Variant", "VariantKernel", "at_sizes", "choose_variant",
-           "default_variant", "is_high_level", "lowering_target", "open_database", "preset_variant", "tuned_variant"]
+           "default_variant", "is_high_level", "open_database", "preset_variant", "tuned_variant"]

@@ -351,7 +351,8 @@ class _Run:
         (dpia.variants.default_variant: default_schedule with the sizes fixed, which may split
         reductions by their divisors), timed for the default schedule's candidate; None
         where it does not derive (the size-generic default at the sizes is timed then)."""
-        from ..variants import default_variant, lowering_target
+        from ..variants import default_variant
+        from .space import lowering_target
 
         try:
             target = lowering_target(self.evaluator.limits)

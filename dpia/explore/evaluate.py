@@ -25,7 +25,7 @@ from functional.syntax import to_text
 from ..pipeline import PIPELINE, Options, Pipeline, mismatch  # noqa: F401 -- mismatch: this module's API too
 from ..programs import input_shapes, random_inputs, timing_inputs
 from .launch import applied_shape
-from .space import CHECK_FLOOR, DeviceLimits, Point, Skeleton, check_size
+from .space import CHECK_FLOOR, DeviceLimits, Point, Skeleton, check_size, lowering_target
 
 SLOW_FACTOR = 5.0  # abandon a candidate whose first timed run is this much slower than the best
 PROBE_WORK = 1 / 32  # probe sizes: at most this fraction of the real sizes' work (product of the sizes)
@@ -126,7 +126,7 @@ class Spec:
     def strategy(self, limits: DeviceLimits | None = None):
         """The point's strategy (without a skeleton: the default schedule) for a device with
         `limits` (what the lowering is told of it: DeviceLimits.lowering_target)."""
-        target = limits.lowering_target() if limits is not None else None
+        target = lowering_target(limits)
         if self.family is None:
             from functional.schedules import default_schedule
 

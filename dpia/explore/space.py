@@ -204,6 +204,12 @@ def parse_steps(name: str) -> tuple[Step, ...]:
     return tuple(out)
 
 
+
+def lowering_target(limits: DeviceLimits | None):
+    """What the default lowering is told of a device with `limits` (DeviceLimits.lowering_target;
+    None without limits: the default Target, a CPU's)."""
+    return limits.lowering_target() if limits is not None else None
+
 @attrs.frozen
 class SlotLength:
     """A length the values of other slots determine: `scale` times the product of their
@@ -583,4 +589,4 @@ def check_program_sizes(program: Expr, sizes: Mapping[str, int]) -> None:
 
 
 __all__ = ["CHECK_FLOOR", "DEFAULT_NAME", "DeviceLimits", "Point", "Shape", "Skeleton", "SlotLength", "Space", "SpaceError", "Step", "at",
-           "check_program_sizes", "check_size", "parse_steps", "point_facts", "with_size_facts"]
+           "check_program_sizes", "check_size", "lowering_target", "parse_steps", "point_facts", "with_size_facts"]
