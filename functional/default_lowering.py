@@ -4,6 +4,12 @@ derivation of rule steps that prints, stores and replays.
 
 Its phases, in order (`PHASES`):
 
+    generate_fusion
+                 inside functions, `generate n (fun(k) => reduce f z (map (g k) xs))` becomes one
+                 reduction of n-arrays (the banana split below, rule generate_reduce_fusion) before
+                 indices turns a generate that reads at its index into a map the rule does not
+                 match: N-Body's and MD's three force components in one pass over the bodies (5.4x
+                 and 5.2x faster on an H100: 1.76x and 2.20x torch.compile)
     indices      a generate whose index picks elements becomes a map over the arrays it reads
                  (rules.indexing generate_as_map: `generate n (fun(i) => a[i] * b[k][i])` reads
                  as `map (*) (zip a (at b k))`, a[i][k] as column k), so the phases below, and
@@ -14,7 +20,10 @@ Its phases, in order (`PHASES`):
                  a map, `reduce (+) z (map abs xs)` (rules.algorithmic fold_fission), so the
                  reductions phase can run it in parallel stages; a reduction of a concatenation is
                  one of each part, the second from the first's result (reduce_concat), each part's
-                 chunks contiguous
+                 chunks contiguous; a fold over rows a map computes, longer than
+                 MAX_FUSED_REDUCTIONS, is interchanged into reductions of columns (reduce_columns:
+                 a product written row by row); a short row is a work-item's accumulator (a
+                 banana split's n-array) and stays a fold
     hoist        loops inside a map's or reduction's function that are the same for every element
                  are computed once, before it (rules.algorithmic.hoist_invariant)
     fuse         producer maps into their consumers (no intermediate arrays between maps)
@@ -29,6 +38,11 @@ Its phases, in order (`PHASES`):
                  the reductions phase keeps its parallel stages (any other fused operator would
                  make them sequential).  Not part of the exploration's preparation (its moves
                  offer the fusion there; its tree stages hold scalars): it completes points
+    row_reductions
+                 on a lockstep target (GPUs) only: a program-level map whose function reduces
+                 long contiguous rows of its element and loops nowhere else runs a work-group
+                 per element, its items folding interleaved elements of each row, then a tree
+                 in local memory (rules.macros tree_reduction; map_workgroup, map_local)
     vector_reductions
                  every reduction a work-item runs (inside a map's function, anywhere in it) over a
                  contiguous row of at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)`,
@@ -41,7 +55,8 @@ Its phases, in order (`PHASES`):
     vector_columns
                  a program-level map over the columns of a transpose (alone or zipped with an
                  array of scalars) computes w neighbouring columns at once, reading w elements
-                 of each row as a vector (rules.algorithmic vectorize_columns; exact)
+                 of each row as a vector (rules.algorithmic vectorize_columns; exact; w as in
+                 vector_maps)
     column_stages
                  a program-level map whose elements each reduce a long strided array (A^T x's
                  columns) computes every element's reductions in chunks of STAGE_ROWS rows first,
@@ -60,7 +75,8 @@ Its phases, in order (`PHASES`):
     vector_maps  a program-level map of scalars over contiguous arrays (or zips of them) whose
                  function is lane-wise computes w elements at once: vector reads, arithmetic and
                  writes (rules.algorithmic vectorize_lanes; w the widest of VECTOR_WIDTHS dividing
-                 its length)
+                 its length; on a lockstep target at most LOCKSTEP_VECTOR_BYTES per item, so a
+                 warp's load stays one transaction: Target.vector_widths)
     eta_stages   a stage of partial reductions of arrays, `map (reduce f z) chunks`, gets a lambda
                  (eta_expand_map) so the store phase stores its operator's arrays
     declarations `associative f` -> f, once the reductions have read it (erase_associative)
@@ -98,7 +114,7 @@ from .rules.core import RULES
 from .primitives import LOOP_MAPS, LOW_REDUCTIONS, has_low_level
 from .storage import HOST, HOST_SEQ, ITEM, arg_path, enclosing_group_dims, first_need, function_context
 from .strategies import Failure, Step, Strategy, Success, at_path, replace_at
-from .types import ArrayType, ScalarType, TupleType, holds_array
+from .types import ArrayType, ScalarType, TupleType, VectorType, holds_array
 
 
 
@@ -245,9 +261,19 @@ class Target:
     neighbouring work-items read neighbouring elements, one memory transaction per warp-wide
     load.  Without it (a CPU, where each work-item runs alone on a core for its whole chunk)
     every work-item folds a contiguous chunk, read as vectors where it can (cache lines,
-    prefetchers): interleaved chunks there would stride by the number of work-items."""
+    prefetchers): interleaved chunks there would stride by the number of work-items.  The same
+    fact bounds a map's vectors: a warp-wide load is one transaction when each item reads at
+    most LOCKSTEP_VECTOR_BYTES; wider vectors split into several loads whose items lie
+    that many bytes apart (scal over 2^26 floats with 16 lanes per item: 0.84x torch.compile on
+    the H200, 4 lanes 1.19x, benchmarks/RESULTS.md)."""
 
     lockstep_items: bool = False
+
+    def vector_widths(self, elem) -> tuple[int, ...]:
+        """The lanes a map of `elem` scalars may compute per work-item, widest first."""
+        if not self.lockstep_items:
+            return VECTOR_WIDTHS
+        return tuple(w for w in VECTOR_WIDTHS if w * elem.dtype.itemsize <= LOCKSTEP_VECTOR_BYTES)
 
 
 # -------------------------------------------------------------------------- reductions
@@ -530,6 +556,7 @@ def split_reduction(target: Target = Target()) -> Strategy:
 
 
 VECTOR_WIDTHS = (16, 8, 4, 2)  # lanes tried for a map over a transpose's columns, widest first
+LOCKSTEP_VECTOR_BYTES = 16  # the widest load of one work-item that a warp still issues as one (128-bit)
 REDUCTION_WIDTH = 16  # lanes of a work-item's reduction (a remainder the width leaves is folded after)
 MIN_VECTOR_REDUCTION = 64  # elements: a shorter reduction keeps its scalar loop (little to gain)
 
@@ -681,6 +708,107 @@ def _vectorise_reduction(e: Expr, site: tuple, steps: list) -> Expr | None:
     return done
 
 
+ROW_ITEMS = 256  # work-items of the group that reduces one row (row_reductions), at most
+MIN_ROW_ITEMS = 32  # ... at least: a warp
+MIN_ROW_PER_ITEM = 4  # elements each of them folds before the tree, at least
+ROW_LOCAL_BYTES = 16 * 1024  # local memory the trees of one group may hold: half of OpenCL's guaranteed 32 KB
+
+
+def _value_bytes(t) -> int:
+    """Bytes of a value of a reduction's scalar, vector or tuple type."""
+    if isinstance(t, TupleType):
+        return sum(_value_bytes(c) for c in t.elems)
+    if isinstance(t, VectorType):
+        return t.elem.dtype.itemsize * (t.width.as_int() or 16)
+    return t.dtype.itemsize
+
+
+def row_items(n: int) -> int | None:
+    """Work-items for a work-group reducing a row of n elements (row_reductions): the largest
+    power of two up to ROW_ITEMS that divides n and leaves each item at least MIN_ROW_PER_ITEM
+    elements; None where that is fewer than MIN_ROW_ITEMS (a short or odd row stays one
+    item's loop)."""
+    items = ROW_ITEMS
+    while items >= MIN_ROW_ITEMS and (n % items or n // items < MIN_ROW_PER_ITEM):
+        items //= 2
+    return items if items >= MIN_ROW_ITEMS else None
+
+
+def _row_reductions(e: Expr) -> list[tuple[tuple, int, int]] | None:
+    """[(path in `e`, length, items)] of the reductions a program-level `map F xs` reduces
+    rows of its element with, where a work-group can take each element: F's body computes
+    reductions (vector_reduction_sites: over contiguous data, lane-wise) and nothing else that
+    loops, each of a constant length row_items accepts, a commutative monoid from its neutral
+    element (the tree's precondition) over scalars or tuples of them, reading data of the
+    element (a row of a matrix, not an array every element reads whole: N-Body's bodies).
+    None where F is not of that form."""
+    from . import algebra
+    from .expr import free_identifiers
+
+    head, args = spine(e)
+    if not (_computing_map(e) and len(args) == 2 and isinstance(args[0], Lambda)):
+        return None
+    found = []
+    for site in vector_reduction_sites(e):
+        node = at_path(e, site)
+        f, z, data = spine(node)[1]
+        n = data.t.size.as_int() if isinstance(data.t, ArrayType) else None
+        items = row_items(n) if n is not None else None
+        arrays, _ = _vector_reduction_data(node)  # what it reads, not the function it maps (MRI-Q's samples)
+        per_element = any(args[0].param.name in free_identifiers(a) for a in arrays)
+        if items is None or holds_array(node.t) or not per_element:
+            return None
+        if not (algebra.associative(f) and algebra.commutative(f) and algebra.neutral(f, z)):
+            return None
+        found.append((site, n, items))
+    loops = [p for p, _, _ in lowering_sites(args[0].body, arg_path(2, 0) + (0,), ITEM)]
+    if not found or any(all(p[:len(site)] != site for site, _, _ in found) for p in loops):
+        return None  # F loops elsewhere too (a map, a short reduction): its items' work is not rows'
+    # each tree's stages hold items + items/2 + ... + 1 < 2 * items values in local memory
+    if sum(2 * items * _value_bytes(at_path(e, site).t) for site, _, items in found) > ROW_LOCAL_BYTES:
+        return None
+    return found
+
+
+def row_reductions(target: Target = Target()) -> Strategy:
+    """On a target whose work-items run in lockstep, a program-level map whose function reduces
+    long contiguous rows of its element (`_row_reductions`: gemv's `alpha * dot row x + beta *
+    y`, gesummv's two) runs a work-group per element: `items` work-items fold every items-th element of the
+    row, neighbouring items reading neighbouring elements (one memory transaction per warp),
+    then a tree in local memory (rules.macros tree_reduction; one per reduction), the scalar
+    code around them once per group:
+
+        map (fun(p) => E[reduce f z row]) xs
+          -> map_workgroup 0 (fun(p) => E[reduce f z (iterate log2(items) stage
+                                             (map_local 0 (reduce f z) (split (n/items) (reorder_stride items row))))]) xs
+
+    Elsewhere (a CPU: each item's row read as vectors by vector_reductions) nothing changes.
+    GEMV 16384^2 on an H100 with 256 items: 1.06x cuBLAS (benchmarks/RESULTS.md), where an
+    item per row reads 64 KB apart from its neighbours."""
+    from .rules.macros import tree_reduction
+    from .schedules import parallel
+
+    def here(e: Expr):
+        found = _row_reductions(e)
+        if found is None:
+            return Failure("row_reductions: not a map reducing rows of its elements")
+        steps: list[Step] = []
+        for site, n, items in found:  # disjoint subterms: each tree leaves the others' paths as they are
+            tree = tree_reduction(n, items)(at_path(e, site))
+            if not tree.ok:
+                return tree
+            steps += [attrs.evolve(st, path=site + st.path) for st in tree.steps]
+            e = replace_at(e, site, tree.expr)
+        mapped = parallel([("map_workgroup", 0), ("map_local", 0)])(e)
+        if not mapped.ok:
+            return mapped
+        return Success(mapped.expr, tuple(steps) + mapped.steps)
+
+    if not target.lockstep_items:
+        return Strategy("row_reductions", lambda e: Success(e, ()))
+    return at_host(Strategy("row_reductions", here))
+
+
 def vector_reductions(fuel: int = 1000) -> Strategy:
     """Each work-item reduction `vector_reduction_sites` finds computes REDUCTION_WIDTH of
     its elements at once (reduce_vectorize_map, or reduce_vectorize for a reduction of an
@@ -709,10 +837,10 @@ def vector_reductions(fuel: int = 1000) -> Strategy:
     return Strategy("vector_reductions", run)
 
 
-def vector_columns() -> Strategy:
+def vector_columns(target: Target = Target()) -> Strategy:
     """A program-level map over the columns of a transpose (`map g (transpose a)`, or zipped
     with an array of scalars, as A^T x + y) computes w neighbouring columns at once
-    (vectorize_columns, w the widest of VECTOR_WIDTHS dividing their number), where a's rows
+    (vectorize_columns, w the widest of target.vector_widths dividing their number), where a's rows
     are contiguous (`_layout`): one work-item reads w neighbouring elements of each row as
     a vector instead of one column's element at a stride of a row.  Exact: each lane runs its
     column's computation in the program's order.  Sixteen columns rather than eight: each
@@ -724,7 +852,8 @@ def vector_columns() -> Strategy:
         parts = column_parts(spine(e)[1][1]) if _computing_map(e) and len(spine(e)[1]) == 2 else None
         if parts is None or not all(_layout(a, {}) is True for _, a in parts):
             return Failure("vector_columns: not a map over contiguous rows' columns")
-        for w in VECTOR_WIDTHS:
+        widths = target.vector_widths(e.t.elem) if isinstance(e.t.elem, ScalarType) else VECTOR_WIDTHS
+        for w in widths:
             result = RULES["vectorize_columns"].strategy(w=w)(e)
             if result.ok:
                 return result
@@ -736,9 +865,9 @@ def vector_columns() -> Strategy:
 MIN_VECTOR_MAP = 64  # elements: a shorter map keeps its scalar loop
 
 
-def _vector_map(e: Expr, env: dict):
-    """vectorize_lanes at the widest of VECTOR_WIDTHS dividing the length of `e`, a map of
-    scalars over contiguous arrays (`env`: the layouts of the identifiers bound around it)
+def _vector_map(e: Expr, env: dict, target: Target):
+    """vectorize_lanes at the widest of target.vector_widths dividing the length of `e`, a map
+    of scalars over contiguous arrays (`env`: the layouts of the identifiers bound around it)
     of at least MIN_VECTOR_MAP elements; a Failure otherwise."""
     from .rules.algorithmic import zip_leaves
 
@@ -749,7 +878,7 @@ def _vector_map(e: Expr, env: dict):
     n = e.t.size.as_int()
     if arrays is None or n is None or n < MIN_VECTOR_MAP or not all(_layout(a, env) is True for a in arrays):
         return Failure("vector_maps: not a long map over contiguous arrays")
-    for w in VECTOR_WIDTHS:
+    for w in target.vector_widths(e.t.elem):
         if n % w == 0:
             result = RULES["vectorize_lanes"].strategy(w=w)(e)
             if result.ok:
@@ -767,10 +896,10 @@ def _large_for_private(t) -> bool:
     return n is None or n > PRIVATE_LIMIT
 
 
-def vector_maps(fuel: int = 1000) -> Strategy:
+def vector_maps(target: Target = Target(), fuel: int = 1000) -> Strategy:
     """A map of scalars over contiguous arrays (or zips of them) whose function is lane-wise,
     `map (fun(p) => a * fst p + snd p) (zip xs ys)`, computes w elements at once
-    (vectorize_lanes, w the widest of VECTOR_WIDTHS dividing its length, at least
+    (vectorize_lanes, w the widest of target.vector_widths dividing its length, at least
     MIN_VECTOR_MAP): vector reads and writes, the arithmetic on vectors.  In program-level code
     and in a work-item's (softmax's row divided by its sum); the data of a reduction is left to
     the reductions' phases (their chunks and rows are read as vectors there), and a work-item's
@@ -781,7 +910,7 @@ def vector_maps(fuel: int = 1000) -> Strategy:
         head, _ = spine(e)
         if isinstance(head, Prim) and head.name in ("reduce", "reduce_seq"):
             return Success(e, ())  # its data is the reductions phase's
-        return _vector_map(e, {})
+        return _vector_map(e, {}, target)
 
     host = at_host(Strategy("vector_maps", at_program_level))
 
@@ -797,7 +926,7 @@ def vector_maps(fuel: int = 1000) -> Strategy:
                 break
             path, env = site
             tried.add(path)
-            result = _vector_map(at_path(e, path), env)
+            result = _vector_map(at_path(e, path), env, target)
             if result.ok:
                 steps.extend(attrs.evolve(st, path=path + st.path) for st in result.steps)
                 e = replace_at(e, path, result.expr)
@@ -903,8 +1032,13 @@ def _fold_of_computed_rows(e: Expr) -> bool:
     the map (the dot products a product's lowerings know).  A fold over stored rows keeps its
     form: it already reads them contiguously into a row accumulator (column sums: 0.86x NumPy
     as a fold, 0.80x interchanged, on PoCL)."""
+    from .rules.algorithmic import MAX_FUSED_REDUCTIONS
+
     args = applied(e, "reduce", 3)
-    return args is not None and _computing_map(args[2])
+    if args is None or not _computing_map(args[2]) or not isinstance(e.t, ArrayType):
+        return False
+    n = e.t.size.as_int()
+    return n is None or n > MAX_FUSED_REDUCTIONS  # a short row is a work-item's accumulator (a banana split's)
 
 
 def _stage_of_arrays(e: Expr) -> bool:
@@ -951,6 +1085,9 @@ def phases(target: Target | None = None) -> tuple[tuple[str, Strategy], ...]:
     target = target if target is not None else Target()
 
     return (
+        # before indices: generate_as_map would turn N-Body's and MD's `generate 3 (fun(k) => reduce ...)`
+        # into a map the banana split no longer matches (three passes over the bodies)
+        ("generate_fusion", in_functions(r("generate_reduce_fusion"))),
         ("indices", try_(normalize(r("generate_as_map")))),
         ("eta", try_(normalize(seq(guard("a map of a partial application", _map_of_partial), r("eta_expand_map"))))),
         ("folds", try_(normalize(r("fold_fission") | r("reduce_concat") | r("transpose_rows")
@@ -960,11 +1097,12 @@ def phases(target: Target | None = None) -> tuple[tuple[str, Strategy], ...]:
         ("fuse", fuse_maps()),
         ("banana_split", in_functions(r("generate_reduce_fusion") | r("pair_reduce_fusion"))),
         ("host_banana_split", at_host(fused_in_stages())),
+        ("row_reductions", row_reductions(target)),
         ("vector_reductions", vector_reductions()),
-        ("vector_columns", vector_columns()),
+        ("vector_columns", vector_columns(target)),
         ("column_stages", column_stages()),
         ("reductions", at_host(split_reduction(target) | two_stage_reduction())),
-        ("vector_maps", vector_maps()),
+        ("vector_maps", vector_maps(target)),
         ("eta_stages", try_(normalize(seq(guard("a stage of array reductions", _stage_of_arrays),
                                           r("eta_expand_map"))))),
         ("declarations", try_(normalize(r("erase_associative")))),
@@ -999,7 +1137,8 @@ def default_schedule(program: Expr | None = None, target: Target | None = None) 
     return Strategy("default_schedule", run)
 
 
-__all__ = ["CHUNK", "INTERLEAVED_CHUNK", "Target", "interleaved_chunk", "MIN_STAGED", "MIN_VECTOR_MAP", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
+__all__ = ["CHUNK", "INTERLEAVED_CHUNK", "LOCKSTEP_VECTOR_BYTES", "MIN_ROW_ITEMS", "MIN_ROW_PER_ITEM", "ROW_ITEMS",
+           "Target", "row_items", "row_reductions", "interleaved_chunk", "MIN_STAGED", "MIN_VECTOR_MAP", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
            "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host", "column_stages", "default_schedule",
            "in_functions", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
            "vector_columns", "vector_maps", "vector_reduction_sites", "vector_reductions"]

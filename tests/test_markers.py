@@ -43,4 +43,4 @@ def test_every_device_module_exists():
 def test_markers_are_registered():
     tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11's tomllib")
     markers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
-    assert sorted(m.split(":")[0] for m in markers) == ["device", "oclgrind_off(reason)", "slow"]
+    assert sorted(m.split(":")[0] for m in markers) == ["device", "no_typing_memo", "oclgrind_off(reason)", "slow"]

@@ -30,7 +30,7 @@ from .mapping import intrinsic_steps, loop_schemes, mapped_replay, mappings, nes
 from .moves import ALGORITHMIC_MOVES, Move
 from .space import BuildCancelled, Skeleton, never, with_size_facts
 
-PREPARE = ("indices", "eta", "folds", "hoist", "fuse", "banana_split")
+PREPARE = ("generate_fusion", "indices", "eta", "folds", "hoist", "fuse", "banana_split")
 
 
 def prepare() -> Strategy:

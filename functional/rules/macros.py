@@ -39,6 +39,7 @@ Macro strategies (apply at the node named in each docstring):
     register_blocking_2d(l1, l2)   tile_2d(l1, l2) then both reductions lifted: an outer-product update
     untile_views(), tile_views()   the layout maps of a tiling (map join, map (split k)) as whole-array views
     parallel_reduction(block, local)   the seed's vecSum derivation on reduce f z xs
+    tree_reduction(length, local)      one block of it: a whole reduction by `local` items and a tree
 """
 
 from __future__ import annotations
@@ -581,27 +582,41 @@ def parallel_reduction(block: int, local: int) -> Strategy:
     reducePart . split (reduce_split block/local), reducePart -> iterate (reduce_split local,
     partial_reduce_iterate_stride).  E's split and reorder_stride are pushed through its map
     and zip (split_map, split_zip, reorder_stride_map, reorder_stride_zip) and its map fused
-    into the partial reductions (map_fusion)."""
-    if block % local:
-        raise ValueError(f"the local size {local} does not divide the block size {block}")
-    k, per_item = _log2(local), block // local
-    in_block = seq(
-        r("reduce_reorder", s=local),
-        try_(argument(push_views())),
-        r("reduce_split", n=per_item),
-        try_(argument(push_views())),
-        r("reduce_split", n=local),
-        argument(r("partial_reduce_iterate_stride", k=k)),
-    )
+    into the partial reductions (map_fusion).  ValueError where local does not divide block."""
     return named(f"parallel_reduction({block}, {local})", seq(
         guard("reduce f z xs", _is_reduce),
         r("reduce_split", n=block),
         try_(argument(push_views())),
         try_(argument(r("eta_expand_map"))),
-        argument(fmap(in_block)),
+        argument(fmap(tree_reduction(block, local))),
+    ))
+
+
+def tree_reduction(length: int, local: int) -> Strategy:
+    """At `reduce f z xs`, xs of `length` elements (f a commutative monoid, z its neutral
+    element): `local` items each fold every local-th element (neighbouring items read
+    neighbouring elements), then a tree of log2(local) stages halves the partial results:
+
+        reduce f z (iterate log2(local) (fun(l: nat, ys) => map (reduce f z) (split 2 (reorder_stride l ys)))
+                      (map (reduce f z) (split (length/local) (reorder_stride local xs))))
+
+    Steps: reduce_reorder local, reduce_split length/local, reduce_split local,
+    partial_reduce_iterate_stride, with xs's views pushed through its map and zip and the map
+    fused into the partial reductions (push_views).  One block of parallel_reduction; a row's
+    reduction by one work-group in the default lowering (default_lowering.row_reductions)."""
+    if length % local:
+        raise ValueError(f"the local size {local} does not divide the length {length}")
+    return named(f"tree_reduction({length}, {local})", seq(
+        guard("reduce f z xs", _is_reduce),
+        r("reduce_reorder", s=local),
+        try_(argument(push_views())),
+        r("reduce_split", n=length // local),
+        try_(argument(push_views())),
+        r("reduce_split", n=local),
+        argument(r("partial_reduce_iterate_stride", k=_log2(local))),
     ))
 
 
 __all__ = ["beta_proj_normal_form", "guard", "let_value", "lift_reduce", "named", "outermost", "pair_parts",
            "parallel_reduction", "push_views", "r", "reduce_fn", "register_blocking_1d", "register_blocking_2d",
-           "split_reduction", "tile_2d", "tile_reduction", "tile_views", "untile_views"]
+           "split_reduction", "tree_reduction", "tile_2d", "tile_reduction", "tile_views", "untile_views"]

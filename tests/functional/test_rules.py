@@ -213,6 +213,7 @@ def test_parameters_positionally_and_by_name():
     assert top_down(r(4))(prog).ok
 
 
+@pytest.mark.no_typing_memo
 def test_retyping_is_memoised_on_the_term_as_written():
     """retype's memo (functional.rules.core) keys on Expr.exact_key: a term equal up to
     renaming, or with other provenance, is inferred on its own and keeps its own names and
