@@ -710,7 +710,8 @@ def _vectorise_reduction(e: Expr, site: tuple, steps: list) -> Expr | None:
 
 ROW_ITEMS = 256  # work-items of the group that reduces one row (row_reductions), at most
 MIN_ROW_ITEMS = 32  # ... at least: a warp
-MIN_ROW_PER_ITEM = 4  # elements each of them folds before the tree, at least
+ROW_PER_ITEM = 16  # elements each item folds before the tree where the row gives a warp or more that many
+MIN_ROW_PER_ITEM = 4  # ... at a warp, at least (a shorter row stays one item's loop)
 ROW_LOCAL_BYTES = 16 * 1024  # local memory the trees of one group may hold: half of OpenCL's guaranteed 32 KB
 
 
@@ -725,29 +726,34 @@ def _value_bytes(t) -> int:
 
 def row_items(n: int) -> int | None:
     """Work-items for a work-group reducing a row of n elements (row_reductions): the largest
-    power of two up to ROW_ITEMS that divides n and leaves each item at least MIN_ROW_PER_ITEM
-    elements; None where that is fewer than MIN_ROW_ITEMS (a short or odd row stays one
-    item's loop)."""
+    power of two from MIN_ROW_ITEMS up to ROW_ITEMS that divides n and leaves each item
+    ROW_PER_ITEM elements or more (a tree's barriers cost what a few more elements per item
+    do: softmax over 16384 rows of 1024 on an H100, 256 items 0.200 ms, 64 items 0.178 ms); a
+    warp where that leaves each at least MIN_ROW_PER_ITEM; None otherwise (a short or odd
+    row stays one item's loop)."""
     items = ROW_ITEMS
-    while items >= MIN_ROW_ITEMS and (n % items or n // items < MIN_ROW_PER_ITEM):
+    while items > MIN_ROW_ITEMS and (n % items or n // items < ROW_PER_ITEM):
         items //= 2
-    return items if items >= MIN_ROW_ITEMS else None
+    return items if n % items == 0 and n // items >= MIN_ROW_PER_ITEM else None
 
 
 def _row_reductions(e: Expr) -> list[tuple[tuple, int, int]] | None:
     """[(path in `e`, length, items)] of the reductions a program-level `map F xs` reduces
     rows of its element with, where a work-group can take each element: F's body computes
-    reductions (vector_reduction_sites: over contiguous data, lane-wise) and nothing else that
-    loops, each of a constant length row_items accepts, a commutative monoid from its neutral
-    element (the tree's precondition) over scalars or tuples of them, reading data of the
-    element (a row of a matrix, not an array every element reads whole: N-Body's bodies).
-    None where F is not of that form."""
+    reductions (vector_reduction_sites: over contiguous data, lane-wise), each of a constant
+    length row_items accepts, a commutative monoid from its neutral element (the tree's
+    precondition) over scalars or tuples of them, reading data of the element (a row of a
+    matrix, or a value a let computes from one; not an array every element reads whole:
+    N-Body's bodies); beside them only element-wise maps (softmax's exp and division, layer
+    normalisation's), which the group's items share; the trees' and the stored maps' local
+    memory within ROW_LOCAL_BYTES.  None where F is not of that form."""
     from . import algebra
     from .expr import free_identifiers
 
     head, args = spine(e)
     if not (_computing_map(e) and len(args) == 2 and isinstance(args[0], Lambda)):
         return None
+    dependent = _dependent_names(args[0])
     found = []
     for site in vector_reduction_sites(e):
         node = at_path(e, site)
@@ -755,19 +761,50 @@ def _row_reductions(e: Expr) -> list[tuple[tuple, int, int]] | None:
         n = data.t.size.as_int() if isinstance(data.t, ArrayType) else None
         items = row_items(n) if n is not None else None
         arrays, _ = _vector_reduction_data(node)  # what it reads, not the function it maps (MRI-Q's samples)
-        per_element = any(args[0].param.name in free_identifiers(a) for a in arrays)
+        per_element = any(free_identifiers(a) & dependent for a in arrays)
         if items is None or holds_array(node.t) or not per_element:
             return None
         if not (algebra.associative(f) and algebra.commutative(f) and algebra.neutral(f, z)):
             return None
         found.append((site, n, items))
-    loops = [p for p, _, _ in lowering_sites(args[0].body, arg_path(2, 0) + (0,), ITEM)]
-    if not found or any(all(p[:len(site)] != site for site, _, _ in found) for p in loops):
-        return None  # F loops elsewhere too (a map, a short reduction): its items' work is not rows'
-    # each tree's stages hold items + items/2 + ... + 1 < 2 * items values in local memory
-    if sum(2 * items * _value_bytes(at_path(e, site).t) for site, _, items in found) > ROW_LOCAL_BYTES:
+    f_path = arg_path(2, 0) + (0,)
+    loops = [p for p, _, _ in lowering_sites(args[0].body, f_path, ITEM)]
+    outside = [p for p in loops if all(p[:len(site)] != site for site, _, _ in found)]
+    # element-wise maps beside the reductions (softmax's exp and division) become the group's map_local
+    maps = [p for p in outside if _computing_map(at_path(e, p)) and isinstance(at_path(e, p).t, ArrayType)
+            and isinstance(at_path(e, p).t.elem, ScalarType) and not any(q != p and q[:len(p)] == p for q in loops)]
+    if not found or len(maps) != len(outside):
+        return None  # F loops elsewhere too (a nest, a short reduction): its items' work is not rows'
+    # each tree's stages hold items + items/2 + ... + 1 < 2 * items values in local memory, and each
+    # map's array the group reads again (all but the function's result, written out) is stored there
+    result = f_path + _let_tail(args[0].body)
+    stored = sum((at_path(e, p).t.size.as_int() or ROW_LOCAL_BYTES) * _value_bytes(at_path(e, p).t.elem)
+                 for p in maps if p != result)
+    if sum(2 * items * _value_bytes(at_path(e, site).t) for site, _, items in found) + stored > ROW_LOCAL_BYTES:
         return None
     return found
+
+
+def _dependent_names(f: Lambda) -> set[str]:
+    """The names in f's body whose values depend on its parameter: the parameter and what
+    lets bind to values that read one of them (softmax's `e = map exp row`)."""
+    from .expr import free_identifiers, walk
+
+    names = {f.param.name}
+    for node in walk(f.body):  # parents first: an outer let's name is known before an inner value reads it
+        head, args = spine(node)
+        if isinstance(head, Prim) and head.name == "let" and len(args) == 2 and isinstance(args[1], Lambda):
+            if free_identifiers(args[0]) & names:
+                names.add(args[1].param.name)
+    return names
+
+
+def _let_tail(e: Expr) -> tuple:
+    """The path from `e` to what it computes past its lets (`let v (fun(x) => B)`: B's)."""
+    head, args = spine(e)
+    if isinstance(head, Prim) and head.name == "let" and len(args) == 2 and isinstance(args[1], Lambda):
+        return arg_path(2, 1) + (0,) + _let_tail(args[1].body)
+    return ()
 
 
 def row_reductions(target: Target = Target()) -> Strategy:
@@ -1138,6 +1175,7 @@ def default_schedule(program: Expr | None = None, target: Target | None = None) 
 
 
 __all__ = ["CHUNK", "INTERLEAVED_CHUNK", "LOCKSTEP_VECTOR_BYTES", "MIN_ROW_ITEMS", "MIN_ROW_PER_ITEM", "ROW_ITEMS",
+           "ROW_PER_ITEM",
            "Target", "row_items", "row_reductions", "interleaved_chunk", "MIN_STAGED", "MIN_VECTOR_MAP", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
            "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host", "column_stages", "default_schedule",
            "in_functions", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",

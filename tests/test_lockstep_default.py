@@ -171,15 +171,20 @@ ROW_FORMS = {  # name -> (program, NumPy reference)
         _row_program(lambda row: fl.let(fl.reduce(fl.max, fl.literal(-math.inf, fl.f32), row),
                                         lambda mx: fl.reduce(fl.add, 0.0, fl.map(lambda x: fl.exp(x - mx), row)))),
         lambda a: np.exp(a.astype(np.float64) - a.max(1, keepdims=True)).sum(1)),
+    "softmax": (_row_program(lambda row: fl.let(
+        fl.reduce(fl.max, fl.literal(-math.inf, fl.f32), row), lambda mx: fl.let(
+            fl.map(lambda x: fl.exp(x - mx), row), lambda e: fl.map(lambda v: v / fl.reduce(fl.add, 0.0, e), e)))),
+        lambda a: (lambda e: e / e.sum(1, keepdims=True))(np.exp(a.astype(np.float64) - a.max(1, keepdims=True)))),
     "row_sum_of_squares_scaled": (
         _row_program(lambda row: 0.5 * fl.reduce(fl.add, 0.0, fl.map(lambda x: x * x, row)) + 1.0),
         lambda a: 0.5 * (a.astype(np.float64) ** 2).sum(1) + 1.0),
 }
 
 
-def test_a_row_gets_a_warp_to_a_group_of_items_each_folding_at_least_four():
-    assert row_items(1 << 14) == ROW_ITEMS and row_items(128) == MIN_ROW_ITEMS == 32
-    assert row_items(512) == 128 and row_items(96) is None and row_items(1000) is None and row_items(1056) == 32
+def test_a_row_gets_a_warp_to_a_group_of_items_each_folding_sixteen_or_a_warp_at_least_four():
+    assert row_items(1 << 14) == ROW_ITEMS and row_items(4096) == ROW_ITEMS and row_items(1024) == 64
+    assert row_items(512) == row_items(128) == MIN_ROW_ITEMS == 32 and row_items(1056) == 32
+    assert row_items(96) is None and row_items(1000) is None and row_items(64) is None
 
 
 @pytest.mark.parametrize("name, sizes", [("gemv", dict(m=8, n=128)), ("gesummv", dict(n=128)),
@@ -205,7 +210,7 @@ def test_rows_reduced_by_other_operators_and_with_code_around_agree(name):
     a = np.random.default_rng(6).standard_normal((5, 384)).astype(np.float32)
     fixed = fl.infer(fix_sizes(program, {"M": 5, "N": 384}))
     low, derivation = derive(fixed, default_schedule(fixed, LOCKSTEP))
-    trees = 2 if name == "softmax_denominators" else 1
+    trees = 2 if name in ("softmax", "softmax_denominators") else 1
     assert derivation.to_text().count("partial_reduce_iterate_stride") == trees
     got = dpia.compile(low, name=name)(a)
     assert relative_error(got, reference(a)) <= 1e-5
@@ -223,8 +228,10 @@ def _times(c: float):
     ("an array every element reads whole", fl.fun([ROWS, fl.array(N, fl.f32)], lambda a, x: fl.map(
         lambda row: fl.reduce(fl.add, 0.0, fl.map(lambda v: v * fl.reduce(fl.add, 0.0, row), x)), a)),
      {"M": 8, "N": 256}),
-    ("a map in the function", _row_program(lambda row: fl.map(lambda x: x / fl.reduce(fl.add, 0.0, row), row)),
-     {"M": 8, "N": 256}),
+    ("a map whose function loops", _row_program(lambda row: fl.map(
+        lambda x: fl.reduce(fl.add, 0.0, fl.map(lambda y: x * y, row)), row)), {"M": 8, "N": 256}),
+    ("a map whose stored array exceeds local memory", _row_program(lambda row: fl.let(
+        fl.map(fl.abs, row), lambda e: fl.map(lambda v: v / fl.reduce(fl.add, 0.0, e), e))), {"M": 2, "N": 8192}),
     ("more local memory than every device has", _row_program(lambda row: sum(
         (fl.reduce(fl.add, 0.0, fl.map(_times(c), row)) for c in range(9)), fl.lit(0.0))),  # 9 trees x 2 KB
      {"M": 8, "N": 4096}),
@@ -243,7 +250,7 @@ _ELEMENTWISE = [lambda x: x, lambda x: x * x, fl.abs, lambda x: 2.0 * x - 1.0]
 def _random_row_program(rng):
     """A program-level map whose function combines 1-3 reductions of its row (or of the row
     zipped with a shared vector), each with a random monoid and element-wise function, by
-    scalar code: the form row_reductions takes."""
+    scalar code, and maybe maps the row by the result: the forms row_reductions takes."""
     def reduction(row, x):
         op, zero = _MONOIDS[rng.integers(len(_MONOIDS))]
         g = _ELEMENTWISE[rng.integers(len(_ELEMENTWISE))]
@@ -254,11 +261,13 @@ def _random_row_program(rng):
     count = int(rng.integers(1, 4))
     scale = float(rng.integers(1, 4))
 
+    normalised = rng.random() < 0.4  # the row scaled by its reductions (softmax's and layernorm's form)
+
     def body(row, x):
         total = reduction(row, x)
         for _ in range(count - 1):
             total = total + scale * reduction(row, x)
-        return total
+        return fl.let(total, lambda t: fl.map(lambda v: v * 0.5 - t, row)) if normalised else total
 
     return fl.fun([ROWS, fl.array(N, fl.f32)], lambda a, x: fl.map(lambda row: body(row, x), a))
 
