@@ -33,11 +33,6 @@ def main(argv=None) -> int:
     import dpia
     from codegen_opencl.runtime import choose_device, device_identity
     from dpia.explore import program_bytes
-    from dpia.programs import fix_sizes, relative_error
-    from functional.default_lowering import Target
-    from functional.derivation import derive
-    from functional.infer import infer
-    from functional.schedules import default_schedule
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("targets", nargs="*", default=list(TARGETS))
@@ -52,23 +47,41 @@ def main(argv=None) -> int:
         sizes = dpia.compile(program).sizes_of(inputs)
         want = reference(*inputs)
         nbytes = program_bytes(program, sizes)
-        rows = []
-        for label, lowering_target in (("default lowering, CPU target", Target()),
-                                       ("default lowering, GPU target (lockstep)", Target(lockstep_items=True))):
-            fixed = infer(fix_sizes(program, sizes))
-            low, _ = derive(fixed, default_schedule(fixed, lowering_target))
-            kernel = dpia.compile(low)
-            error = relative_error(kernel(*inputs), want)
-            rows.append((label, kernel.time(*inputs, repeat=args.repeat), error))
+        rows = both_lowerings(program, sizes, inputs, want, args.repeat)
         if on_gpu:
             rows += [(label, t, None) for label, t in gpu_references(name, inputs, nbytes, args.repeat)]
         else:
             rows.append(("numpy f32", _median_s(lambda: numpy_f32(*inputs), 5), None))
-        print(f"\n{text}: {nbytes / 1e6:.1f} MB moved at least", flush=True)
-        for label, t, error in rows:
-            note = f"  (relative error {error:.1e})" if error is not None else ""
-            print(f"  {t * 1e3:9.4f} ms {nbytes / t / 1e9:8.1f} GB/s  {label}{note}", flush=True)
+        show(text, nbytes, rows)
     return 0
+
+
+def both_lowerings(program, sizes: dict, inputs: tuple, want, repeat: int) -> list[tuple[str, float, float]]:
+    """(label, seconds, relative error) of the default lowering for a CPU target and for a GPU
+    target (Target.lockstep_items), at `sizes` (the program's size variables)."""
+    import dpia
+    from dpia.programs import fix_sizes, relative_error
+    from functional.default_lowering import Target
+    from functional.derivation import derive
+    from functional.infer import infer
+    from functional.schedules import default_schedule
+
+    rows = []
+    for label, lowering_target in (("default lowering, CPU target", Target()),
+                                   ("default lowering, GPU target (lockstep)", Target(lockstep_items=True))):
+        fixed = infer(fix_sizes(program, sizes))
+        low, _ = derive(fixed, default_schedule(fixed, lowering_target))
+        kernel = dpia.compile(low)
+        rows.append((label, kernel.time(*inputs, repeat=repeat), relative_error(kernel(*inputs), want)))
+    return rows
+
+
+def show(text: str, nbytes: int, rows) -> None:
+    """The target's rows: milliseconds, bandwidth over `nbytes`, label, relative error where known."""
+    print(f"\n{text}: {nbytes / 1e6:.1f} MB moved at least", flush=True)
+    for label, t, error in rows:
+        note = f"  (relative error {error:.1e})" if error is not None else ""
+        print(f"  {t * 1e3:9.4f} ms {nbytes / t / 1e9:8.1f} GB/s  {label}{note}", flush=True)
 
 
 if __name__ == "__main__":

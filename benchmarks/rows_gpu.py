@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "examples"))
 
 from explore_targets import _median_s, _torch  # noqa: E402
+from lockstep_gpu import both_lowerings, show  # noqa: E402 -- the same two lowerings, printed alike
 from torch_compiled import cuda_time  # noqa: E402
 
 TARGETS = ("softmax_rows:M=16384,N=1024", "layernorm_rows:M=16384,N=1024", "softmax_rows:M=4096,N=2048",
@@ -37,14 +38,9 @@ def _torch_reference(name: str, a: np.ndarray, torch):
 
 
 def main(argv=None) -> int:
-    import dpia
     import formulations
     from codegen_opencl.runtime import choose_device, device_identity
-    from dpia.programs import fix_sizes, relative_error
-    from functional.default_lowering import Target
-    from functional.derivation import derive
-    from functional.infer import infer
-    from functional.schedules import default_schedule
+    from dpia.programs import relative_error
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("targets", nargs="*", default=list(TARGETS))
@@ -60,13 +56,7 @@ def main(argv=None) -> int:
         inputs = entry.inputs(np.random.default_rng(0), sizes)
         want = entry.reference(*inputs)
         nbytes = 2 * inputs[0].nbytes  # the matrix read once and written once
-        rows = []
-        for label, target in (("default lowering, CPU target", Target()),
-                              ("default lowering, GPU target (rows by work-groups)", Target(lockstep_items=True))):
-            fixed = infer(fix_sizes(entry.program, sizes))
-            low, _ = derive(fixed, default_schedule(fixed, target))
-            kernel = dpia.compile(low)
-            rows.append((label, kernel.time(*inputs, repeat=args.repeat), relative_error(kernel(*inputs), want)))
+        rows = both_lowerings(entry.program, sizes, inputs, want, args.repeat)
         if torch is not None:
             compiled, x = _torch_reference(name, inputs[0], torch)
             got = compiled(x).cpu().numpy()
@@ -76,10 +66,7 @@ def main(argv=None) -> int:
             rows.append(("device copy of the same bytes", cuda_time(torch, lambda: dst.copy_(x), args.repeat), None))
         else:
             rows.append(("numpy f32", _median_s(lambda: entry.numpy(*inputs), 5), None))
-        print(f"\n{text}: {nbytes / 1e6:.1f} MB moved at least", flush=True)
-        for label, t, error in rows:
-            note = f"  (relative error {error:.1e})" if error is not None else ""
-            print(f"  {t * 1e3:9.4f} ms {nbytes / t / 1e9:8.1f} GB/s  {label}{note}", flush=True)
+        show(text, nbytes, rows)
     return 0
 
 
