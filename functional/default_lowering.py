@@ -40,9 +40,10 @@ Its phases, in order (`PHASES`):
                  offer the fusion there; its tree stages hold scalars): it completes points
     row_reductions
                  on a lockstep target (GPUs) only: a program-level map whose function reduces
-                 long contiguous rows of its element and loops nowhere else runs a work-group
-                 per element, its items folding interleaved elements of each row, then a tree
-                 in local memory (rules.macros tree_reduction; map_workgroup, map_local)
+                 long contiguous rows of its element, and loops elsewhere only in element-wise
+                 maps (softmax, layer normalisation), runs a work-group per element, its items
+                 folding interleaved elements of each row, then a tree in local memory
+                 (rules.macros tree_reduction; map_workgroup, map_local for the maps too)
     vector_reductions
                  every reduction a work-item runs (inside a map's function, anywhere in it) over a
                  contiguous row of at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)`,
@@ -813,7 +814,7 @@ def row_reductions(target: Target = Target()) -> Strategy:
     y`, gesummv's two) runs a work-group per element: `items` work-items fold every items-th element of the
     row, neighbouring items reading neighbouring elements (one memory transaction per warp),
     then a tree in local memory (rules.macros tree_reduction; one per reduction), the scalar
-    code around them once per group:
+    code around them once per group, element-wise maps of the row on the same items:
 
         map (fun(p) => E[reduce f z row]) xs
           -> map_workgroup 0 (fun(p) => E[reduce f z (iterate log2(items) stage
