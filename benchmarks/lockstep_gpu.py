@@ -56,19 +56,33 @@ def main(argv=None) -> int:
     return 0
 
 
+def lowering_targets() -> list[tuple[str, object]]:
+    """(label, Target) of the default lowerings compared: for a CPU, for a GPU (lockstep items),
+    and where the device here offers warp shuffles, for a GPU with them (what `dpia run` uses
+    there: DeviceLimits.lowering_target)."""
+    from codegen_opencl.runtime import choose_device
+    from dpia.explore.space import DeviceLimits
+    from functional.default_lowering import Target
+
+    targets = [("default lowering, CPU target", Target()),
+               ("default lowering, GPU target (lockstep)", Target(lockstep_items=True))]
+    here = DeviceLimits.of(choose_device()).lowering_target()
+    if here.warp_shuffles:
+        targets.append(("default lowering, GPU target with warp shuffles", here))
+    return targets
+
+
 def both_lowerings(program, sizes: dict, inputs: tuple, want, repeat: int) -> list[tuple[str, float, float]]:
-    """(label, seconds, relative error) of the default lowering for a CPU target and for a GPU
-    target (Target.lockstep_items), at `sizes` (the program's size variables)."""
+    """(label, seconds, relative error) of the default lowering for each of lowering_targets(),
+    at `sizes` (the program's size variables)."""
     import dpia
     from dpia.programs import fix_sizes, relative_error
-    from functional.default_lowering import Target
     from functional.derivation import derive
     from functional.infer import infer
     from functional.schedules import default_schedule
 
     rows = []
-    for label, lowering_target in (("default lowering, CPU target", Target()),
-                                   ("default lowering, GPU target (lockstep)", Target(lockstep_items=True))):
+    for label, lowering_target in lowering_targets():
         fixed = infer(fix_sizes(program, sizes))
         low, _ = derive(fixed, default_schedule(fixed, lowering_target))
         kernel = dpia.compile(low)

@@ -43,7 +43,9 @@ Its phases, in order (`PHASES`):
                  long contiguous rows of its element, and loops elsewhere only in element-wise
                  maps (softmax, layer normalisation), runs a work-group per element, its items
                  folding interleaved elements of each row, then a tree in local memory
-                 (rules.macros tree_reduction; map_workgroup, map_local for the maps too)
+                 (rules.macros tree_reduction; map_workgroup, map_local for the maps too), its
+                 last five steps by warp shuffles where the device offers them (warp_tree:
+                 softmax over 16384 rows of 1024 on an H100 0.178 -> 0.131 ms)
     vector_reductions
                  every reduction a work-item runs (inside a map's function, anywhere in it) over a
                  contiguous row of at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)`,
@@ -266,9 +268,14 @@ class Target:
     fact bounds a map's vectors: a warp-wide load is one transaction when each item reads at
     most LOCKSTEP_VECTOR_BYTES; wider vectors split into several loads whose items lie
     that many bytes apart (scal over 2^26 floats with 16 lanes per item: 0.84x torch.compile on
-    the H200, 4 lanes 1.19x, benchmarks/RESULTS.md)."""
+    the H200, 4 lanes 1.19x, benchmarks/RESULTS.md).
+
+    `warp_shuffles`: the device exchanges values between a warp's lanes (DeviceLimits.intrinsics
+    says so; never assumed), so a work-group's tree of a row ends in the first warp's registers
+    (rules.lowering warp_tree): the last five steps without local memory or barriers."""
 
     lockstep_items: bool = False
+    warp_shuffles: bool = False
 
     def vector_widths(self, elem) -> tuple[int, ...]:
         """The lanes a map of `elem` scalars may compute per work-item, widest first."""
@@ -813,7 +820,8 @@ def row_reductions(target: Target = Target()) -> Strategy:
     long contiguous rows of its element (`_row_reductions`: gemv's `alpha * dot row x + beta *
     y`, gesummv's two) runs a work-group per element: `items` work-items fold every items-th element of the
     row, neighbouring items reading neighbouring elements (one memory transaction per warp),
-    then a tree in local memory (rules.macros tree_reduction; one per reduction), the scalar
+    then a tree in local memory (rules.macros tree_reduction; one per reduction), its last
+    steps by warp shuffles where the target has them (warp_tree: 32-bit scalars), the scalar
     code around them once per group, element-wise maps of the row on the same items:
 
         map (fun(p) => E[reduce f z row]) xs
@@ -840,7 +848,12 @@ def row_reductions(target: Target = Target()) -> Strategy:
         mapped = parallel([("map_workgroup", 0), ("map_local", 0)])(e)
         if not mapped.ok:
             return mapped
-        return Success(mapped.expr, tuple(steps) + mapped.steps)
+        e, steps = mapped.expr, steps + list(mapped.steps)
+        if target.warp_shuffles:  # each tree's last steps in the first warp's registers, where its values allow
+            for site, _, _ in found:
+                warped = _apply_at(e, site + arg_path(3, 2), "warp_tree", {}, steps)
+                e = e if warped is None else warped
+        return Success(e, tuple(steps))
 
     if not target.lockstep_items:
         return Strategy("row_reductions", lambda e: Success(e, ()))

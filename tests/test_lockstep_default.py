@@ -313,3 +313,47 @@ def test_the_force_components_are_one_reduction_with_a_private_accumulator(name,
     kernel = dpia.compile(low, name=name)
     assert "restrict tmp" not in kernel.source  # no global temporary: the accumulator is private
     assert relative_error(kernel(*args), entry.reference(*args)) <= entry.tolerance
+
+
+# ---------------------------------------------------------------- rows' trees ending in a warp
+
+WARP = Target(lockstep_items=True, warp_shuffles=True)
+
+
+def test_a_device_is_told_of_warp_shuffles_only_where_it_offers_them():
+    with_shuffles = DeviceLimits(1024, 48 * 1024, 132, "GPU", intrinsics={"warp_shuffle"})
+    assert with_shuffles.lowering_target() == WARP
+    assert DeviceLimits(1024, 48 * 1024, 132, "GPU").lowering_target() == LOCKSTEP
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rows_trees_end_in_a_warps_shuffles_where_the_target_has_them(seed):
+    """Each row's tree keeps its steps above 32 partial results in local memory and ends in the
+    first warp's registers (warp_tree); the lowered program means what the program does (the
+    interpreter runs reduce_warp as the tree's steps), and its kernel shuffles.  PoCL and
+    Oclgrind offer no shuffles: the kernels ran on an H100 (benchmarks/RESULTS.md, session 26)."""
+    import codegen_opencl
+    from dpia.programs import random_inputs
+
+    rng = np.random.default_rng(100 + seed)
+    program = _random_row_program(rng)
+    sizes = {"M": int(rng.integers(1, 4)), "N": int(rng.choice([128, 256, 1024, 4096]))}
+    fixed = fl.infer(fix_sizes(program, sizes))
+    low, derivation = derive(fixed, default_schedule(fixed, WARP))
+    trees = derivation.to_text().count("partial_reduce_iterate_stride")
+    assert trees >= 1 and derivation.to_text().count("warp_tree") == trees
+    assert str(low).count("reduce_warp") == trees
+    inputs = random_inputs(program, sizes, seed)
+    assert relative_error(fl.interpret(low, *inputs), fl.interpret(program, *inputs)) <= 1e-4
+    assert "shfl.sync.down" in codegen_opencl.emit(dpia.translate(low))
+
+
+def test_a_row_of_doubles_keeps_its_tree_in_local_memory():
+    """Shuffles move 32-bit values (warp_tree's precondition): a double row's tree stays whole."""
+    program = fl.fun([fl.array(M, fl.array(N, fl.f64))], lambda a: fl.map(lambda row: fl.reduce(
+        fl.add, fl.cast(fl.f64, 0.0), row), a))
+    fixed = fl.infer(fix_sizes(program, {"M": 4, "N": 1024}))
+    low, derivation = derive(fixed, default_schedule(fixed, WARP))
+    assert "partial_reduce_iterate_stride" in derivation.to_text() and "reduce_warp" not in str(low)
+    a = np.random.default_rng(1).standard_normal((4, 1024))
+    assert relative_error(dpia.compile(low, name="double_rows")(a), a.sum(1)) <= 1e-12
