@@ -244,6 +244,10 @@ class _Printer:
             return f"{hi}({lo}({a[0]}, {a[1]}), {a[2]})"
         if name == "rsqrt" and not self.opencl:
             return f"(1 / sqrt({a[0]}))"
+        if name == "erfc" and self.opencl and _float32s(e.type):
+            helper, definition = _branch_free_erfc(e.type)
+            self.user_funs[helper] = definition
+            return f"{helper}({a[0]})"
         if name in _CALLS:
             return f"{name}({', '.join(a)})"
         if name in _BITWISE:
@@ -456,6 +460,50 @@ def _shuffle_down(t) -> tuple[str, str]:
     return name, (f"{ctype} {name}({ctype} v, int delta) {{\n  uint r;\n"
                   f"  asm volatile(\"{asm}\" : \"=r\"(r) : \"r\"({to_bits}(v)), \"r\"(delta));\n"
                   f"  return {from_bits}(r);\n}}")
+
+
+# erfc of float32 values, branch-free: NVIDIA's OpenCL erfc branches on |x| (0.55, 10), so a warp
+# whose lanes fall on both sides runs both paths (Black-Scholes 2^24 on the H200: 15 branches per
+# element; benchmarks/RESULTS.md, session 18), and PoCL's is a scalar library call a vector
+# loop cannot hold.  With a = |x| and q = (a - 2) / (a + 2) in [-1, 0.668] for a in [0, 10.0546]:
+#     erfc(a) = P(q) exp(-a^2) / (1 + 2a),   erfc(-a) = 2 - erfc(a),   erfc(a) = 0 past 10.0546
+# (below the smallest subnormal), P of degree 9 fitted to (1 + 2a) exp(a^2) erfc(a) in relative
+# error (benchmarks/erfc_fit.py derives the coefficients and measures the error: at most 3.8 ulp
+# over [-10, 10.06] with a correctly rounded exp; OpenCL allows erfc 16 ulp and exp 3 ulp).
+# exp(-a^2) is exp(-s) (1 - e) with s = a * a rounded and e = fma(a, a, -s) its rounding error.
+ERFC_LIMIT = 10.0546
+ERFC_COEFFICIENTS = ("-0x1.a49672p-12", "-0x1.42a72ap-10", "0x1.585bf0p-10", "0x1.1addf4p-7", "-0x1.081a20p-7",
+                     "-0x1.bc0b0ep-5", "0x1.4ffc3cp-3", "-0x1.540846p-3", "-0x1.7bf616p-4", "0x1.46e80ep+0")
+
+
+def _float32s(t) -> bool:
+    return (isinstance(t, ScalarType) and t.name == "f32") or (isinstance(t, VectorType) and t.elem.name == "f32")
+
+
+def _branch_free_erfc(t) -> tuple[str, str]:
+    """(helper name, its definition) of erfc on float32 values `t` (a scalar or a vector)."""
+    ctype = c_type(t)
+
+    def k(value: str) -> str:  # a constant of the argument's type (OpenCL broadcasts no scalar into fma)
+        return f"(({ctype})({value}f))"
+
+    horner = "\n".join(f"  p = fma(p, q, {k(c)});" for c in ERFC_COEFFICIENTS[1:])
+    name = f"dpia_erfc_{ctype}"
+    return name, (f"{ctype} {name}({ctype} x) {{\n"
+                  f"  {ctype} a = fabs(x);\n"
+                  f"  {ctype} r = {k('1.0')} / (a + {k('2.0')});\n"
+                  f"  {ctype} q = (a - {k('2.0')}) * r;\n"
+                  f"  q = fma(r, fma(q, -a, fma(q + {k('1.0')}, {k('-2.0')}, a)), q);  /* (a - 2) / (a + 2), refined */\n"
+                  f"  {ctype} p = {k(ERFC_COEFFICIENTS[0])};\n{horner}\n"
+                  f"  {ctype} d = fma({k('2.0')}, a, {k('1.0')});\n"
+                  f"  {ctype} inv = {k('1.0')} / d;\n"
+                  f"  {ctype} y = p * inv;\n"
+                  f"  y = fma(fma(-y, d, p), inv, y);  /* p / (1 + 2a), refined */\n"
+                  f"  {ctype} s = a * a;\n"
+                  f"  {ctype} e = exp(-s);\n"
+                  f"  y = y * fma(e, -fma(a, a, -s), e);  /* exp(-a^2) = exp(-s) (1 - (a^2 - s)) */\n"
+                  f"  y = select(y, {k('0.0')}, a > {k(str(ERFC_LIMIT))});  /* NaN stays NaN */\n"
+                  f"  return select(y, {k('2.0')} - y, x < {k('0.0')});\n}}")
 
 
 def _accesses(body: Cmd):

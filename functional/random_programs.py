@@ -8,7 +8,8 @@
 Generation is type-directed: `_Builder.term(t, ctx)` builds an expression of the requested
 data type `t` from the variables in scope (lambda parameters, the program's inputs), within a
 depth and node budget; inputs are created on demand as leaves.  Sizes are constants (1,
-primes, powers of two, occasionally large ones such as 1000003) or symbolic (`N`, `M`,
+primes, powers of two, occasionally large ones such as 1000003 and long inner rows of 128 to
+1024) or symbolic (`N`, `M`,
 `N` with a `multiple_of` fact, and `N + c`, `2N`, `N/k` built from them); each size variable
 has a concrete value, fixed up front, that respects its facts, so every size in the program
 has a value and the preconditions that types do not carry (pad_wrap/pad_mirror no wider than
@@ -59,6 +60,12 @@ FLOAT_LIMIT = 1e6  # largest magnitude a float subterm may reach
 INT_LIMIT = 2**24  # largest magnitude an i32 subterm may reach (far from overflow)
 WORK_LIMIT = 2**21  # scalars computed: an array's elements times the lengths of the maps around it
 MAX_DIMS = 3
+# Now and then an inner array is a long row (a GPU's work-group reduces such rows: the default
+# lowering's row_reductions), drawn from a stream of its own so that the other seeds' programs stay
+# as they were.
+LONG_ROWS = (128, 256, 384, 1024)
+LONG_ROW_CHANCE = 0.02  # of any constant size
+LONG_ROW_ELEMENT_CHANCE = 0.3  # of a map's element that is an array (its function reduces it, mostly)
 MAX_INPUTS = 3
 UNSTABLE = 1e-3  # error bound over max(1, bound) above which a program is discarded
 INPUT_FLOAT_BOUND, INPUT_INT_BOUND = 1.5, 9
@@ -169,8 +176,9 @@ def _limit(t: ScalarType) -> float:
 class _Builder:
     """One attempt at a program for one random stream (all state is per attempt)."""
 
-    def __init__(self, rng: random.Random, max_depth: int, max_nodes: int):
+    def __init__(self, rng: random.Random, max_depth: int, max_nodes: int, long_rows: random.Random):
         self.rng = rng
+        self.long_rows = long_rows
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.nodes = 0
@@ -216,7 +224,10 @@ class _Builder:
             if k > 1:
                 forms += [v / k, v / 2 if k % 2 == 0 else v]
             return rng.choice(forms)
-        return Nat.const(rng.choice((1, 2, 2, 3, 4, 4, 5, 7, 8, 8, 13, 16, 16, 32, 64)))
+        size = rng.choice((1, 2, 2, 3, 4, 4, 5, 7, 8, 8, 13, 16, 16, 32, 64))
+        if self.long_rows.random() < LONG_ROW_CHANCE:
+            return Nat.const(self.long_rows.choice(LONG_ROWS))
+        return Nat.const(size)
 
     @staticmethod
     def _multiple_of(v: Nat) -> int:
@@ -770,7 +781,10 @@ class _Builder:
             return self.scalar_type()
         if r < 0.85:
             return TupleType((self.scalar_type(), self.scalar_type()))
-        return ArrayType(self.fresh_size(), self.scalar_type())  # a reduction (or more) per element
+        n = self.fresh_size()
+        if self.long_rows.random() < LONG_ROW_ELEMENT_CHANCE:  # rows a GPU's work-group would reduce
+            n = Nat.const(self.long_rows.choice(LONG_ROWS))
+        return ArrayType(n, self.scalar_type())  # a reduction (or more) per element
 
     def source(self, t: ArrayType, ctx: _Ctx) -> tuple[DataType, Term] | None:
         """The element type and the array a map to `t` (or its index-written form) reads."""
@@ -1161,10 +1175,10 @@ def _value(lay, sizes: dict, rng: np.random.Generator):
 def random_program(seed: int, max_depth: int = 5, max_nodes: int = 40, attempts: int = 200) -> RandomProgram:
     """The random program of `seed` (deterministic): the first attempt of the seed's random
     stream that builds, types, interprets on random inputs and is numerically stable."""
-    rng = random.Random(seed)
+    rng, long_rows = random.Random(seed), random.Random(f"long rows {seed}")
     discarded: Counter = Counter()
     for _ in range(attempts):
-        builder = _Builder(rng, max_depth=rng.randint(2, max_depth), max_nodes=max_nodes)
+        builder = _Builder(rng, max_depth=rng.randint(2, max_depth), max_nodes=max_nodes, long_rows=long_rows)
         try:
             expr, body = builder.program()
         except _Reject as why:

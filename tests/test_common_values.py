@@ -8,6 +8,8 @@ instructions on leaves."""
 
 from __future__ import annotations
 
+import re
+
 import sys
 from pathlib import Path
 
@@ -102,8 +104,8 @@ def test_black_scholes_computes_each_library_call_once_per_option():
     inputs = entry.make_inputs(np.random.default_rng(0), n=37)
     kernel = dpia.compile(entry.program, db=False)
     got = kernel(*inputs)
-    source = kernel.source
+    source = kernel.source[kernel.source.index("kernel void"):]  # the kernel, past the printer's helpers
     assert source.count("log(") == 1 and source.count("sqrt(") == 1 and source.count("exp(") == 1
-    assert source.count("erfc(") == 4  # four cumulative normals of four different values
+    assert len(re.findall(r"erfc\w*\(", source)) == 4  # four cumulative normals of four different values
     for g, want in zip(got, interpret(entry.program, *inputs)):
         np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5)
