@@ -263,14 +263,28 @@ def _shaped(glob: list[int], shape: tuple[int, ...]) -> tuple[tuple[int, ...], t
     return tuple(-(-g // lc) * lc for g, lc in zip(glob, local)), tuple(local)
 
 
+# Work-groups a launch gives a map_workgroup dimension, at most (its loop strides over the rest).  A
+# GPU schedules groups in hardware, so one group per element pays: rows reduced by work-groups
+# (softmax over 16384 rows of 1024 on an H100: 4096 groups 0.058 ms, 16384 groups 0.051 ms;
+# benchmarks/RESULTS.md, session 26); a CPU runs each group as a call, so fewer, longer ones.
+MAX_GROUPS = 4096
+GPU_MAX_GROUPS = 1 << 16
+
+
+def max_groups_for(device) -> int:
+    return GPU_MAX_GROUPS if "GPU" in _device_type_name(device) else MAX_GROUPS
+
+
 def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: int | None = None,
-                max_local: int = 256, required: dict | None = None, shape: tuple[int, ...] | None = None):
+                max_local: int = 256, required: dict | None = None, shape: tuple[int, ...] | None = None,
+                max_groups: int = MAX_GROUPS):
     """Global and local work sizes (up to 3 dimensions) for one kernel: one item per element
     of the outermost map of each dimension, within limits.  Parallel loops stride by the
     launch size, except a map_global of constant count within `plan.global_items_cap` in a
     kernel without work-groups, which the printer writes as one guarded iteration per item:
     the launch gives at least that many items (the largest count, rounded up to a local
-    size).  `local_size` and `groups` override dimension 0.  `shape` is the local size of a
+    size).  `local_size` and `groups` override dimension 0; else a work-group dimension gets
+    one group per element up to `max_groups`.  `shape` is the local size of a
     kernel without work-groups (`fold_shape` to its dimensions; None: the driver's choice,
     a NULL local size); a kernel with work-groups ignores it (its maps decide its groups)."""
     loops = _parallel_loops(body)
@@ -295,7 +309,7 @@ def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: i
                                     f"(each map_local runs once per item); {local_size} was asked for")
             if d < dims:
                 local[d] = size
-        n_groups = [first_count(Level.WORKGROUP, d, 4096) for d in range(dims)]
+        n_groups = [first_count(Level.WORKGROUP, d, max_groups) for d in range(dims)]
         if groups is not None:
             n_groups[0] = groups
         return tuple(g * lc for g, lc in zip(n_groups, local)), tuple(local)
@@ -449,8 +463,8 @@ class Kernel:
                 args.append(size_type(sizes[obj.name]))
         max_local = int(self.device.max_work_group_size)
         required = dict(self.program.local_size)
-        launches = [launch_plan(ph.body, sizes, self.local_size, self.groups, max_local, required, self.local_shape)
-                    if ph.parallel else ((1,), None) for ph in self.phases]
+        launches = [launch_plan(ph.body, sizes, self.local_size, self.groups, max_local, required, self.local_shape,
+                                max_groups_for(self.device)) if ph.parallel else ((1,), None) for ph in self.phases]
         self._check_launch(launches)
         _record("launch", program=p, local_size=self.local_size, groups=self.groups, local_shape=self.local_shape,
                 arrays=arrays, sizes=sizes, source_sha1=self._source_sha1)

@@ -718,7 +718,7 @@ def _vectorise_reduction(e: Expr, site: tuple, steps: list) -> Expr | None:
 
 ROW_ITEMS = 256  # work-items of the group that reduces one row (row_reductions), at most
 MIN_ROW_ITEMS = 32  # ... at least: a warp
-ROW_PER_ITEM = 16  # elements each item folds before the tree where the row gives a warp or more that many
+ROW_PER_ITEM = 8  # elements each item folds before the tree where the row gives a warp or more that many
 MIN_ROW_PER_ITEM = 4  # ... at a warp, at least (a shorter row stays one item's loop)
 ROW_LOCAL_BYTES = 16 * 1024  # local memory the trees of one group may hold: half of OpenCL's guaranteed 32 KB
 
@@ -735,18 +735,19 @@ def _value_bytes(t) -> int:
 def row_items(n: int) -> int | None:
     """Work-items for a work-group reducing a row of n elements (row_reductions): the largest
     power of two from MIN_ROW_ITEMS up to ROW_ITEMS that divides n and leaves each item
-    ROW_PER_ITEM elements or more (a tree's barriers cost what a few more elements per item
-    do: softmax over 16384 rows of 1024 on an H100, 256 items 0.200 ms, 64 items 0.178 ms); a
-    warp where that leaves each at least MIN_ROW_PER_ITEM; None otherwise (a short or odd
-    row stays one item's loop)."""
+    ROW_PER_ITEM elements or more (softmax over 16384 rows of 1024 on an H100, trees ending in
+    warp shuffles, groups as wide as the trees: 16 per item 0.070 ms, 8 per item 0.058 ms, 4
+    per item 0.057 ms; benchmarks/RESULTS.md, session 26); a warp where that leaves each at
+    least MIN_ROW_PER_ITEM; None otherwise (a short or odd row stays one item's loop)."""
     items = ROW_ITEMS
     while items > MIN_ROW_ITEMS and (n % items or n // items < ROW_PER_ITEM):
         items //= 2
     return items if n % items == 0 and n // items >= MIN_ROW_PER_ITEM else None
 
 
-def _row_reductions(e: Expr) -> list[tuple[tuple, int, int]] | None:
-    """[(path in `e`, length, items)] of the reductions a program-level `map F xs` reduces
+def _row_reductions(e: Expr) -> tuple[list[tuple[tuple, int, int]], list[tuple]] | None:
+    """([(path in `e`, length, items)] of the reductions, [paths of the element-wise maps])
+    a program-level `map F xs` reduces
     rows of its element with, where a work-group can take each element: F's body computes
     reductions (vector_reduction_sites: over contiguous data, lane-wise), each of a constant
     length row_items accepts, a commutative monoid from its neutral element (the tree's
@@ -790,7 +791,29 @@ def _row_reductions(e: Expr) -> list[tuple[tuple, int, int]] | None:
                  for p in maps if p != result)
     if sum(2 * items * _value_bytes(at_path(e, site).t) for site, _, items in found) + stored > ROW_LOCAL_BYTES:
         return None
-    return found
+    return found, maps
+
+
+def _interleaved_map(e: Expr, path: tuple, items: int, steps: list) -> Expr:
+    """The element-wise map at `path`, of a length `items` divides, as `items` maps over
+    interleaved elements (split_join, map_map_interchange):
+
+        map f xs -> join (transpose (map (map f) (transpose (split items xs))))
+
+    so that `parallel` gives the group `items` work-items (map_local), each computing every
+    items-th element (map_seq), neighbouring items neighbouring elements: the group's widest
+    loop is its trees' first stage, and the launch gives it that many items.  A map over all
+    n elements would ask for n items a group (softmax over rows of 1024 on an H100: groups of
+    1024 items, 64 of them reducing, 0.129 ms; groups of 64, 0.076 ms).  `e` as it was where a
+    rule does not apply (a length `items` does not divide)."""
+    trial: list[Step] = []
+    chunked = _apply_at(e, path, "split_join", {"n": items}, trial)
+    inner = path + arg_path(1, 0)
+    done = None if chunked is None else _apply_at(chunked, inner, "map_map_interchange", {}, trial)
+    if done is None:
+        return e
+    steps.extend(trial)
+    return done
 
 
 def _dependent_names(f: Lambda) -> set[str]:
@@ -838,6 +861,7 @@ def row_reductions(target: Target = Target()) -> Strategy:
         found = _row_reductions(e)
         if found is None:
             return Failure("row_reductions: not a map reducing rows of its elements")
+        found, maps = found
         steps: list[Step] = []
         for site, n, items in found:  # disjoint subterms: each tree leaves the others' paths as they are
             tree = tree_reduction(n, items)(at_path(e, site))
@@ -845,6 +869,9 @@ def row_reductions(target: Target = Target()) -> Strategy:
                 return tree
             steps += [attrs.evolve(st, path=site + st.path) for st in tree.steps]
             e = replace_at(e, site, tree.expr)
+        group = max(items for _, _, items in found)
+        for path in maps:  # outside the trees: their paths hold
+            e = _interleaved_map(e, path, group, steps)
         mapped = parallel([("map_workgroup", 0), ("map_local", 0)])(e)
         if not mapped.ok:
             return mapped

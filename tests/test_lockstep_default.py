@@ -181,9 +181,9 @@ ROW_FORMS = {  # name -> (program, NumPy reference)
 }
 
 
-def test_a_row_gets_a_warp_to_a_group_of_items_each_folding_sixteen_or_a_warp_at_least_four():
-    assert row_items(1 << 14) == ROW_ITEMS and row_items(4096) == ROW_ITEMS and row_items(1024) == 64
-    assert row_items(512) == row_items(128) == MIN_ROW_ITEMS == 32 and row_items(1056) == 32
+def test_a_row_gets_a_warp_to_a_group_of_items_each_folding_eight_or_a_warp_at_least_four():
+    assert row_items(1 << 14) == ROW_ITEMS and row_items(2048) == ROW_ITEMS and row_items(1024) == 128
+    assert row_items(512) == 64 and row_items(256) == row_items(128) == MIN_ROW_ITEMS == 32 and row_items(1056) == 32
     assert row_items(96) is None and row_items(1000) is None and row_items(64) is None
 
 
@@ -357,3 +357,35 @@ def test_a_row_of_doubles_keeps_its_tree_in_local_memory():
     assert "partial_reduce_iterate_stride" in derivation.to_text() and "reduce_warp" not in str(low)
     a = np.random.default_rng(1).standard_normal((4, 1024))
     assert relative_error(dpia.compile(low, name="double_rows")(a), a.sum(1)) <= 1e-12
+
+
+def test_a_rows_element_wise_maps_run_on_the_trees_items_so_the_group_is_as_wide_as_its_trees():
+    """softmax's exp and division over a row of 1024 (row_items: 128) are `items` maps over
+    interleaved elements (split_join, map_map_interchange): every map_local of the group counts
+    at most 128, so the launch gives groups of 128 items, not 1024 with 896 idle in the trees
+    (0.129 -> 0.058 ms on an H100).  The kernel agrees with NumPy (and Oclgrind)."""
+    from codegen_opencl.plan import phases
+    from codegen_opencl.runtime import launch_plan
+
+    program, reference = ROW_FORMS["softmax"]
+    fixed = fl.infer(fix_sizes(program, {"M": 3, "N": 1024}))
+    low, derivation = derive(fixed, default_schedule(fixed, LOCKSTEP))
+    text = derivation.to_text()
+    assert text.count("split_join") == 2 and text.count("map_map_interchange") == 2
+    kernel = dpia.compile(low, name="softmax_rows")
+    (phase,) = [ph for ph in phases(kernel.program) if ph.parallel]
+    assert launch_plan(phase.body, {}, max_local=1024)[1] == (128,)
+    a = np.random.default_rng(8).standard_normal((3, 1024)).astype(np.float32)
+    assert relative_error(kernel(a), reference(a)) <= 1e-5
+
+
+def test_gpus_get_a_work_group_per_row_and_cpus_fewer_longer_ones():
+    from codegen_opencl.plan import phases
+    from codegen_opencl.runtime import GPU_MAX_GROUPS, MAX_GROUPS, launch_plan
+
+    program, _ = ROW_FORMS["row_sums"]
+    fixed = fl.infer(fix_sizes(program, {"M": 20000, "N": 256}))
+    low, _ = derive(fixed, default_schedule(fixed, LOCKSTEP))
+    (phase,) = [ph for ph in phases(dpia.translate(low)) if ph.parallel]
+    assert launch_plan(phase.body, {})[0] == (MAX_GROUPS * 32,)  # 4096 groups of 32 items, looping
+    assert launch_plan(phase.body, {}, max_groups=GPU_MAX_GROUPS)[0] == (20000 * 32,)
