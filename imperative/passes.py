@@ -12,6 +12,10 @@ pipeline is data (`PIPELINE`) so experiments can switch passes off.
     hoist_globals     global temporaries become host-allocated buffers (kernel arguments)
     simplify_loops    a sequential loop that runs once becomes its body (index := 0), one that
                       never runs disappears
+    private_blocks    a local array each work-item reads and writes only in its own block
+                      (`c * local_id + r`, 0 <= r < c) in loops as wide as the group becomes a
+                      private array of c elements, the loops over r unrolled (registers after
+                      privatise), the local size recorded in the launch contract
     unroll            loops marked for unrolling (map_seq_unroll, reduce_seq_unroll) with a
                       constant count of at most 64 are replicated, so private arrays they
                       index stay in registers; so is a short innermost loop whose variable
@@ -535,6 +539,176 @@ def unroll(p: Program) -> Program:
     return attrs.evolve(p, body=_map_cmds(p.body, _unroll_loop))
 
 
+# ------------------------------------------------------------------ local blocks an item owns
+
+
+def _block_accesses(cmd: Cmd, leaf: str, lids: dict, loops: dict, out: list) -> None:
+    """(index, enclosing local loops {var: (dim, count)}, enclosing sequential loops {var:
+    count}, type) of every Load/Store of `leaf` below `cmd`."""
+    def exp(e):
+        if isinstance(e, (Load, Store)) and e.leaf == leaf:
+            out.append((e.index, dict(lids), dict(loops), e.type))
+        for a in getattr(e, "args", ()):
+            exp(a)
+
+    if isinstance(cmd, Assign):
+        exp(cmd.acc)
+        exp(cmd.value)
+    elif isinstance(cmd, If):
+        exp(cmd.cond)
+    if isinstance(cmd, ParFor) and cmd.level is Level.LOCAL:
+        lids = {**lids, cmd.var: (cmd.dim, cmd.count)}
+    elif isinstance(cmd, For):
+        loops = {**loops, cmd.var: cmd.count}
+    for c in sub_commands(cmd):
+        _block_accesses(c, leaf, lids, loops, out)
+
+
+def _offset_range(n: Nat, loops: dict) -> tuple[int, int] | None:
+    """(least, greatest) value of `n`, a polynomial in sequential loops' variables (each from 0
+    to its constant count - 1) with integer coefficients; None where it holds anything else."""
+    lo = hi = 0
+    for mono, c in n.terms:
+        if c.denominator != 1:
+            return None
+        top = 1  # the monomial's largest value; its least is 0 (unless constant)
+        for var, power in mono:
+            count = loops[var].as_int() if var in loops else None
+            if count is None or count < 1:
+                return None
+            top *= (count - 1) ** power
+        if not mono:
+            lo, hi = lo + int(c), hi + int(c)
+        elif c < 0:
+            lo += int(c) * top
+        else:
+            hi += int(c) * top
+    return lo, hi
+
+
+CONTRACT_ITEMS = 256  # work-items per group a launch contract may ask for (every GPU and CPU device offers them)
+
+
+def _owned_block(cmd: New, contract: dict, widest: dict):
+    """(dim, block length c, local size, unrolled loop variables) when every access of `cmd`'s
+    local array is `c * lid + r` inside a local loop over `dim` with 0 <= r < c (r from
+    sequential loops), the loops as wide as the group's widest over `dim` (`widest`: what
+    the launch gives it; a narrower one would shrink the group): each item reads and writes
+    only its own block; else None."""
+    from functional.types import ScalarType
+
+    t = cmd.mem.type
+    while isinstance(t, ArrayType):
+        t = t.elem
+    if not isinstance(t, ScalarType):
+        return None
+    found: list = []
+    _block_accesses(cmd.body, cmd.mem.name, {}, {}, found)
+    if not found or any(ty != t for *_, ty in found):
+        return None  # read or written as vectors of its scalars: one block layout per type would not do
+    other_dims = {c.dim for c in walk(cmd.body) if isinstance(c, ParFor) and c.level is Level.LOCAL}
+    shape, offset_vars = set(), set()
+    for index, lids, loops, _ in found:
+        lid_terms = [(mono, c) for mono, c in index.terms if any(v in lids for v, _ in mono)]
+        if len(lid_terms) != 1 or len(lid_terms[0][0]) != 1 or lid_terms[0][0][0][1] != 1:
+            return None
+        (var, _), = lid_terms[0][0]
+        block = lid_terms[0][1]
+        dim, count = lids[var]
+        rest = index - Nat.atom(var) * Nat.const(int(block)) if block.denominator == 1 else None
+        bounds = _offset_range(rest, loops) if rest is not None else None
+        if bounds is None or bounds[0] < 0 or bounds[1] >= block or count.as_int() is None:
+            return None
+        shape.add((dim, int(block), count.as_int()))
+        offset_vars |= set(rest.vars)
+    if len(shape) != 1:
+        return None
+    (dim, block, items), = shape
+    if other_dims != {dim} or contract.get(dim, items) != items or widest.get(dim) != items:
+        return None  # items of another local dimension would each hold a copy of a block they share
+    if items > CONTRACT_ITEMS:
+        return None  # a launch contract every device can keep
+    return dim, block, items, offset_vars
+
+
+def _widest_local_loops(cmd: Cmd) -> dict:
+    """{dim: the largest constant count of a local loop over it} in a work-group's code."""
+    widest: dict = {}
+    for c in walk(cmd):
+        if isinstance(c, ParFor) and c.level is Level.LOCAL:
+            count = c.count.as_int()
+            widest[c.dim] = max(widest.get(c.dim, 0), count if count is not None else 1 << 30)
+    return widest
+
+
+def _owned_to_private(cmd: Cmd, contract: dict, widest: dict | None = None) -> Cmd:
+    if isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP:
+        return attrs.evolve(cmd, body=_owned_to_private(cmd.body, contract, _widest_local_loops(cmd.body)))
+    if isinstance(cmd, New) and cmd.mem.space is AddressSpace.LOCAL and isinstance(cmd.mem.type, ArrayType):
+        owned = _owned_block(cmd, contract, widest or {})
+        if owned is not None:
+            dim, block, items, offset_vars = owned
+            contract[dim] = items
+            t = cmd.mem.type
+            while isinstance(t, ArrayType):
+                t = t.elem
+            mem = Mem(cmd.mem.name, ArrayType(Nat.const(block), t), AddressSpace.PRIVATE)
+            lids = {c.var for c in walk(cmd.body) if isinstance(c, ParFor) and c.level is Level.LOCAL}
+            return New(mem, _owned_to_private(_within_block(cmd.body, mem.name, lids, offset_vars), contract, widest))
+    if isinstance(cmd, Seq):
+        return seq(*(_owned_to_private(c, contract, widest) for c in cmd.cmds))
+    if isinstance(cmd, (New, For, ParFor)):
+        return attrs.evolve(cmd, body=_owned_to_private(cmd.body, contract, widest))
+    if isinstance(cmd, If):
+        return attrs.evolve(cmd, then=_owned_to_private(cmd.then, contract, widest),
+                            orelse=_owned_to_private(cmd.orelse, contract, widest))
+    return cmd
+
+
+def _within_block(cmd: Cmd, leaf: str, lids: set, offset_vars: set) -> Cmd:
+    """Accesses of `leaf` at their offset within the item's block, in private memory; the
+    sequential loops those offsets count marked for unrolling (constant offsets: privatise
+    makes the block registers)."""
+    from functional.nat import substitute
+
+    def local(index: Nat) -> Nat:
+        return substitute(index, {v: Nat.const(0) for v in lids})
+
+    def exp(e):
+        if isinstance(e, (Load, Store)) and e.leaf == leaf:
+            return attrs.evolve(e, index=local(e.index), space=AddressSpace.PRIVATE)
+        if isinstance(e, Op):
+            return attrs.evolve(e, args=tuple(exp(a) for a in e.args))
+        return e
+
+    def go(c):
+        if isinstance(c, Assign):
+            return Assign(exp(c.acc), exp(c.value))
+        if isinstance(c, If):
+            return If(exp(c.cond), go(c.then), go(c.orelse))
+        if isinstance(c, Seq):
+            return seq(*(go(x) for x in c.cmds))
+        if isinstance(c, For):
+            return attrs.evolve(c, body=go(c.body), unroll=c.unroll or c.var in offset_vars)
+        if isinstance(c, (New, ParFor)):
+            return attrs.evolve(c, body=go(c.body))
+        return c
+
+    return go(cmd)
+
+
+def private_blocks(p: Program) -> Program:
+    """A local array each work-item reads and writes only in its own block (`c * lid + r`,
+    0 <= r < c, lid the local id of one dimension: softmax's exponentials, each item's
+    interleaved elements of a row) becomes a private array of c elements per item, the loops
+    over r unrolled so that privatise keeps it in registers; the program records the local
+    size that makes each map_local run once per item (the launch contract).  Its barriers go
+    with it (insert_barriers sees no local memory communicated)."""
+    contract = dict(p.local_size)
+    body = _owned_to_private(p.body, contract)
+    return attrs.evolve(p, body=body, local_size=tuple(sorted(contract.items())))
+
+
 def _local_index_map(index, lids: dict):
     """({dim: coefficient}, constant) when `index` is a sum of enclosing local-loop variables
     with integer coefficients plus an integer constant (nothing else), else None."""
@@ -675,7 +849,8 @@ def privatise(p: Program) -> Program:
     return attrs.evolve(p, body=body, local_size=tuple(sorted(contract.items())))
 
 
-PIPELINE = (slot_parallel_globals, globalise_host_state, resolve_views, simplify_loops, unroll, simplify_conditions,
+PIPELINE = (slot_parallel_globals, globalise_host_state, resolve_views, simplify_loops, private_blocks, unroll,
+            simplify_conditions,
             privatise, share_common_values,
             insert_barriers, hoist_globals)
 
