@@ -33,6 +33,7 @@ Before them, two placement passes give temporaries a place the host plan can kee
     slot_parallel_globals   a global temporary allocated inside parallel loops gets one slot per
                             iteration of each enclosing parallel loop (an array indexed by their
                             loop variables), allocated once outside them
+    slot_local_temporaries  likewise a local temporary inside local loops (within its work-group)
     globalise_host_state    a private temporary of host-level code whose lifetime spans a
                             parallel loop (a reduction's result that a later kernel reads) lives
                             in global memory: kernels share nothing else
@@ -142,6 +143,43 @@ def slot_parallel_globals(p: Program) -> Program:
     for mem in found:
         body = New(mem, body)
     return attrs.evolve(p, body=body)
+
+
+def _slot_local(cmd: Cmd, loops: tuple) -> Cmd:
+    """Local temporaries inside local loops (`loops`, outermost first) get a slot per iteration."""
+    if isinstance(cmd, New) and cmd.mem.space is AddressSpace.LOCAL and loops:
+        counts = [loop.count.as_int() for loop in loops]
+        if None in counts:
+            raise PlacementError(f"local memory {cmd.mem.name} inside a local loop of {loops[counts.index(None)].count} "
+                                 f"iterations: each needs its own, and local memory has a constant size")
+        t = cmd.mem.type
+        for loop in reversed(loops):
+            t = ArrayType(loop.count, t)
+        slots = Mem(cmd.mem.name, t, AddressSpace.LOCAL)
+        read, write, inner, elem_types = slots, MemAcc(slots), cmd.mem.type, []
+        for loop in reversed(loops):
+            elem_types.append(inner)
+            inner = ArrayType(loop.count, inner)
+        for loop, et in zip(loops, reversed(elem_types)):
+            read, write = Idx(read, Nat.atom(loop.var), et), IdxAcc(write, Nat.atom(loop.var), et)
+        return New(slots, _slot_local(_replace_mem(cmd.body, cmd.mem, read, write), loops))
+    if isinstance(cmd, ParFor):
+        inner = loops + (cmd,) if cmd.level is Level.LOCAL else ()  # a work-group loop starts afresh
+        return attrs.evolve(cmd, body=_slot_local(cmd.body, inner))
+    if isinstance(cmd, Seq):
+        return seq(*(_slot_local(c, loops) for c in cmd.cmds))
+    if isinstance(cmd, (New, For)):
+        return attrs.evolve(cmd, body=_slot_local(cmd.body, loops))
+    if isinstance(cmd, If):
+        return attrs.evolve(cmd, then=_slot_local(cmd.then, loops), orelse=_slot_local(cmd.orelse, loops))
+    return cmd
+
+
+def slot_local_temporaries(p: Program) -> Program:
+    """A local temporary allocated inside a local loop (map_local 1's function storing a row
+    with to_local) gets one slot per iteration of each enclosing local loop: the loop's
+    iterations are other items, running at once, and would otherwise share one array."""
+    return attrs.evolve(p, body=_slot_local(p.body, ()))
 
 
 def _has_parallel(cmd: Cmd) -> bool:
@@ -589,12 +627,13 @@ def _offset_range(n: Nat, loops: dict) -> tuple[int, int] | None:
 CONTRACT_ITEMS = 256  # work-items per group a launch contract may ask for (every GPU and CPU device offers them)
 
 
-def _owned_block(cmd: New, contract: dict, widest: dict):
+def _owned_block(cmd: New, contract: dict, widest: dict, outer: frozenset = frozenset()):
     """(dim, block length c, local size, unrolled loop variables) when every access of `cmd`'s
     local array is `c * lid + r` inside a local loop over `dim` with 0 <= r < c (r from
     sequential loops), the loops as wide as the group's widest over `dim` (`widest`: what
     the launch gives it; a narrower one would shrink the group): each item reads and writes
-    only its own block; else None."""
+    only its own block; else None.  `outer`: the local ids of local loops around the array
+    (its slot for their iteration, slot_local_temporaries: the same in every access)."""
     from functional.types import ScalarType
 
     t = cmd.mem.type
@@ -607,8 +646,11 @@ def _owned_block(cmd: New, contract: dict, widest: dict):
     if not found or any(ty != t for *_, ty in found):
         return None  # read or written as vectors of its scalars: one block layout per type would not do
     other_dims = {c.dim for c in walk(cmd.body) if isinstance(c, ParFor) and c.level is Level.LOCAL}
-    shape, offset_vars = set(), set()
+    shape, offset_vars, slots = set(), set(), set()
     for index, lids, loops, _ in found:
+        slot = Nat.from_terms([(mono, c) for mono, c in index.terms if mono and all(v in outer for v, _ in mono)])
+        slots.add(slot)
+        index = index - slot
         lid_terms = [(mono, c) for mono, c in index.terms if any(v in lids for v, _ in mono)]
         if len(lid_terms) != 1 or len(lid_terms[0][0]) != 1 or lid_terms[0][0][0][1] != 1:
             return None
@@ -621,7 +663,7 @@ def _owned_block(cmd: New, contract: dict, widest: dict):
             return None
         shape.add((dim, int(block), count.as_int()))
         offset_vars |= set(rest.vars)
-    if len(shape) != 1:
+    if len(shape) != 1 or len(slots) != 1:
         return None
     (dim, block, items), = shape
     if other_dims != {dim} or contract.get(dim, items) != items or widest.get(dim) != items:
@@ -641,11 +683,13 @@ def _widest_local_loops(cmd: Cmd) -> dict:
     return widest
 
 
-def _owned_to_private(cmd: Cmd, contract: dict, widest: dict | None = None) -> Cmd:
+def _owned_to_private(cmd: Cmd, contract: dict, widest: dict | None = None, outer: frozenset = frozenset()) -> Cmd:
     if isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP:
         return attrs.evolve(cmd, body=_owned_to_private(cmd.body, contract, _widest_local_loops(cmd.body)))
+    if isinstance(cmd, ParFor) and cmd.level is Level.LOCAL:
+        return attrs.evolve(cmd, body=_owned_to_private(cmd.body, contract, widest, outer | {cmd.var}))
     if isinstance(cmd, New) and cmd.mem.space is AddressSpace.LOCAL and isinstance(cmd.mem.type, ArrayType):
-        owned = _owned_block(cmd, contract, widest or {})
+        owned = _owned_block(cmd, contract, widest or {}, outer)
         if owned is not None:
             dim, block, items, offset_vars = owned
             contract[dim] = items
@@ -653,15 +697,16 @@ def _owned_to_private(cmd: Cmd, contract: dict, widest: dict | None = None) -> C
             while isinstance(t, ArrayType):
                 t = t.elem
             mem = Mem(cmd.mem.name, ArrayType(Nat.const(block), t), AddressSpace.PRIVATE)
-            lids = {c.var for c in walk(cmd.body) if isinstance(c, ParFor) and c.level is Level.LOCAL}
-            return New(mem, _owned_to_private(_within_block(cmd.body, mem.name, lids, offset_vars), contract, widest))
+            lids = {c.var for c in walk(cmd.body) if isinstance(c, ParFor) and c.level is Level.LOCAL} | outer
+            body = _within_block(cmd.body, mem.name, lids, offset_vars)
+            return New(mem, _owned_to_private(body, contract, widest, outer))
     if isinstance(cmd, Seq):
-        return seq(*(_owned_to_private(c, contract, widest) for c in cmd.cmds))
+        return seq(*(_owned_to_private(c, contract, widest, outer) for c in cmd.cmds))
     if isinstance(cmd, (New, For, ParFor)):
-        return attrs.evolve(cmd, body=_owned_to_private(cmd.body, contract, widest))
+        return attrs.evolve(cmd, body=_owned_to_private(cmd.body, contract, widest, outer))
     if isinstance(cmd, If):
-        return attrs.evolve(cmd, then=_owned_to_private(cmd.then, contract, widest),
-                            orelse=_owned_to_private(cmd.orelse, contract, widest))
+        return attrs.evolve(cmd, then=_owned_to_private(cmd.then, contract, widest, outer),
+                            orelse=_owned_to_private(cmd.orelse, contract, widest, outer))
     return cmd
 
 
@@ -849,7 +894,7 @@ def privatise(p: Program) -> Program:
     return attrs.evolve(p, body=body, local_size=tuple(sorted(contract.items())))
 
 
-PIPELINE = (slot_parallel_globals, globalise_host_state, resolve_views, simplify_loops, private_blocks, unroll,
+PIPELINE = (slot_parallel_globals, slot_local_temporaries, globalise_host_state, resolve_views, simplify_loops, private_blocks, unroll,
             simplify_conditions,
             privatise, share_common_values,
             insert_barriers, hoist_globals)

@@ -389,3 +389,24 @@ def test_gpus_get_a_work_group_per_row_and_cpus_fewer_longer_ones():
     (phase,) = [ph for ph in phases(dpia.translate(low)) if ph.parallel]
     assert launch_plan(phase.body, {})[0] == (MAX_GROUPS * 32,)  # 4096 groups of 32 items, looping
     assert launch_plan(phase.body, {}, max_groups=GPU_MAX_GROUPS)[0] == (20000 * 32,)
+
+
+def test_a_rows_stored_map_each_item_reads_back_alone_is_registers():
+    """softmax's exponentials: each item writes and reads only its own interleaved elements, so
+    imperative.passes.private_blocks keeps them in registers (no local array of the row, no
+    barrier between the exponentials and their sum), the group of 128 items recorded in the
+    launch contract; the trees' arrays, read across items, stay in local memory.  NumPy and
+    Oclgrind agree."""
+    import re
+
+    program, reference = ROW_FORMS["softmax"]
+    fixed = fl.infer(fix_sizes(program, {"M": 3, "N": 1024}))
+    low, _ = derive(fixed, default_schedule(fixed, LOCKSTEP))
+    kernel = dpia.compile(low, name="softmax_registers")
+    assert dict(kernel.program.local_size) == {0: 128}
+    sizes = {int(n) for n in re.findall(r"local float tmp\d+\[(\d+)\]", kernel.source)}
+    assert 1024 not in sizes and 128 in sizes  # the first stage's partial results are shared
+    assert re.search(r"float tmp\d+_7;", kernel.source)  # eight exponentials per item, as scalars
+    a = np.random.default_rng(9).standard_normal((3, 1024)).astype(np.float32)
+    assert relative_error(kernel(a), reference(a)) <= 1e-5
+

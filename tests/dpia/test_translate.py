@@ -218,9 +218,11 @@ def test_loop_that_runs_once_becomes_its_body_and_unrolled_loops_are_replicated(
     # a global temporary in each unrolled copy (fuzz seed 61054's point: "redefinition of parameter")
     ("fun(xs: 4.8.f32) => to_global (map_seq_unroll (fun(row) => reduce_seq (+) 0.0 (to_global (map_seq "
      "(fun(x) => x * 2.0) row))) xs)", (4, 8), r"global float\* restrict tmp\d+\b"),
-    # a local array in each copy of a work-group's unrolled loop
+    # a local array in each copy of a work-group's unrolled loop (read at other items' slots: an
+    # array each item read only at its own would be registers, imperative.passes.private_blocks)
     ("fun(xs: 2.4.8.f32) => to_global (map_workgroup 0 (fun(blk) => to_global (map_seq_unroll (fun(row) => "
-     "map_local 0 (fun(x) => x + 1.0) (to_local (map_local 0 (fun(x) => x * 2.0) row))) blk)) xs)", (2, 4, 8),
+     "map_local 0 (fun(x) => x + 1.0) (reorder_stride 2 (to_local (map_local 0 (fun(x) => x * 2.0) row)))) blk)) "
+     "xs)", (2, 4, 8),
      r"local float tmp\d+\["),
 ])
 def test_the_copies_of_an_unrolled_loop_share_its_allocation(text, shape, declaration):
@@ -373,3 +375,29 @@ def test_a_scalar_array_read_as_vectors_is_declared_aligned():
     assert "[8] __attribute__((aligned(16)));" in src and "vload4(i4, tmp2)" in src and "(private" not in src
     x = np.arange(32, dtype=np.float32)
     np.testing.assert_array_equal(dpia.compile(prog)(x), 2 * x)
+
+
+def _rows_of_groups(read: str) -> str:
+    stored = "to_local (map_local 0 (fun(x) => x * 2.0) row)"
+    return ("fun(xs: 2.2.4.8.f32) => to_global (map_workgroup 1 (fun(b) => to_global (map_workgroup 0 (fun(blk) => "
+            f"to_global (map_local 1 (fun(row) => map_local 0 (fun(x) => x + 1.0) ({read.format(stored)})) blk)) b)) xs)")
+
+
+def test_a_local_temporary_inside_another_local_dimensions_loop_gets_a_slot_per_row():
+    """map_local 1's rows run at once on different items: each row's to_local array is its own
+    slot of one local array (imperative.passes.slot_local_temporaries; they shared one array
+    before, a race), read here at other items' elements (reorder_stride), under Oclgrind."""
+    program = fl.infer(fl.parse(_rows_of_groups("reorder_stride 2 ({})")))
+    kernel = dpia.compile(program, name="rows_slots")
+    x = np.random.default_rng(10).standard_normal((2, 2, 4, 8)).astype(np.float32)
+    np.testing.assert_array_equal(kernel(x), fl.interpret(program, x))
+    assert re.search(r"local float tmp\d+\[32\]", kernel.source)  # 4 rows x 8
+
+
+def test_a_local_temporary_each_item_reads_back_alone_is_its_private_value():
+    """The same rows read at each item's own element: private per item (private_blocks)."""
+    program = fl.infer(fl.parse(_rows_of_groups("{}")))
+    kernel = dpia.compile(program, name="rows_blocks")
+    x = np.random.default_rng(11).standard_normal((2, 2, 4, 8)).astype(np.float32)
+    np.testing.assert_array_equal(kernel(x), fl.interpret(program, x))
+    assert "local float" not in kernel.source and dict(kernel.program.local_size)[0] == 8
