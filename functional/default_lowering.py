@@ -44,8 +44,11 @@ Its phases, in order (`PHASES`):
                  maps (softmax, layer normalisation), runs a work-group per element, its items
                  folding interleaved elements of each row, then a tree in local memory
                  (rules.macros tree_reduction; map_workgroup, map_local for the maps too), its
-                 last five steps by warp shuffles where the device offers them (warp_tree:
-                 softmax over 16384 rows of 1024 on an H100 0.178 -> 0.131 ms)
+                 last five steps by warp shuffles where the device offers them (warp_tree);
+                 the element-wise maps interleaved over the same items (split_join,
+                 map_map_interchange) so that the group is as wide as its trees (softmax over
+                 16384 rows of 1024 on an H100: 0.178 -> 0.050 ms, the copy's time, with
+                 imperative.passes.private_blocks keeping each item's elements in registers)
     vector_reductions
                  every reduction a work-item runs (inside a map's function, anywhere in it) over a
                  contiguous row of at least MIN_VECTOR_REDUCTION elements, `reduce f z (map g xs)`,

@@ -28,7 +28,7 @@ pipeline is data (`PIPELINE`) so experiments can switch passes off.
     share_common_values  an operation a run of assignments evaluates twice is computed once
                       into a private variable (imperative.common_values)
 
-Before them, two placement passes give temporaries a place the host plan can keep:
+Before them, placement passes give temporaries a place the host plan can keep:
 
     slot_parallel_globals   a global temporary allocated inside parallel loops gets one slot per
                             iteration of each enclosing parallel loop (an array indexed by their
