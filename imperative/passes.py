@@ -788,21 +788,9 @@ def _owned_parts(coefs: dict, counts: dict, consts: set) -> bool:
 
 def _accesses(cmd: Cmd, leaf: str, lids: dict, out: list) -> None:
     """(index, enclosing local loops, type) of every Load/Store of `leaf` below `cmd`."""
-    def exp(e):
-        if isinstance(e, (Load, Store)) and e.leaf == leaf:
-            out.append((e.index, dict(lids), e.type))
-        for a in getattr(e, "args", ()):
-            exp(a)
-
-    if isinstance(cmd, Assign):
-        exp(cmd.acc)
-        exp(cmd.value)
-    elif isinstance(cmd, If):
-        exp(cmd.cond)
-    if isinstance(cmd, ParFor) and cmd.level is Level.LOCAL:
-        lids = {**lids, cmd.var: (cmd.dim, cmd.count)}
-    for c in sub_commands(cmd):
-        _accesses(c, leaf, lids, out)
+    found: list = []
+    _block_accesses(cmd, leaf, lids, {}, found)
+    out.extend((index, local, t) for index, local, _, t in found)
 
 
 def _replace_leaf(cmd: Cmd, leaf: str, scalars: dict) -> Cmd:
