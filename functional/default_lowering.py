@@ -723,6 +723,9 @@ ROW_ITEMS = 256  # work-items of the group that reduces one row (row_reductions)
 MIN_ROW_ITEMS = 32  # ... at least: a warp
 ROW_PER_ITEM = 8  # elements each item folds before the tree where the row gives a warp or more that many
 MIN_ROW_PER_ITEM = 4  # ... at a warp, at least (a shorter row stays one item's loop)
+# ... where the warp's tree is shuffles (no local memory, no barrier): rows of 64 as a warp each,
+# softmax over 262144 of them on an H100 0.107 -> 0.065 ms (an item per row; torch.compile 0.081)
+MIN_WARP_ROW_PER_ITEM = 2
 ROW_LOCAL_BYTES = 16 * 1024  # local memory the trees of one group may hold: half of OpenCL's guaranteed 32 KB
 
 
@@ -735,20 +738,21 @@ def _value_bytes(t) -> int:
     return t.dtype.itemsize
 
 
-def row_items(n: int) -> int | None:
+def row_items(n: int, least: int = MIN_ROW_PER_ITEM) -> int | None:
     """Work-items for a work-group reducing a row of n elements (row_reductions): the largest
     power of two from MIN_ROW_ITEMS up to ROW_ITEMS that divides n and leaves each item
     ROW_PER_ITEM elements or more (softmax over 16384 rows of 1024 on an H100, trees ending in
     warp shuffles, groups as wide as the trees: 16 per item 0.070 ms, 8 per item 0.058 ms, 4
     per item 0.057 ms; benchmarks/RESULTS.md, session 26); a warp where that leaves each at
-    least MIN_ROW_PER_ITEM; None otherwise (a short or odd row stays one item's loop)."""
+    least `least` (MIN_ROW_PER_ITEM; MIN_WARP_ROW_PER_ITEM where the warp's tree is shuffles);
+    None otherwise (a short or odd row stays one item's loop)."""
     items = ROW_ITEMS
     while items > MIN_ROW_ITEMS and (n % items or n // items < ROW_PER_ITEM):
         items //= 2
-    return items if n % items == 0 and n // items >= MIN_ROW_PER_ITEM else None
+    return items if n % items == 0 and n // items >= least else None
 
 
-def _row_reductions(e: Expr) -> tuple[list[tuple[tuple, int, int]], list[tuple]] | None:
+def _row_reductions(e: Expr, least: int = MIN_ROW_PER_ITEM) -> tuple[list[tuple[tuple, int, int]], list[tuple]] | None:
     """([(path in `e`, length, items)] of the reductions, [paths of the element-wise maps])
     a program-level `map F xs` reduces
     rows of its element with, where a work-group can take each element: F's body computes
@@ -771,7 +775,7 @@ def _row_reductions(e: Expr) -> tuple[list[tuple[tuple, int, int]], list[tuple]]
         node = at_path(e, site)
         f, z, data = spine(node)[1]
         n = data.t.size.as_int() if isinstance(data.t, ArrayType) else None
-        items = row_items(n) if n is not None else None
+        items = row_items(n, least) if n is not None else None
         arrays, _ = _vector_reduction_data(node)  # what it reads, not the function it maps (MRI-Q's samples)
         per_element = any(free_identifiers(a) & dependent for a in arrays)
         if items is None or holds_array(node.t) or not per_element:
@@ -861,7 +865,7 @@ def row_reductions(target: Target = Target()) -> Strategy:
     from .schedules import parallel
 
     def here(e: Expr):
-        found = _row_reductions(e)
+        found = _row_reductions(e, MIN_WARP_ROW_PER_ITEM if target.warp_shuffles else MIN_ROW_PER_ITEM)
         if found is None:
             return Failure("row_reductions: not a map reducing rows of its elements")
         found, maps = found
@@ -1218,9 +1222,8 @@ def default_schedule(program: Expr | None = None, target: Target | None = None) 
     return Strategy("default_schedule", run)
 
 
-__all__ = ["CHUNK", "INTERLEAVED_CHUNK", "LOCKSTEP_VECTOR_BYTES", "MIN_ROW_ITEMS", "MIN_ROW_PER_ITEM", "ROW_ITEMS",
-           "ROW_PER_ITEM",
-           "Target", "row_items", "row_reductions", "interleaved_chunk", "MIN_STAGED", "MIN_VECTOR_MAP", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
+__all__ = ["CHUNK", "INTERLEAVED_CHUNK", "LOCKSTEP_VECTOR_BYTES", "MIN_ROW_ITEMS", "MIN_ROW_PER_ITEM",
+           "MIN_WARP_ROW_PER_ITEM", "ROW_ITEMS", "ROW_PER_ITEM", "Target", "row_items", "row_reductions", "interleaved_chunk", "MIN_STAGED", "MIN_VECTOR_MAP", "MIN_VECTOR_REDUCTION", "REDUCTION_WIDTH", "SMALL_REDUCTION", "STAGE_ROWS",
            "SYMBOLIC_STAGES", "VECTOR_WIDTHS", "at_host", "column_stages", "default_schedule",
            "in_functions", "lowering_sites", "parallelise", "phases", "split_reduction", "store_where_needed",
            "vector_columns", "vector_maps", "vector_reduction_sites", "vector_reductions"]

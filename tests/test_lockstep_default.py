@@ -154,7 +154,7 @@ def test_vector_widths_count_bytes_not_lanes():
 
 # ---------------------------------------------------------------- rows reduced by work-groups
 
-from functional.default_lowering import MIN_ROW_ITEMS, ROW_ITEMS, row_items  # noqa: E402
+from functional.default_lowering import MIN_ROW_ITEMS, MIN_WARP_ROW_PER_ITEM, ROW_ITEMS, row_items  # noqa: E402
 
 M, N = fl.nat("M"), fl.nat("N")
 ROWS = fl.array(M, fl.array(N, fl.f32))
@@ -185,6 +185,9 @@ def test_a_row_gets_a_warp_to_a_group_of_items_each_folding_eight_or_a_warp_at_l
     assert row_items(1 << 14) == ROW_ITEMS and row_items(2048) == ROW_ITEMS and row_items(1024) == 128
     assert row_items(512) == 64 and row_items(256) == row_items(128) == MIN_ROW_ITEMS == 32 and row_items(1056) == 32
     assert row_items(96) is None and row_items(1000) is None and row_items(64) is None
+    # where the warp's tree is shuffles, a warp takes rows of 64 and 96 too (2 and 3 per item)
+    assert row_items(64, MIN_WARP_ROW_PER_ITEM) == row_items(96, MIN_WARP_ROW_PER_ITEM) == 32
+    assert row_items(32, MIN_WARP_ROW_PER_ITEM) is None
 
 
 @pytest.mark.parametrize("name, sizes", [("gemv", dict(m=8, n=128)), ("gesummv", dict(n=128)),
@@ -337,7 +340,7 @@ def test_rows_trees_end_in_a_warps_shuffles_where_the_target_has_them(seed):
 
     rng = np.random.default_rng(100 + seed)
     program = _random_row_program(rng)
-    sizes = {"M": int(rng.integers(1, 4)), "N": int(rng.choice([128, 256, 1024, 4096]))}
+    sizes = {"M": int(rng.integers(1, 4)), "N": int(rng.choice([64, 96, 128, 256, 1024, 4096]))}
     fixed = fl.infer(fix_sizes(program, sizes))
     low, derivation = derive(fixed, default_schedule(fixed, WARP))
     trees = derivation.to_text().count("partial_reduce_iterate_stride")
