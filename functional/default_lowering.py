@@ -754,11 +754,11 @@ def row_items(n: int, least: int = MIN_ROW_PER_ITEM) -> int | None:
 
 def _row_reductions(e: Expr, least: int = MIN_ROW_PER_ITEM) -> tuple[list[tuple[tuple, int, int]], list[tuple]] | None:
     """([(path in `e`, length, items)] of the reductions, [paths of the element-wise maps])
-    a program-level `map F xs` reduces
-    rows of its element with, where a work-group can take each element: F's body computes
-    reductions (vector_reduction_sites: over contiguous data, lane-wise), each of a constant
-    length row_items accepts, a commutative monoid from its neutral element (the tree's
-    precondition) over scalars or tuples of them, reading data of the element (a row of a
+    a program-level `map F xs` reduces rows of its element with, where a work-group can take
+    each element: F's body computes reductions (vector_reduction_sites: over contiguous data,
+    lane-wise), each of a constant length row_items accepts, a commutative monoid from its
+    neutral element (the tree's precondition; _neutral_starts gives one another start) over
+    scalars or tuples of them, reading data of the element (a row of a
     matrix, or a value a let computes from one; not an array every element reads whole:
     N-Body's bodies); beside them only element-wise maps (softmax's exp and division, layer
     normalisation's), which the group's items share; the trees' and the stored maps' local
@@ -799,6 +799,20 @@ def _row_reductions(e: Expr, least: int = MIN_ROW_PER_ITEM) -> tuple[list[tuple[
     if sum(2 * items * _value_bytes(at_path(e, site).t) for site, _, items in found) + stored > ROW_LOCAL_BYTES:
         return None
     return found, maps
+
+
+def _neutral_starts(e: Expr, steps: list) -> Expr:
+    """Each reduction `row_reductions` would take but for its initial value, `reduce f z row`
+    with f's neutral element known, as `f z (reduce f e row)` (reduce_neutral_init): the tree
+    starts from the neutral element, z is combined once after it."""
+    from . import algebra
+
+    for site in reversed(list(vector_reduction_sites(e))):  # disjoint subterms: the others' paths hold
+        f, z, _ = spine(at_path(e, site))[1]
+        if algebra.associative(f) and algebra.commutative(f) and not algebra.neutral(f, z):
+            started = _apply_at(e, site, "reduce_neutral_init", {}, steps)
+            e = e if started is None else started
+    return e
 
 
 def _interleaved_map(e: Expr, path: tuple, items: int, steps: list) -> Expr:
@@ -865,11 +879,12 @@ def row_reductions(target: Target = Target()) -> Strategy:
     from .schedules import parallel
 
     def here(e: Expr):
+        steps: list[Step] = []
+        e = _neutral_starts(e, steps)
         found = _row_reductions(e, MIN_WARP_ROW_PER_ITEM if target.warp_shuffles else MIN_ROW_PER_ITEM)
         if found is None:
             return Failure("row_reductions: not a map reducing rows of its elements")
         found, maps = found
-        steps: list[Step] = []
         for site, n, items in found:  # disjoint subterms: each tree leaves the others' paths as they are
             tree = tree_reduction(n, items)(at_path(e, site))
             if not tree.ok:

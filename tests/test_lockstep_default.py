@@ -219,6 +219,21 @@ def test_rows_reduced_by_other_operators_and_with_code_around_agree(name):
     assert relative_error(got, reference(a)) <= 1e-5
 
 
+def test_a_row_reduced_from_another_start_is_a_tree_from_the_neutral_element_then_the_start():
+    """`reduce (+) 1.0 row` -> `1.0 + reduce (+) 0.0 row` (reduce_neutral_init), then the tree;
+    max from 0 likewise (from -inf, then max with 0)."""
+    for name, program, reference in (
+            ("sum_from_one", _row_program(lambda row: fl.reduce(fl.add, 1.0, row)), lambda a: 1.0 + a.sum(1)),
+            ("max_from_zero", _row_program(lambda row: fl.reduce(fl.max, 0.0, row)),
+             lambda a: np.maximum(a.max(1), 0.0))):
+        fixed = fl.infer(fix_sizes(program, {"M": 5, "N": 256}))
+        low, derivation = derive(fixed, default_schedule(fixed, LOCKSTEP))
+        text = derivation.to_text()
+        assert "reduce_neutral_init" in text and "partial_reduce_iterate_stride" in text
+        a = np.random.default_rng(12).standard_normal((5, 256)).astype(np.float32)
+        assert relative_error(dpia.compile(low, name=name)(a), reference(a)) <= 1e-5
+
+
 def _times(c: float):
     return lambda x: x * float(c)
 
@@ -227,7 +242,6 @@ def _times(c: float):
     ("a short row", ROW_FORMS["row_sums"][0], {"M": 8, "N": 64}),
     ("a length no warp divides", ROW_FORMS["row_sums"][0], {"M": 8, "N": 1000}),
     ("a symbolic length", ROW_FORMS["row_sums"][0], {}),
-    ("not from the neutral element", _row_program(lambda row: fl.reduce(fl.add, 1.0, row)), {"M": 8, "N": 256}),
     ("an array every element reads whole", fl.fun([ROWS, fl.array(N, fl.f32)], lambda a, x: fl.map(
         lambda row: fl.reduce(fl.add, 0.0, fl.map(lambda v: v * fl.reduce(fl.add, 0.0, row), x)), a)),
      {"M": 8, "N": 256}),
@@ -246,7 +260,7 @@ def test_rows_stay_one_items_loop_where_a_group_would_not_fit(why, program, size
 
 
 _MONOIDS = [(fl.add, lambda: fl.lit(0.0)), (fl.max, lambda: fl.literal(-math.inf, fl.f32)),
-            (fl.min, lambda: fl.literal(math.inf, fl.f32))]
+            (fl.min, lambda: fl.literal(math.inf, fl.f32)), (fl.add, lambda: fl.lit(1.0))]  # the last from 1
 _ELEMENTWISE = [lambda x: x, lambda x: x * x, fl.abs, lambda x: 2.0 * x - 1.0]
 
 
