@@ -583,7 +583,8 @@ def _element_layout(info):
 def _layout(e: Expr, env: dict):
     """How `e`'s innermost dimension lies in memory, as far as the program's form shows:
     True when contiguous (an input, a row of one, a split, join, take or drop of one, an
-    array a map computes: left after the fuse phase, the store phase stores it in order),
+    array a map computes: left after the fuse phase, the store phase stores it in order; a
+    value stored already),
     ("zip", a, b) for a zip, ("pair", a, b) for a tuple of such values, None when unknown
     or strided (a transpose, a window, a gather)."""
     if isinstance(e, Identifier):
@@ -601,6 +602,8 @@ def _layout(e: Expr, env: dict):
         return ("zip", _layout(args[0], env), _layout(args[1], env))
     if head.name in ("split", "join", "take", "drop", "as_vector", "as_scalar") and args:
         return True if _layout(args[-1], env) is True else None
+    if head.name in ("to_global", "to_local", "to_private") and len(args) == 1:
+        return True  # stored in order
     if _computing_map(e) and isinstance(e.t, ArrayType):
         return True
     return None
@@ -1003,8 +1006,10 @@ def vector_maps(target: Target = Target(), fuel: int = 1000) -> Strategy:
     MIN_VECTOR_MAP): vector reads and writes, the arithmetic on vectors.  In program-level code
     and in a work-item's (softmax's row divided by its sum); the data of a reduction is left to
     the reductions' phases (their chunks and rows are read as vectors there), and a work-item's
-    large `let` value stays scalar (`_large_for_private`).  On PoCL scal over 2^24 floats runs
-    8x faster (benchmarks/RESULTS.md)."""
+    large `let` value (`_large_for_private`: softmax's exponentials of a row) is stored in global
+    memory as it was before (materialise_global), where as vectors the store phase would count
+    it small enough for private memory.  On PoCL scal over 2^24 floats runs 8x faster
+    (benchmarks/RESULTS.md)."""
 
     def at_program_level(e: Expr):
         head, _ = spine(e)
@@ -1019,17 +1024,21 @@ def vector_maps(target: Target = Target(), fuel: int = 1000) -> Strategy:
         e, steps = done.expr, list(done.steps)
         tried: set = set()
         for _ in range(fuel):
-            site = next(((p, env) for p, node, env, role in _item_nodes(e)
-                         if p not in tried and _computing_map(node) and role != "data"
-                         and not (role == "let" and _large_for_private(node.t))), None)
+            site = next(((p, env, role == "let" and _large_for_private(node.t)) for p, node, env, role
+                         in _item_nodes(e) if p not in tried and _computing_map(node) and role != "data"), None)
             if site is None:
                 break
-            path, env = site
+            path, env, large = site
             tried.add(path)
             result = _vector_map(at_path(e, path), env, target)
             if result.ok:
-                steps.extend(attrs.evolve(st, path=path + st.path) for st in result.steps)
-                e = replace_at(e, path, result.expr)
+                trial = [attrs.evolve(st, path=path + st.path) for st in result.steps]
+                vectorised = replace_at(e, path, result.expr)
+                if large:  # stored in global memory now: as vectors it would count few enough for private
+                    vectorised = _apply_at(vectorised, path, "materialise_global", {}, trial)
+                if vectorised is not None:
+                    steps.extend(trial)
+                    e = vectorised
         return Success(e, tuple(steps))
 
     return Strategy("vector_maps", run)

@@ -232,6 +232,23 @@ def test_a_program_level_lane_wise_map_computes_a_vector_of_elements_at_once(n, 
     _agrees(saxpy, low, {})
 
 
+def test_a_work_items_large_let_map_is_computed_as_vectors_and_stored_in_global_memory():
+    """softmax's exponentials of a row of 1024, a `let` value one item computes: vectors (16 lanes,
+    `vectorize_lanes`), stored in global memory (materialise_global: as 64 vectors the store
+    phase would count it small enough for private memory, 4 KB a PoCL stack overflows), the
+    division then read as vectors of the stored row (PoCL 4096 x 1024: 17.9 -> 2.5 ms)."""
+    import math
+
+    softmax = fl.fun([fl.array(6, fl.array(1024, fl.f32))], lambda a: fl.map(lambda row: fl.let(
+        fl.reduce(fl.max, fl.literal(-math.inf, fl.f32), row), lambda mx: fl.let(
+            fl.map(lambda x: fl.exp(x - mx), row), lambda e: fl.map(lambda v: v / fl.reduce(fl.add, 0.0, e), e))), a))
+    low, derivation = derive(softmax, S.default_schedule(softmax))
+    text = derivation.to_text()
+    assert text.count("vectorize_lanes") == 2 and "materialise_global" in text
+    assert "to_private" not in str(low) and "to_global (as_scalar (map_seq" in str(low)
+    _agrees(softmax, low, {})
+
+
 def test_a_map_read_by_a_reduction_is_left_to_the_reductions_phase():
     dot = fl.fun([fl.array(4096, fl.f32), fl.array(4096, fl.f32)], lambda xs, ys: fl.reduce(
         fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(xs, ys))))
