@@ -795,13 +795,73 @@ def _row_reductions(e: Expr, least: int = MIN_ROW_PER_ITEM) -> tuple[list[tuple[
     if not found or len(maps) != len(outside):
         return None  # F loops elsewhere too (a nest, a short reduction): its items' work is not rows'
     # each tree's stages hold items + items/2 + ... + 1 < 2 * items values in local memory, and each
-    # map's array the group reads again (all but the function's result, written out) is stored there
+    # map's array the group reads again (all but the function's result, written out) is stored there,
+    # unless each item reads back only its own elements (private registers: _own_elements_only)
     result = f_path + _let_tail(args[0].body)
+    group = max(items for _, _, items in found)
     stored = sum((at_path(e, p).t.size.as_int() or ROW_LOCAL_BYTES) * _value_bytes(at_path(e, p).t.elem)
-                 for p in maps if p != result)
+                 for p in maps if p != result and not _own_elements_only(e, p, [s for s, _, _ in found], maps, group))
     if sum(2 * items * _value_bytes(at_path(e, site).t) for site, _, items in found) + stored > ROW_LOCAL_BYTES:
         return None
     return found, maps
+
+
+MAX_ROW_REGISTERS = 64  # elements of a stored map each item may keep in registers (imperative.passes UNROLL_LIMIT)
+
+
+def _own_elements_only(e: Expr, value: tuple, sites: list, maps: list, items: int) -> bool:
+    """Whether the element-wise map at `value`, a let's value, is read only where each of the
+    group's `items` work-items reads back the elements it computed: as the data of one of the
+    row's reductions (`sites`: their first stage reads element j on item j mod items) or as the
+    array of one of the element-wise maps (`maps`, interleaved alike: _interleaved_map), through
+    maps and zips only; at most MAX_ROW_REGISTERS elements an item.  Then
+    imperative.passes.private_blocks keeps it in registers, not local memory."""
+    n = at_path(e, value).t.size.as_int()
+    tail = arg_path(2, 0)
+    if n is None or n % items or n // items > MAX_ROW_REGISTERS or value[-len(tail):] != tail:
+        return False
+    let_path = value[:-len(tail)]
+    head, args = spine(at_path(e, let_path))
+    if not (isinstance(head, Prim) and head.name == "let" and len(args) == 2 and isinstance(args[1], Lambda)):
+        return False
+    name, body_path = args[1].param.name, let_path + arg_path(2, 1) + (0,)
+    outer = [site + arg_path(3, 2) for site in sites] + [m + arg_path(2, 1) for m in maps]
+    uses = list(_uses(at_path(e, body_path), name, body_path))
+    return bool(uses) and all(any(_element_by_element(e, start, use) for start in outer) for use in uses)
+
+
+def _uses(e: Expr, name: str, path: tuple):
+    """Paths of the free occurrences of identifier `name` in `e` (at `path`)."""
+    from .expr import Identifier
+    from .strategies import children
+
+    if isinstance(e, Identifier):
+        if e.name == name:
+            yield path
+        return
+    if isinstance(e, Lambda) and e.param.name == name:
+        return  # shadowed
+    for k, child in enumerate(children(e)):
+        yield from _uses(child, name, path + (k,))
+
+
+def _element_by_element(e: Expr, start: tuple, use: tuple) -> bool:
+    """Whether element j of the array at `start` reads element j of the array at `use`: the
+    path between goes only through the arrays of maps and the arguments of zips."""
+    if use[:len(start)] != start:
+        return False
+    path = start
+    while path != use:
+        head, args = spine(at_path(e, path))
+        if not (isinstance(head, Prim) and len(args) == 2 and head.name in ("map", "zip")):
+            return False
+        ways = (arg_path(2, 1),) if head.name == "map" else (arg_path(2, 0), arg_path(2, 1))
+        rest = use[len(path):]
+        step = next((w for w in ways if rest[:len(w)] == w), None)
+        if step is None:
+            return False
+        path += step
+    return True
 
 
 def _neutral_starts(e: Expr, steps: list) -> Expr:

@@ -247,8 +247,11 @@ def _times(c: float):
      {"M": 8, "N": 256}),
     ("a map whose function loops", _row_program(lambda row: fl.map(
         lambda x: fl.reduce(fl.add, 0.0, fl.map(lambda y: x * y, row)), row)), {"M": 8, "N": 256}),
-    ("a map whose stored array exceeds local memory", _row_program(lambda row: fl.let(
-        fl.map(fl.abs, row), lambda e: fl.map(lambda v: v / fl.reduce(fl.add, 0.0, e), e))), {"M": 2, "N": 8192}),
+    ("a map whose stored array exceeds local memory, read back by other items", _row_program(lambda row: fl.let(
+        fl.map(fl.abs, row), lambda e: fl.map(lambda v: v / fl.reduce(fl.add, 0.0, e),
+                                               fl.gather(lambda i, n: n - i - 1, e)))), {"M": 2, "N": 8192}),
+    ("a map each item reads back alone, but more elements an item than registers", _row_program(lambda row: fl.let(
+        fl.map(fl.abs, row), lambda e: fl.map(lambda v: v / fl.reduce(fl.add, 0.0, e), e))), {"M": 2, "N": 32768}),
     ("more local memory than every device has", _row_program(lambda row: sum(
         (fl.reduce(fl.add, 0.0, fl.map(_times(c), row)) for c in range(9)), fl.lit(0.0))),  # 9 trees x 2 KB
      {"M": 8, "N": 4096}),
@@ -406,6 +409,24 @@ def test_gpus_get_a_work_group_per_row_and_cpus_fewer_longer_ones():
     (phase,) = [ph for ph in phases(dpia.translate(low)) if ph.parallel]
     assert launch_plan(phase.body, {})[0] == (MAX_GROUPS * 32,)  # 4096 groups of 32 items, looping
     assert launch_plan(phase.body, {}, max_groups=GPU_MAX_GROUPS)[0] == (20000 * 32,)
+
+
+def test_a_long_rows_stored_map_each_item_reads_back_alone_takes_no_local_memory():
+    """softmax over rows of 8192: the exponentials (32 KB a row) are each item's own elements
+    (_own_elements_only), so they count as registers, not against the group's local memory, and
+    the rows take work-groups; 32 exponentials per item in registers, only the trees in local
+    memory.  NumPy and Oclgrind agree."""
+    import re
+
+    program, reference = ROW_FORMS["softmax"]
+    fixed = fl.infer(fix_sizes(program, {"M": 2, "N": 8192}))
+    low, derivation = derive(fixed, default_schedule(fixed, LOCKSTEP))
+    assert derivation.to_text().count("partial_reduce_iterate_stride") == 2
+    kernel = dpia.compile(low, name="softmax_wide")
+    assert sum(int(n) for n in re.findall(r"local float tmp\d+\[(\d+)\]", kernel.source)) < 1024
+    assert dict(kernel.program.local_size) == {0: 256}
+    a = np.random.default_rng(13).standard_normal((2, 8192)).astype(np.float32)
+    assert relative_error(kernel(a), reference(a)) <= 1e-5
 
 
 def test_a_rows_stored_map_each_item_reads_back_alone_is_registers():
