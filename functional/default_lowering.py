@@ -799,8 +799,9 @@ def _row_reductions(e: Expr, least: int = MIN_ROW_PER_ITEM) -> tuple[list[tuple[
     # unless each item reads back only its own elements (private registers: _own_elements_only)
     result = f_path + _let_tail(args[0].body)
     group = max(items for _, _, items in found)
+    as_wide = [site for site, _, items in found if items == group]  # first stages on every item of the group
     stored = sum((at_path(e, p).t.size.as_int() or ROW_LOCAL_BYTES) * _value_bytes(at_path(e, p).t.elem)
-                 for p in maps if p != result and not _own_elements_only(e, p, [s for s, _, _ in found], maps, group))
+                 for p in maps if p != result and not _own_elements_only(e, p, as_wide, maps, group))
     if sum(2 * items * _value_bytes(at_path(e, site).t) for site, _, items in found) + stored > ROW_LOCAL_BYTES:
         return None
     return found, maps
@@ -812,7 +813,8 @@ MAX_ROW_REGISTERS = 64  # elements of a stored map each item may keep in registe
 def _own_elements_only(e: Expr, value: tuple, sites: list, maps: list, items: int) -> bool:
     """Whether the element-wise map at `value`, a let's value, is read only where each of the
     group's `items` work-items reads back the elements it computed: as the data of one of the
-    row's reductions (`sites`: their first stage reads element j on item j mod items) or as the
+    row's reductions (`sites`, those with `items` items: their first stage reads element j on
+    item j mod items) or as the
     array of one of the element-wise maps (`maps`, interleaved alike: _interleaved_map), through
     maps and zips only; at most MAX_ROW_REGISTERS elements an item.  Then
     imperative.passes.private_blocks keeps it in registers, not local memory."""
