@@ -37,8 +37,8 @@ from __future__ import annotations
 import attrs
 
 from .expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, trivial, walk
-from .primitives import (LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
-                         WARP_REDUCTIONS, WRITE_VIEWS, is_view_fn)
+from .primitives import (LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
+                         WARP_REDUCTIONS, WRITE_VIEWS, computing_map, has_computation, is_view_fn)
 from .infer import index_as_nat
 from .nat import as_nat, in_range, nat
 from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, holds_array, nat_vars
@@ -57,6 +57,33 @@ _PARALLEL = {n: GROUP if PRIMITIVES[n].loop == "workgroup" else ITEM for n in PA
 def arg_path(nargs: int, k: int) -> tuple[int, ...]:
     """The path from `f a0 ... a(n-1)` to argument k."""
     return (0,) * (nargs - 1 - k) + (1,)
+
+
+def through_views(e: Expr, path: tuple) -> tuple | None:
+    """The path of the computing map the node at `path` is, under layout views only
+    (`map join (transpose (map g ys))`: every element of its result is one of the map's),
+    each a view the map's items can write through (`join`, not `reorder_stride`), with
+    data that only views (ys computes nothing), else None: an item computing more than the
+    map, or reading its result through a view (a copy), would read other items' results
+    from a temporary of its own (seed 771: `to_private` of a parallel map's result), and
+    what the data computes would be computed by every item of the inner dimension into one
+    temporary per outer item (a race)."""
+    from .strategies import at_path
+
+    node = at_path(e, path)
+    while True:
+        if computing_map(node):
+            return None if has_computation(spine(node)[1][1]) else path
+        head, args = spine(node)
+        if not (isinstance(head, Prim) and args) or not (
+                head.name in WRITE_VIEWS or (head.name == "map" and len(args) == 2 and _written_through(args[0]))):
+            return None
+        path, node = path + arg_path(len(args), len(args) - 1), args[-1]
+
+
+def _written_through(f: Expr) -> bool:
+    """`f` moves data through views that can all be written through (`join`, `map transpose`)."""
+    return is_view_fn(f) and all(x.name in WRITE_VIEWS for x in walk(f) if isinstance(x, Prim) and x.name in LAYOUT)
 
 
 def function_context(ctx: str, name: str, loop: Expr | None = None) -> str:

@@ -203,7 +203,7 @@ def test_a_3d_stencil_in_lockstep_is_a_3d_launch_and_agrees():
 def test_what_it_cannot_lower_is_a_strategy_error_naming_primitive_and_place(monkeypatch):
     from functional import default_lowering
 
-    monkeypatch.setattr(default_lowering, "parallelise", lambda: identity)  # as if nothing were lowered
+    monkeypatch.setattr(default_lowering, "parallelise", lambda target=None: identity)  # as if nothing were lowered
     with pytest.raises(StrategyError, match=r"cannot lower `reduce` at 0\.0: reduce \(\+\) \(let \("):
         derive(PROGRAMS["total"], S.default_schedule(PROGRAMS["total"]))
 
@@ -301,3 +301,38 @@ def test_a_reduction_of_a_concatenation_reduces_each_part_in_parallel_stages_rea
     assert "as_vector 16 xs" in str(low) or "(split 128 xs)" in str(low)
     assert str(low).count("as_vector 16") == 2
     _agrees(both, low, {})
+
+
+# ------------------------------------------------------------- neighbourhood tiles (lockstep targets)
+
+
+def _suite_program(name, sizes):
+    from suite import _by
+
+    return fl.infer(fix_sizes(_by[name].program, sizes))
+
+
+@pytest.mark.parametrize("name", ["jacobi2d_5", "hotspot2d", "conv2d_5x5"])
+def test_a_nest_over_neighbourhoods_in_lockstep_computes_a_tile_per_item_and_agrees(name):
+    program = _suite_program(name, {"H": 16, "W": 20})  # 4 x 2 tiles divide 16 x 20
+    low = _lowered_for(program, Target(lockstep_items=True))
+    text = str(low)
+    assert text.startswith("fun(") and "join (map_global 1 (fun(" in text
+    assert "map_global 0 (map_seq_unroll (map_seq_unroll" in text and "split 4" in text and "split 2" in text
+    _agrees(program, low, {})
+
+
+def test_the_tile_is_the_first_that_divides_and_none_where_none_does():
+    assert "split 2 (" in str(_lowered_for(_suite_program("jacobi2d_5", {"H": 6, "W": 5}),
+                                            Target(lockstep_items=True)))  # 2 x 1: 6 rows, 5 columns
+    untiled = _suite_program("jacobi2d_5", {"H": 5, "W": 7})
+    low = _lowered_for(untiled, Target(lockstep_items=True))
+    assert "map_seq_unroll" not in str(low) and "map_global 1" in str(low)
+    _agrees(untiled, low, {})
+
+
+def test_neighbourhood_tiles_leave_cpus_and_nests_without_neighbourhoods_alone():
+    assert "map_seq_unroll" not in str(_lowered_for(_suite_program("jacobi2d_5", {"H": 16, "W": 20}), Target()))
+    outer = fl.fun([fl.array(16, fl.f32), fl.array(20, fl.f32)],
+                   lambda x, y: fl.map(lambda a: fl.map(lambda b: a * b, y), x))
+    assert "map_seq_unroll" not in str(_lowered_for(fl.infer(outer), Target(lockstep_items=True)))

@@ -71,18 +71,15 @@ from functional.default_lowering import _more_stages, _scalar_values, lowering_s
 from functional.errors import FunctionalError
 from functional.expr import App, Expr, Lambda, NatApp, NatLambda, Prim, applied, spine, walk
 from functional.primitives import (
-    LAYOUT,
     LOOP_MAPS,
     LOW_REDUCTIONS,
     MAPS,
     PARALLEL_MAPS,
     REDUCTIONS,
-    WRITE_VIEWS,
     has_computation,
-    is_view_fn,
 )
 from functional.schedules import _perfectly_nested
-from functional.storage import GROUP, HOST, ITEM, arg_path, function_context
+from functional.storage import GROUP, HOST, ITEM, arg_path, function_context, through_views
 from functional.strategies import at_path, replace_at
 from functional.types import ArrayType
 
@@ -233,31 +230,6 @@ def _global(paths: list[tuple], dims: tuple[int, ...]) -> tuple[Step, ...]:
     return tuple(Step("lower_map_global", p, (("d", d),)) for p, d in zip(paths, dims))
 
 
-def _through_views(e: Expr, path: tuple) -> tuple | None:
-    """The path of the computing map the node at `path` is, under layout views only
-    (`map join (transpose (map g ys))`: every element of its result is one of the map's),
-    each a view the map's items can write through (`join`, not `reorder_stride`), with
-    data that only views (ys computes nothing), else None: an item computing more than the
-    map, or reading its result through a view (a copy), would read other items' results
-    from a temporary of its own (seed 771: `to_private` of a parallel map's result), and
-    what the data computes would be computed by every item of the inner dimension into one
-    temporary per outer item (a race)."""
-    node = at_path(e, path)
-    while True:
-        if computing_map(node):
-            return None if has_computation(spine(node)[1][1]) else path
-        head, args = spine(node)
-        if not (isinstance(head, Prim) and args) or not (
-                head.name in WRITE_VIEWS or (head.name == "map" and len(args) == 2 and _written_through(args[0]))):
-            return None
-        path, node = path + arg_path(len(args), len(args) - 1), args[-1]
-
-
-def _written_through(f: Expr) -> bool:
-    """`f` moves data through views that can all be written through (`join`, `map transpose`)."""
-    return is_view_fn(f) and all(x.name in WRITE_VIEWS for x in walk(f) if isinstance(x, Prim) and x.name in LAYOUT)
-
-
 def schemes(e: Expr, path: tuple) -> list[tuple[Step, ...]]:
     """The mapping schemes of the host map at `path` (the module's docstring), the default first."""
     chain = _chain(e, path)
@@ -267,7 +239,7 @@ def schemes(e: Expr, path: tuple) -> list[tuple[Step, ...]]:
     if len(chain) >= 3:
         out += [_global(chain[:3], (2, 1, 0)), _global(chain[:3], (0, 1, 2))]
     inner_path, _ = _function_body_path(at_path(e, path), path)
-    through = _through_views(e, inner_path) if len(chain) == 1 else None
+    through = through_views(e, inner_path) if len(chain) == 1 else None
     if through is not None:  # one map inside the function, under views only (mm's blocks): a 2D launch all the same
         out.append(_global(chain[:1], (1,)) + (Step("lower_map_global", through, (("d", 0),)),))
     group = (Step("lower_map_workgroup", path, (("d", 0),)),) + tuple(_locals(e, inner_path, (0,)))
