@@ -26,6 +26,20 @@ Its phases, in order (`PHASES`):
                  banana split's n-array) and stays a fold
     hoist        loops inside a map's or reduction's function that are the same for every element
                  are computed once, before it (rules.algorithmic.hoist_invariant)
+    neighbourhood_tiles
+                 on a lockstep target only (before fuse, which folds the rows' views into the
+                 maps): a program-level nest of two maps over neighbourhoods
+                 (its data reads through `slide`: neighbouring outputs share inputs: stencils,
+                 convolutions) computes n x m outputs per work-item (tile_nest_2d, the first of
+                 NEIGHBOURHOOD_TILES that divides the sizes): blocks of n rows on global
+                 dimension 1, the m-wide column tiles on dimension 0 (through the tiles' layout
+                 views), the tile's maps unrolled, so the device compiler loads each input the
+                 tile shares once.  A nest of three maps the same way (tile_nest_3d: 4 planes x
+                 2 rows per item, on global 2 / 1 / 0).  On an H100 (benchmarks/
+                 explore_generated_h200/session27/probe_tiles*.txt), 8192^2: Jacobi 2D 5-point
+                 0.262 -> 0.188 ms (the copy's time), 9-point 0.286 -> 0.183, Hotspot 0.313 ->
+                 0.270, 5x5 convolution 0.559 -> 0.218; 512^3: Jacobi 3D 0.534 -> 0.388 (0.96
+                 of the copy), Hotspot 3D 0.632 -> 0.539; 27-point 256^3 0.136 -> 0.066 ms
     fuse         producer maps into their consumers (no intermediate arrays between maps)
     banana_split inside functions (code a work-item runs, where a reduction is a loop anyway), a
                  generate of n reductions over one array becomes one reduction of n-arrays, and a
@@ -86,17 +100,6 @@ Its phases, in order (`PHASES`):
     eta_stages   a stage of partial reductions of arrays, `map (reduce f z) chunks`, gets a lambda
                  (eta_expand_map) so the store phase stores its operator's arrays
     declarations `associative f` -> f, once the reductions have read it (erase_associative)
-    neighbourhood_tiles
-                 on a lockstep target only: a program-level nest of two maps over neighbourhoods
-                 (its data reads through `slide`: neighbouring outputs share inputs: stencils,
-                 convolutions) computes n x m outputs per work-item (tile_nest_2d, the first of
-                 NEIGHBOURHOOD_TILES that divides the sizes): blocks of n rows on global
-                 dimension 1, the m-wide column tiles on dimension 0 (through the tiles' layout
-                 views), the tile's maps unrolled, so the device compiler loads each input the
-                 tile shares once.  On an H100 at 8192^2 (benchmarks/explore_generated_h200/
-                 session27/probe_tiles.txt): Jacobi 2D 5-point 0.262 -> 0.188 ms (the copy's
-                 time), 9-point 0.286 -> 0.183, Hotspot 0.313 -> 0.270, 5x5 convolution 0.559 ->
-                 0.218 ms
     parallelise  maps the host runs -> map_global (map_global 1 / 0 for a perfectly nested map of
                  maps); maps one work-item runs -> map_seq; reduce -> reduce_seq
     store        where the translation reads a value that loops write, the value is stored:
@@ -233,14 +236,18 @@ def _sites(e: Expr, path: tuple, ctx: str, out: list, dims: int = 2) -> None:
         _sites(a, path + arg_path(n, k), runs_in, out, dims)
 
 
-NEIGHBOURHOOD_TILES = ((4, 2), (2, 2), (4, 1), (2, 1), (1, 2))  # rows x columns of outputs per item, best first
+NEIGHBOURHOOD_TILES = {  # outputs per work-item along each map of the nest, outermost first, best first
+    2: ((4, 2), (2, 2), (4, 1), (2, 1), (1, 2)),
+    3: ((4, 2, 1), (2, 2, 1), (4, 1, 1), (2, 1, 1), (1, 2, 1)),
+}
 
 
-def neighbourhood_tiles(target: Target | None = None) -> Strategy:
-    """At a program-level `map (fun(r) => map f r) xss` whose data reads through `slide`, on a
-    lockstep target: tile_nest_2d n m (the first of NEIGHBOURHOOD_TILES whose sizes divide
-    the nest's), its blocks of rows on global 1, the column tiles inside the blocks' layout
-    views (storage.through_views) on global 0, the tile's two maps unrolled:
+def neighbourhood_tiles(target: Target | None = None, tiles: dict | None = None) -> Strategy:
+    """At a program-level nest of two or three maps whose data reads through `slide`, on a
+    lockstep target: tile_nest_2d n m (tile_nest_3d n m k), the first of `tiles`
+    (NEIGHBOURHOOD_TILES) whose sizes divide the nest's, the tiles' maps on global dimensions
+    (the outermost on the highest), each inside the layout views of the one outside it
+    (storage.through_views), the tile's maps unrolled; in 2D
 
         join (map_global 1 (fun(blk) => map join (transpose (map_global 0 (map_seq_unroll
             (map_seq_unroll f)) (transpose (map (split m) blk))))) (split n xss))
@@ -249,17 +256,20 @@ def neighbourhood_tiles(target: Target | None = None) -> Strategy:
     from .rules.vocabulary import MACROS
 
     lockstep = (target or Target()).lockstep_items
-    tile_nest, deeper = MACROS["tile_nest_2d"], MACROS["tile_nest_3d"]
+    tiles = NEIGHBOURHOOD_TILES if tiles is None else tiles
+    macros = {3: MACROS["tile_nest_3d"], 2: MACROS["tile_nest_2d"]}
 
     def run(e: Expr):
-        # a third map inside (a 3D stencil's columns) would be a loop per item: parallelise's 3D launch instead
-        if not lockstep or tile_nest.lengths(e) is None or deeper.lengths(e) is not None \
-                or not _over_neighbourhoods(e):
+        if not lockstep or not _over_neighbourhoods(e):
             return Failure("neighbourhood_tiles: not a nest of maps over neighbourhoods")
-        for n, m in NEIGHBOURHOOD_TILES:
-            tiled = tile_nest.strategy(n=n, m=m)(e)
+        dims = next((d for d, macro in macros.items() if macro.lengths(e) is not None), None)
+        if dims is None or (dims == 2 and _map_nest(e, (), 3)[2:]):  # a 4-deep nest: parallelise's launch
+            return Failure("neighbourhood_tiles: not a nest of two or three maps")
+        macro = macros[dims]
+        for sizes in tiles.get(dims, ()):
+            tiled = macro.strategy(**dict(zip(macro.params, sizes)))(e)
             if tiled.ok:
-                mapped = _tiles_mapped(tiled.expr)
+                mapped = _tiles_mapped(tiled.expr, dims)
                 if mapped is not None:
                     return Success(mapped[0], tiled.steps + mapped[1])
         return Failure("neighbourhood_tiles: no tile divides the nest")
@@ -268,28 +278,32 @@ def neighbourhood_tiles(target: Target | None = None) -> Strategy:
 
 
 def _over_neighbourhoods(e: Expr) -> bool:
-    """The data of the map `e` reads through `slide` (its elements share inputs)."""
+    """`e` is a map whose data reads through `slide` (its elements share inputs)."""
     from .expr import walk
 
-    return any(isinstance(x, Prim) and x.name == "slide" for x in walk(spine(e)[1][1]))
+    return _computing_map(e) and len(spine(e)[1]) == 2 and any(
+        isinstance(x, Prim) and x.name == "slide" for x in walk(spine(e)[1][1]))
 
 
-def _tiles_mapped(e: Expr) -> tuple[Expr, tuple[Step, ...]] | None:
-    """(program, steps) of tile_nest_2d's result `join (map B (split n xss))` with B's map on
-    global 1, the column tiles B writes through layout views on global 0, the tile's maps
-    unrolled; None where the result does not have that shape."""
+def _tiles_mapped(e: Expr, dims: int) -> tuple[Expr, tuple[Step, ...]] | None:
+    """(program, steps) of a tiled nest `join (map B (split n xs))`: B's map on global
+    dims - 1, the tiles' map B writes through layout views on the next dimension, and so on to
+    dimension 0, the tile's `dims` maps unrolled; None where the nest does not have that shape."""
     from .storage import through_views
 
-    blocks = arg_path(1, 0)
-    block_fn = spine(at_path(e, blocks))[1][0]
-    if not isinstance(block_fn, Lambda):
-        return None
-    columns = through_views(e, blocks + arg_path(2, 0) + (0,))
-    if columns is None:
-        return None
-    tile_fn = columns + arg_path(2, 0)  # `map (map f)`: the tile's rows, each its columns
-    moves = [(tile_fn + arg_path(1, 0), "lower_map_seq_unroll", {}), (tile_fn, "lower_map_seq_unroll", {}),
-             (columns, "lower_map_global", {"d": 0}), (blocks, "lower_map_global", {"d": 1})]
+    levels = [arg_path(1, 0)]
+    while len(levels) < dims:
+        if not isinstance(spine(at_path(e, levels[-1]))[1][0], Lambda):
+            return None
+        inner = through_views(e, levels[-1] + arg_path(2, 0) + (0,))
+        if inner is None:
+            return None
+        levels.append(inner)
+    tile = [levels[-1] + arg_path(2, 0)]  # `map (map f)`: the tile's rows, each its columns (3D: planes first)
+    while len(tile) < dims:
+        tile.append(tile[-1] + arg_path(1, 0))
+    moves = [(path, "lower_map_seq_unroll", {}) for path in reversed(tile)]
+    moves += [(path, "lower_map_global", {"d": d}) for d, path in enumerate(reversed(levels))]
     steps: list[Step] = []
     for path, rule, params in moves:  # innermost first: each rewrite keeps the paths outside it
         result = RULES[rule].strategy(**params)(at_path(e, path))

@@ -14,7 +14,8 @@ from functional.schedules import default_schedule
 from functional.default_lowering import Target
 from functional.strategies import at_path, replace_at
 from functional.expr import walk, Prim, spine
-from dpia.explore.mapping import host_maps, schemes, _function_body_path, _through_views
+from dpia.explore.mapping import host_maps, _function_body_path
+from functional.storage import through_views as _through_views
 
 def tiled(program, j1, j2, macro="stencil_tiling_2d"):
     body = program
