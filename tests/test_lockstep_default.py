@@ -380,8 +380,9 @@ def test_a_row_of_doubles_keeps_its_tree_in_local_memory():
 
 
 def test_a_rows_element_wise_maps_run_on_the_trees_items_so_the_group_is_as_wide_as_its_trees():
-    """softmax's exp and division over a row of 1024 (row_items: 128) are `items` maps over
-    interleaved elements (split_join, map_map_interchange): every map_local of the group counts
+    """softmax's exp and division over a row of 1024 (row_items: 128), and the copy of the row it
+    reads twice (copy_element: _row_in_registers), are `items` maps over interleaved elements
+    (split_join, map_map_interchange): every map_local of the group counts
     at most 128, so the launch gives groups of 128 items, not 1024 with 896 idle in the trees
     (0.129 -> 0.058 ms on an H100).  The kernel agrees with NumPy (and Oclgrind)."""
     from codegen_opencl.plan import phases
@@ -391,7 +392,8 @@ def test_a_rows_element_wise_maps_run_on_the_trees_items_so_the_group_is_as_wide
     fixed = fl.infer(fix_sizes(program, {"M": 3, "N": 1024}))
     low, derivation = derive(fixed, default_schedule(fixed, LOCKSTEP))
     text = derivation.to_text()
-    assert text.count("split_join") == 2 and text.count("map_map_interchange") == 2
+    assert text.count("step: copy_element") == 1
+    assert text.count("split_join") == 3 and text.count("map_map_interchange") == 3
     kernel = dpia.compile(low, name="softmax_rows")
     (phase,) = [ph for ph in phases(kernel.program) if ph.parallel]
     assert launch_plan(phase.body, {}, max_local=1024)[1] == (128,)
@@ -448,6 +450,44 @@ def test_a_rows_stored_map_each_item_reads_back_alone_is_registers():
     a = np.random.default_rng(9).standard_normal((3, 1024)).astype(np.float32)
     assert relative_error(kernel(a), reference(a)) <= 1e-5
 
+
+
+def _layer_norm(a):
+    a = a.astype(np.float64)
+    mu = a.mean(1, keepdims=True)
+    return (a - mu) / np.sqrt(((a - mu) ** 2).mean(1, keepdims=True) + 1e-5)
+
+
+LAYER_NORM = _row_program(lambda row: fl.let(fl.reduce(fl.add, 0.0, row) / N, lambda mu: fl.let(
+    fl.reduce(fl.add, 0.0, fl.map(lambda x: (x - mu) * (x - mu), row)) / N,
+    lambda var: fl.map(lambda x: (x - mu) * fl.rsqrt(var + 1e-5), row))))
+
+
+def test_a_row_read_three_times_is_copied_into_registers_once():
+    """Layer normalisation reads its row for the mean, the variance and the output: the row is
+    copied first (copy_element), each item's 64 elements of a row of 16384 into registers
+    (private_blocks), so global memory is read once (an H100: 0.098 -> 0.052 ms at 1024 x 16384,
+    the copy's time; benchmarks/RESULTS.md, session 27).  NumPy and Oclgrind agree."""
+    import re
+
+    fixed = fl.infer(fix_sizes(LAYER_NORM, {"M": 2, "N": 16384}))
+    low, derivation = derive(fixed, default_schedule(fixed, LOCKSTEP))
+    assert derivation.to_text().count("step: copy_element") == 1
+    kernel = dpia.compile(low, name="layernorm_registers")
+    assert sum(int(n) for n in re.findall(r"local float tmp\d+\[(\d+)\]", kernel.source)) < 1024
+    assert re.search(r"float tmp\d+_63;", kernel.source)  # 64 elements per item, as scalars
+    a = np.random.default_rng(5).standard_normal((2, 16384)).astype(np.float32)
+    assert relative_error(kernel(a), _layer_norm(a)) <= 1e-4
+
+
+def test_a_row_is_not_copied_where_registers_would_not_hold_it_or_it_is_read_once():
+    """softmax over 16384 columns keeps its 64 exponentials an item in registers: a copy of the
+    row would make 128; a row sum reads its row once."""
+    for program, n in ((ROW_FORMS["softmax"][0], 16384), (ROW_FORMS["row_sums"][0], 4096)):
+        fixed = fl.infer(fix_sizes(program, {"M": 2, "N": n}))
+        _, derivation = derive(fixed, default_schedule(fixed, LOCKSTEP))
+        assert "copy_element" not in derivation.to_text()
+        assert "partial_reduce_iterate_stride" in derivation.to_text()  # still a work-group per row
 
 
 def _random_stored_row_program(rng):
