@@ -265,6 +265,8 @@ def neighbourhood_tiles(target: Target | None = None, tiles: dict | None = None)
     def run(e: Expr):
         if not lockstep or not _over_neighbourhoods(e):
             return Failure("neighbourhood_tiles: not a nest of maps over neighbourhoods")
+        fission: list[Step] = []
+        e = _rows_as_data(e, fission)
         dims = next((d for d, macro in macros.items() if macro.lengths(e) is not None), None)
         if dims is None or (dims == 2 and _map_nest(e, (), 3)[2:]):  # a 4-deep nest: parallelise's launch
             return Failure("neighbourhood_tiles: not a nest of two or three maps")
@@ -274,10 +276,28 @@ def neighbourhood_tiles(target: Target | None = None, tiles: dict | None = None)
             if tiled.ok:
                 mapped = _tiles_mapped(tiled.expr, dims)
                 if mapped is not None:
-                    return Success(mapped[0], tiled.steps + mapped[1])
+                    return Success(mapped[0], tuple(fission) + tiled.steps + mapped[1])
         return Failure("neighbourhood_tiles: no tile divides the nest")
 
     return Strategy("neighbourhood_tiles", run)
+
+
+def _rows_as_data(e: Expr, steps: list) -> Expr:
+    """`map (fun(r) => map f (V r)) xss`, V only views of r (a stencil written with indices:
+    `zip (slide 3 1 (pad_clamp 1 1 (at r 1))) (zip (at r 0) (at r 2))`), as
+    `map (map f) (map (fun(r) => V r) xss)` (map_fission), the nest the tiles take; else `e`."""
+    head, args = spine(e)
+    if not (isinstance(args[0], Lambda) and _computing_map(args[0].body)):
+        return e
+    inner = spine(args[0].body)[1]
+    if len(inner) != 2 or isinstance(inner[1], Identifier) or has_computation(inner[1]):
+        return e
+    trial: list[Step] = []
+    split = _apply_at(e, (), "map_fission", {}, trial)
+    if split is None:
+        return e
+    steps.extend(trial)
+    return split
 
 
 def _over_neighbourhoods(e: Expr) -> bool:

@@ -437,3 +437,17 @@ def test_random_3d_nests_over_neighbourhoods_agree_with_the_interpreter_in_locks
         tiled += "map_global 2 (fun(" in str(low) and "map_seq_unroll (map_seq_unroll (map_seq_unroll" in str(low)
         _agrees(program, low, {})
     assert tiled >= 3, tiled
+
+
+def test_a_stencil_written_with_indices_gets_the_same_tiles():
+    """jacobi2d_indexed reads `g[i-1][j]`... : the indices phase makes its rows zips of slides of
+    views of the row (`map (fun(r) => map f (V r)) xss`), which map_fission turns into the nest
+    the tiles take."""
+    import formulations
+
+    entry = {f.name: f for f in formulations.FORMULATIONS}["jacobi2d_indexed"]
+    program = fl.infer(fix_sizes(entry.program, {"H": 12, "W": 8}))
+    low, derivation = derive(program, S.default_schedule(program, Target(lockstep_items=True)))
+    assert "step: map_fission" in derivation.to_text() and "map_seq_unroll (map_seq_unroll" in str(low)
+    args = entry.inputs(np.random.default_rng(3), {"H": 12, "W": 8})
+    assert relative_error(dpia.compile(low)(*args), entry.reference(*args)) <= entry.tolerance
