@@ -13,7 +13,6 @@ papers' sizes).  Runs on any device; on a CPU the shapes are timed against float
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -22,8 +21,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from explore_suite import _median_s, gpu_references, target  # noqa: E402 -- the same targets and references
-from lockstep_gpu import show  # noqa: E402
+from explore_suite import _median_s, gpu_references  # noqa: E402 -- the same references
+from lockstep_gpu import each_target, show, target_arguments  # noqa: E402
 
 TARGETS = ("jacobi2d_5:h=8192,w=8192", "hotspot2d:h=8192,w=8192", "jacobi3d_7:d=512,h=512,w=512",
            "black_scholes:n=16777216", "kmeans:n=819200,k=5,f=34", "nn:n=33554432")
@@ -42,19 +41,11 @@ def main(argv=None) -> int:
     from functional.infer import infer
     from functional.schedules import default_schedule
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("targets", nargs="*", default=list(TARGETS))
-    ap.add_argument("--repeat", type=int, default=20)
-    args = ap.parse_args(argv)
+    args = target_arguments(__doc__, TARGETS, argv)
     device = choose_device()
     on_gpu = "GPU" in str(device_identity(device).get("device_type", ""))
     lowering_target = DeviceLimits.of(device).lowering_target()
-    for text in args.targets:
-        name, _, size_text = text.partition(":")
-        size = {k: int(v) for k, v in (kv.split("=") for kv in size_text.split(",") if kv)}
-        program, inputs, reference, numpy_f32 = target(name, size, np.random.default_rng(0))
-        sizes = dpia.compile(program).sizes_of(inputs)
-        want = reference(*inputs)
+    for text, name, program, inputs, sizes, want, numpy_f32 in each_target(args.targets):
         fixed = infer(fix_sizes(program, sizes))
         low, _ = derive(fixed, default_schedule(fixed, lowering_target))
         dims = launch_dims(dpia.compile(low))

@@ -30,22 +30,12 @@ TARGETS = ("asum:n=67108864", "dot:n=67108864", "mean_variance:n=67108864", "mea
 
 
 def main(argv=None) -> int:
-    import dpia
     from codegen_opencl.runtime import choose_device, device_identity
     from dpia.explore import program_bytes
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("targets", nargs="*", default=list(TARGETS))
-    ap.add_argument("--repeat", type=int, default=20)
-    args = ap.parse_args(argv)
-    device = choose_device()
-    on_gpu = "GPU" in str(device_identity(device).get("device_type", ""))
-    for text in args.targets:
-        name, _, size_text = text.partition(":")
-        size = {k: int(v) for k, v in (kv.split("=") for kv in size_text.split(",") if kv)}
-        program, inputs, reference, numpy_f32 = target(name, size, np.random.default_rng(0))
-        sizes = dpia.compile(program).sizes_of(inputs)
-        want = reference(*inputs)
+    args = target_arguments(__doc__, TARGETS, argv)
+    on_gpu = "GPU" in str(device_identity(choose_device()).get("device_type", ""))
+    for text, name, program, inputs, sizes, want, numpy_f32 in each_target(args.targets):
         nbytes = program_bytes(program, sizes)
         rows = both_lowerings(program, sizes, inputs, want, args.repeat)
         if on_gpu:
@@ -54,6 +44,27 @@ def main(argv=None) -> int:
             rows.append(("numpy f32", _median_s(lambda: numpy_f32(*inputs), 5), None))
         show(text, nbytes, rows)
     return 0
+
+
+def target_arguments(doc: str, defaults, argv=None):
+    """The command line of a script timing NAME:size=value,... targets: `targets`, `--repeat`."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("targets", nargs="*", default=list(defaults))
+    ap.add_argument("--repeat", type=int, default=20)
+    return ap.parse_args(argv)
+
+
+def each_target(texts):
+    """(text, name, program, inputs, sizes, float64 answer, float32 NumPy function) of each
+    NAME:size=value,... target (explore_suite.target, inputs from seed 0; `sizes` the program's
+    size variables)."""
+    import dpia
+
+    for text in texts:
+        name, _, size_text = text.partition(":")
+        size = {k: int(v) for k, v in (kv.split("=") for kv in size_text.split(",") if kv)}
+        program, inputs, reference, numpy_f32 = target(name, size, np.random.default_rng(0))
+        yield text, name, program, inputs, dpia.compile(program).sizes_of(inputs), reference(*inputs), numpy_f32
 
 
 def lowering_targets() -> list[tuple[str, object]]:
