@@ -245,10 +245,15 @@ NEIGHBOURHOOD_TILES = {  # outputs per work-item along each map of the nest, out
 }
 
 
+# none on a CPU: 4 x 1 tiles on PoCL (2 cores) are size-dependent, 1.3-3.5x faster at 2048^2 (Jacobi, SHOC
+# stencil, Hotspot, convolution) but 1.1-1.4x slower at 4096^2 (Jacobi 2D, Hotspot): the exploration decides there
+CPU_NEIGHBOURHOOD_TILES: dict = {}
+
+
 def neighbourhood_tiles(target: Target | None = None, tiles: dict | None = None) -> Strategy:
     """At a program-level nest of two or three maps whose data reads through `slide`, on a
     lockstep target: tile_nest_2d n m (tile_nest_3d n m k), the first of `tiles`
-    (NEIGHBOURHOOD_TILES) whose sizes divide the nest's, the tiles' maps on global dimensions
+    (NEIGHBOURHOOD_TILES; CPU_NEIGHBOURHOOD_TILES, none, elsewhere) whose sizes divide the nest's, the tiles' maps on global dimensions
     (the outermost on the highest), each inside the layout views of the one outside it
     (storage.through_views), the tile's maps unrolled; in 2D
 
@@ -258,12 +263,13 @@ def neighbourhood_tiles(target: Target | None = None, tiles: dict | None = None)
     A Failure elsewhere (at_host then looks further in)."""
     from .rules.vocabulary import MACROS
 
-    lockstep = (target or Target()).lockstep_items
-    tiles = NEIGHBOURHOOD_TILES if tiles is None else tiles
+    target = target or Target()
+    lockstep = target.lockstep_items
+    tiles = (NEIGHBOURHOOD_TILES if lockstep else CPU_NEIGHBOURHOOD_TILES) if tiles is None else tiles
     macros = {3: MACROS["tile_nest_3d"], 2: MACROS["tile_nest_2d"]}
 
     def run(e: Expr):
-        if not lockstep or not _over_neighbourhoods(e):
+        if not tiles or not _over_neighbourhoods(e):
             return Failure("neighbourhood_tiles: not a nest of maps over neighbourhoods")
         fission: list[Step] = []
         e = _rows_as_data(e, fission)
