@@ -251,11 +251,11 @@ CPU_NEIGHBOURHOOD_TILES: dict = {}
 
 
 def neighbourhood_tiles(target: Target | None = None, tiles: dict | None = None) -> Strategy:
-    """At a program-level nest of two or three maps whose data reads through `slide`, on a
-    lockstep target: tile_nest_2d n m (tile_nest_3d n m k), the first of `tiles`
-    (NEIGHBOURHOOD_TILES; CPU_NEIGHBOURHOOD_TILES, none, elsewhere) whose sizes divide the nest's, the tiles' maps on global dimensions
-    (the outermost on the highest), each inside the layout views of the one outside it
-    (storage.through_views), the tile's maps unrolled; in 2D
+    """At a program-level nest of two or three maps whose data reads through `slide`:
+    tile_nest_2d n m (tile_nest_3d n m k), the first of `tiles` (NEIGHBOURHOOD_TILES on a
+    lockstep target, CPU_NEIGHBOURHOOD_TILES elsewhere) whose sizes divide the nest's, the
+    tiles' maps on global dimensions (the outermost on the highest), each inside the layout
+    views of the one outside it (storage.through_views), the tile's maps unrolled; in 2D
 
         join (map_global 1 (fun(blk) => map join (transpose (map_global 0 (map_seq_unroll
             (map_seq_unroll f)) (transpose (map (split m) blk))))) (split n xss))
@@ -263,9 +263,8 @@ def neighbourhood_tiles(target: Target | None = None, tiles: dict | None = None)
     A Failure elsewhere (at_host then looks further in)."""
     from .rules.vocabulary import MACROS
 
-    target = target or Target()
-    lockstep = target.lockstep_items
-    tiles = (NEIGHBOURHOOD_TILES if lockstep else CPU_NEIGHBOURHOOD_TILES) if tiles is None else tiles
+    if tiles is None:
+        tiles = NEIGHBOURHOOD_TILES if (target or Target()).lockstep_items else CPU_NEIGHBOURHOOD_TILES
     macros = {3: MACROS["tile_nest_3d"], 2: MACROS["tile_nest_2d"]}
 
     def run(e: Expr):
@@ -274,8 +273,8 @@ def neighbourhood_tiles(target: Target | None = None, tiles: dict | None = None)
         fission: list[Step] = []
         e = _rows_as_data(e, fission)
         dims = next((d for d, macro in macros.items() if macro.lengths(e) is not None), None)
-        if dims is None or (dims == 2 and _map_nest(e, (), 3)[2:]):  # a 4-deep nest: parallelise's launch
-            return Failure("neighbourhood_tiles: not a nest of two or three maps")
+        if dims is None or (dims == 2 and _map_nest(e, (), 3)[2:]):  # a third map tile_nest_3d does not take
+            return Failure("neighbourhood_tiles: not a nest of two or three maps the tiles take")
         macro = macros[dims]
         for sizes in tiles.get(dims, ()):
             tiled = macro.strategy(**dict(zip(macro.params, sizes)))(e)
@@ -337,11 +336,9 @@ def _tiles_mapped(e: Expr, dims: int) -> tuple[Expr, tuple[Step, ...]] | None:
     moves += [(path, "lower_map_global", {"d": d}) for d, path in enumerate(reversed(levels))]
     steps: list[Step] = []
     for path, rule, params in moves:  # innermost first: each rewrite keeps the paths outside it
-        result = RULES[rule].strategy(**params)(at_path(e, path))
-        if not result.ok:
+        e = _apply_at(e, path, rule, params, steps)
+        if e is None:
             return None
-        e = replace_at(e, path, result.expr)
-        steps.extend(attrs.evolve(s, path=path + s.path) for s in result.steps)
     return e, tuple(steps)
 
 
