@@ -66,18 +66,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def main():
-    import numpy as np
-    from explore_suite import gpu_references, target
+    from explore_suite import gpu_references
     from dpia.explore import program_bytes
     from dpia.programs import relative_error
-    from lockstep_gpu import show
+    from lockstep_gpu import each_target, show
     tiles = [(1, 2), (2, 1), (2, 2), (4, 1), (1, 4), (2, 4), (4, 2), (4, 4), (8, 1), (8, 2)]
-    for text in sys.argv[1:]:
-        name, _, size_text = text.partition(":")
-        size = {k: int(v) for k, v in (kv.split("=") for kv in size_text.split(",") if kv)}
-        program, inputs, reference, _ = target(name, size, np.random.default_rng(0))
-        sizes = dpia.compile(program).sizes_of(inputs)
-        want = reference(*inputs)
+    for text, name, program, inputs, sizes, want, _ in each_target(sys.argv[1:]):
         p = infer(fix_sizes(program, sizes))
         rows = []
         low, _ = derive(p, default_schedule(p, Target(lockstep_items=True)))

@@ -9,7 +9,6 @@ torch.compile, in the same run.
 import sys
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -22,8 +21,8 @@ TILES = [None, (4, 2, 1), (2, 2, 1), (4, 1, 1), (8, 1, 1), (2, 1, 1), (1, 2, 1),
 
 
 def main():
-    from explore_suite import gpu_references, target
-    from lockstep_gpu import show
+    from explore_suite import gpu_references
+    from lockstep_gpu import each_target, show
     from codegen_opencl.runtime import choose_device
     from dpia.explore import program_bytes
     from dpia.explore.space import DeviceLimits
@@ -33,12 +32,7 @@ def main():
     from functional.schedules import default_schedule
 
     lowering_target = DeviceLimits.of(choose_device()).lowering_target()
-    for text in sys.argv[1:]:
-        name, _, size_text = text.partition(":")
-        size = {k: int(v) for k, v in (kv.split("=") for kv in size_text.split(",") if kv)}
-        program, inputs, reference, _ = target(name, size, np.random.default_rng(0))
-        sizes = dpia.compile(program).sizes_of(inputs)
-        want = reference(*inputs)
+    for text, name, program, inputs, sizes, want, _ in each_target(sys.argv[1:]):
         p = infer(fix_sizes(program, sizes))
         rows = []
         for tile in TILES:
