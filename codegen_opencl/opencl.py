@@ -273,6 +273,15 @@ class _Printer:
             helper, definition = _shuffle_down(e.type)
             self.user_funs[helper] = definition
             return f"{helper}({a[0]}, {e.params[0]})"
+        if name == "tf32":
+            helper, definition = _tf32(e.type, self.opencl)
+            self.user_funs[helper] = definition
+            return f"{helper}({a[0]})"
+        if name == "mma_tf32":
+            if not self.opencl:
+                raise EmitError("mma_tf32 (a warp's tensor cores) has no C form: translate for a target without them")
+            self.user_funs["dpia_mma_tf32"] = _MMA_TF32
+            return f"dpia_mma_tf32({', '.join(a)})"
         if name == "vec":
             return f"(({c_type(e.type, self.opencl)})({', '.join(a)}))"
         if name == "user_fun":
@@ -460,6 +469,39 @@ def _shuffle_down(t) -> tuple[str, str]:
     return name, (f"{ctype} {name}({ctype} v, int delta) {{\n  uint r;\n"
                   f"  asm volatile(\"{asm}\" : \"=r\"(r) : \"r\"({to_bits}(v)), \"r\"(delta));\n"
                   f"  return {from_bits}(r);\n}}")
+
+
+def _tf32(t, opencl: bool) -> tuple[str, str]:
+    """(helper name, its definition) of float32 values (a scalar or a vector) rounded to TF32: the
+    bits plus half of the dropped 13 bits' range, the 13 bits cleared (to nearest, ties away from
+    zero, as PTX cvt.rna.tf32.f32; a carry into the exponent gives the next binade or infinity),
+    NaN and infinities unchanged (functional.primitives.tf32_round)."""
+    ctype = c_type(t, opencl)
+    name = f"dpia_tf32_{ctype.replace(' ', '_')}"
+    if not opencl:
+        return name, (f"static float {name}(float x) {{\n  union {{ float f; unsigned int u; }} v;\n"
+                      f"  if (!isfinite(x)) return x;\n  v.f = x;\n  v.u = (v.u + 0x1000u) & 0xffffe000u;\n"
+                      f"  return v.f;\n}}")
+    bits = ctype.replace("float", "uint")
+    return name, (f"{ctype} {name}({ctype} x) {{\n"
+                  f"  return select(x, as_{ctype}((as_{bits}(x) + 0x1000u) & 0xffffe000u), isfinite(x));\n}}")
+
+
+# A warp's m16n8k8 TF32 product on its lanes' fragments (functional.primitives, mma_sync): each lane
+# passes its own four elements of C, four of A and two of B, rounded to TF32 here (cvt.rna: the
+# instruction itself would drop the low bits), and gets its four elements of D.  All 32 lanes
+# of the warp run it together (.sync.aligned), as the translation's lane loop arranges.
+_MMA_TF32 = "\n".join([
+    "float4 dpia_mma_tf32(float4 c, float4 a, float2 b) {",
+    "  float d0 = c.s0, d1 = c.s1, d2 = c.s2, d3 = c.s3;",
+    "  uint a0, a1, a2, a3, b0, b1;",
+    *(f'  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"({r}) : "f"({v}));'
+      for r, v in [("a0", "a.s0"), ("a1", "a.s1"), ("a2", "a.s2"), ("a3", "a.s3"), ("b0", "b.s0"), ("b1", "b.s1")]),
+    '  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "',
+    '               "{%8, %9}, {%0, %1, %2, %3};"',
+    '               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));',
+    "  return (float4)(d0, d1, d2, d3);",
+    "}"])
 
 
 # erfc of float32 values, branch-free: NVIDIA's OpenCL erfc branches on |x| (0.55, 10), so a warp

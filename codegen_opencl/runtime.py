@@ -118,12 +118,24 @@ def device_identity(device) -> dict:
 
 
 def device_intrinsics(device) -> frozenset[str]:
-    """The device intrinsics kernels may use on `device`, from what its OpenCL platform is:
-    warp shuffles (`shfl.sync` in inline PTX, opencl._PTX_INTRINSICS) on NVIDIA's GPUs, whose
-    OpenCL compiler accepts inline PTX (measured on the H200: ../shared/reference/gpu.md);
-    none on any other device (PoCL and Oclgrind offer no subgroups either)."""
+    """The device intrinsics kernels may use on `device`, from what its OpenCL platform is and
+    reports: warp shuffles (`shfl.sync` in inline PTX, opencl._PTX_INTRINSICS) on NVIDIA's GPUs,
+    whose OpenCL compiler accepts inline PTX (measured on the H200: ../shared/reference/gpu.md),
+    and TF32 tensor cores (`mma.sync.m16n8k8`, opencl._MMA_TF32) on those of compute capability
+    8.0 or later (cl_nv_device_attribute_query); none on any other device (PoCL and Oclgrind
+    offer no subgroups either)."""
     nvidia = "NVIDIA" in device.platform.name.upper() and bool(device.type & _import_cl().device_type.GPU)
-    return frozenset({"warp_shuffle"}) if nvidia else frozenset()
+    if not nvidia:
+        return frozenset()
+    try:
+        major = int(device.compute_capability_major_nv)
+    except Exception:  # noqa: BLE001 -- no attribute query: no tensor cores assumed
+        major = 0
+    return frozenset({"warp_shuffle"} | ({"tensor_cores_tf32"} if major >= 8 else set()))
+
+
+# What each intrinsic is for, in the words of the program's primitives (for refusals).
+_INTRINSIC_USES = {"warp_shuffle": "reduce_warp: warp shuffles", "tensor_cores_tf32": "mma_sync: TF32 tensor cores"}
 
 
 def device_key(device) -> str:
@@ -403,9 +415,10 @@ class Kernel:
         cannot run (dpia.explore offers them only where it can)."""
         missing = intrinsics_used(self.program.body) - device_intrinsics(self.device)
         if missing:
+            uses = "; ".join(_INTRINSIC_USES.get(m, m) for m in sorted(missing))
             raise RuntimeError_(f"{self.program.name} uses device intrinsics {', '.join(sorted(missing))} "
-                                f"(reduce_warp: warp shuffles), which {describe(self.device)} does not offer; "
-                                f"lower its trees in local memory")
+                                f"({uses}), which {describe(self.device)} does not offer; translate it for this "
+                                f"device (dpia.compile does) or lower its trees in local memory")
 
     def _check_launch(self, launches) -> None:
         """Refuse, before it is enqueued, a launch beyond the device's limits.  The kernel's own
@@ -424,8 +437,8 @@ class Kernel:
                 if size > max_items[d]:
                     raise RuntimeError_(f"kernel {ph.name}: {size} items in dimension {d} of a work-group exceed "
                                         f"the device's {max_items[d]}")
-            if "warp_shuffle" in intrinsics_used(ph.body) and (local[0] < WARP_LANES or _product(local) != local[0]):
-                raise RuntimeError_(f"kernel {ph.name} reduces in a warp's registers: its work-groups must be "
+            if intrinsics_used(ph.body) and (local[0] < WARP_LANES or _product(local) != local[0]):
+                raise RuntimeError_(f"kernel {ph.name} runs a warp's lanes together: its work-groups must be "
                                     f"one-dimensional with at least {WARP_LANES} items (a whole warp), not {local}")
 
     def _prepare(self, arrays, uploads: Uploads | None = None, poison: bool = False):

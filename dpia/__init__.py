@@ -107,4 +107,8 @@ def compile(expr: Expr, device=None, db=None, name: str = "program", pipeline=No
     check_kernel_name(name)
     if is_high_level(expr):
         return VariantKernel(expr, device=device, db=db, name=name, pipeline=pipeline, tuned_for=tuned_for, **launch)
+    if device is None:  # chosen now: the translation uses the intrinsics it offers
+        from codegen_opencl.runtime import choose_device
+
+        device = choose_device()
     return (pipeline or PIPELINE).compile(expr, Options(name=name, device=device, launch=launch))

@@ -32,7 +32,7 @@ import attrs
 
 from functional.errors import FunctionalError, excerpt
 from functional.expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine
-from functional.primitives import LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES, SCALAR, STORES, is_view_fn
+from functional.primitives import COLLECTIVES, LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES, SCALAR, STORES, is_view_fn
 from functional.types import DataType, Type
 
 
@@ -144,6 +144,10 @@ def _primitive(e: Expr, head: Prim, args: list, env: dict):
     if name in LOOP_MAPS:
         _read(args[1], env, f"the data of {name}")
         _function_body(args[0], env)
+        return _exp(e, Access.WRITE)
+    if name in COLLECTIVES:  # a computation of its operands, written where its result goes
+        for a in data_args:
+            _read(a, env, f"an operand of {name}")
         return _exp(e, Access.WRITE)
     if name in LOW_REDUCTIONS:
         infer_access(args[1], env)  # the initial value is written into the accumulator

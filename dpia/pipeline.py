@@ -42,6 +42,9 @@ class Options:
     warmup: int = 2
     sizes: Mapping[str, int] | None = None  # the real sizes, for the resources stage
     limits: Any = None  # dpia.explore.space.DeviceLimits: the resources stage checks against them (None: no check)
+    # the device intrinsics the translation may use (imperative.ir.INTRINSIC_OPS' capabilities, e.g.
+    # "tensor_cores_tf32"); None: those `device` offers (codegen_opencl.runtime.device_intrinsics), none without one
+    intrinsics: frozenset | None = None
 
 
 @attrs.frozen
@@ -94,7 +97,18 @@ def translate(low, options: Options):
     from .translate import translate_program
 
     check_kernel_name(options.name)
-    return translate_program(low if low.t is not None else infer(low), options.name)
+    return translate_program(low if low.t is not None else infer(low), options.name, target_intrinsics(options))
+
+
+def target_intrinsics(options: Options) -> frozenset:
+    """The intrinsics a translation for `options` may use: as given, else the device's."""
+    if options.intrinsics is not None:
+        return frozenset(options.intrinsics)
+    if options.device is None:
+        return frozenset()
+    from codegen_opencl.runtime import device_intrinsics
+
+    return device_intrinsics(options.device)
 
 
 def passes(program, options: Options):

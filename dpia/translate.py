@@ -14,6 +14,10 @@ Computational primitives loop or allocate exactly where the program says:
                                        w := lane < n ? v[lane] : z;  for h = n/2, ..., 1:
                                        (o := shuffle_down h w;  if lane < h { w := f (f z w) o });
                                        if lane == 0 { out[0] := w } } })
+    acc(mma_sync c a b, out)    = con(c, a, b => par_for[local 0] lane < 32 { new d: vec[f32, 4] in private {
+                                       d := mma_tf32 c[lane] a[lane] b[lane];  out[lane][r] := d.r } })
+                                  (the tensor cores' instruction, where the target offers it; elsewhere each
+                                  lane sums its own four elements, reading the other lanes' operands)
 
 Layout primitives never copy: `con(split n E, k) = con(E, v => k(split n v))` and
 `acc(join E, out) = acc(E, join_acc n out)`.  High-level `map`/`reduce` left in a program
@@ -34,8 +38,9 @@ from functional.storage import first_need
 from functional.strategies import at_path
 from functional.nat import Var as NatVar
 from functional.nat import substitute as nat_substitute
-from functional.primitives import (LOOP_MAPS, LOW_REDUCTIONS, PRIMITIVES, READ_VIEWS, SCALAR, STORES, WARP_LANES,
-                                  WARP_REDUCTIONS, WARP_TYPES, WRITE_VIEWS)
+from functional.primitives import (COLLECTIVES, LOOP_MAPS, LOW_REDUCTIONS, MMA_K, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
+                                  WARP_LANES, WARP_REDUCTIONS, WARP_TYPES, WRITE_VIEWS, fragment_holder,
+                                  fragment_position)
 from functional.types import (
     AddressSpace,
     ArrayType,
@@ -108,6 +113,7 @@ class Translator:
     levels: list = attrs.Factory(list)  # enclosing parallel loops: (Level, dim)
     private_temporaries: set = attrs.Factory(set)  # the private temporaries `to_private E` made
     local_dims: frozenset = frozenset()  # the dimensions the program's map_local loops run over
+    intrinsics: frozenset = frozenset()  # the device intrinsics the target offers (imperative.ir.INTRINSIC_OPS)
 
     def fresh(self, base: str) -> str:
         self.counter += 1
@@ -131,6 +137,8 @@ class Translator:
                 return self._map(e, head, args, env, out)
             if name in WARP_REDUCTIONS:
                 return self._warp(e, args, env, out)
+            if name in COLLECTIVES:
+                return self._mma(e, args, env, out)
             if name == "map":  # a map of layout views is a write view; any other needs a chosen loop
                 chain = _write_chain(args[0])
                 if chain is None:
@@ -228,11 +236,7 @@ class Translator:
             self.fail(e, f"reduce_warp of {xs.t.size} elements: a constant power of two from 2 to {WARP_LANES}")
         if not (isinstance(t, ScalarType) and t.name in WARP_TYPES):
             self.fail(e, f"reduce_warp of {t}: warp shuffles move 32-bit scalars")
-        if (Level.WORKGROUP, 0) not in self.levels or any(lv is Level.LOCAL for lv, _ in self.levels):
-            self.fail(e, "reduce_warp runs on a work-group's items: inside map_workgroup 0, outside map_local")
-        if self.local_dims - {0}:
-            self.fail(e, "reduce_warp needs one-dimensional work-groups (its lanes are the first 32 items of "
-                         "dimension 0); this program has map_local loops over other dimensions")
+        self._in_warp(e, "reduce_warp")
         if _space_of(out) not in (AddressSpace.LOCAL, AddressSpace.GLOBAL):
             self.fail(e, "reduce_warp's result is written by one lane: store it where the items share it (to_local)")
         lane = self.loop_var("lane", Nat.const(WARP_LANES))
@@ -269,6 +273,68 @@ class Translator:
                 self.levels.pop()
 
         return self.con(xs, env, loop)
+
+    def _in_warp(self, e: Expr, what: str) -> None:
+        """Refuse a warp's collective where the items of dimension 0 are not its lanes."""
+        if (Level.WORKGROUP, 0) not in self.levels or any(lv is Level.LOCAL for lv, _ in self.levels):
+            self.fail(e, f"{what} runs on a work-group's items: inside map_workgroup 0, outside map_local")
+        if self.local_dims - {0}:
+            self.fail(e, f"{what} needs one-dimensional work-groups (its lanes are the first 32 items of "
+                         f"dimension 0); this program has map_local loops over other dimensions")
+
+    def _mma(self, e: Expr, args: list, env: dict, out: Acc):
+        """One m16n8k8 product of fragments (functional.primitives, mma_sync) by the first warp's
+        lanes, items 0-31 of dimension 0: the tensor cores' instruction where the target offers
+        it ("tensor_cores_tf32"), else each lane's own four sums of eight TF32 products, read
+        through the fragments' layouts from the lanes that hold them (so the operands must be
+        readable by every lane: views of local or global memory, not one lane's registers)."""
+        self._in_warp(e, "mma_sync")
+        lane = self.loop_var("lane", Nat.const(WARP_LANES))
+        at, f32_ = Nat.atom(lane), e.t.elem.elem
+
+        def element(v: Exp, holder) -> Exp:
+            holder_lane, r = holder
+            return Idx(Idx(v, holder_lane, v.type.elem), r, f32_)
+
+        def place(r: int) -> Acc:
+            return IdxAcc(IdxAcc(out, at, e.t.elem), Nat.const(r), f32_)
+
+        def instruction(vc: Exp, va: Exp, vb: Exp) -> Cmd:  # noqa: F821
+            def fragment(v: Exp, count: int) -> Exp:
+                return Op("vec", (Nat.const(count),), tuple(element(v, (at, Nat.const(r))) for r in range(count)),
+                          VectorType(f32_, Nat.const(count)))
+
+            d = Mem(self.fresh("mma"), VectorType(f32_, Nat.const(4)), AddressSpace.PRIVATE)
+            product = Op("mma_tf32", (), (fragment(vc, 4), fragment(va, 4), fragment(vb, 2)), d.type)
+            return New(d, seq(Assign(MemAcc(d), product), *(
+                self.assign(place(r), Op("lane", (Nat.const(r),), (d,), f32_)) for r in range(4))))
+
+        def sums(vc: Exp, va: Exp, vb: Exp) -> Cmd:  # noqa: F821
+            parts = [Mem(self.fresh("mma"), f32_, AddressSpace.PRIVATE) for _ in range(4)]
+            body = []
+            for r, part in enumerate(parts):
+                row, col = fragment_position("c", at, Nat.const(r))
+                body.append(Assign(MemAcc(part), element(vc, (at, Nat.const(r)))))
+                for k in range(MMA_K):
+                    a = Op("tf32", (), (element(va, fragment_holder("a", row, Nat.const(k))),), f32_)
+                    b = Op("tf32", (), (element(vb, fragment_holder("b", col, Nat.const(k))),), f32_)
+                    body.append(Assign(MemAcc(part), Op("add", (), (part, Op("mul", (), (a, b), f32_)), f32_)))
+            body.extend(self.assign(place(r), part) for r, part in enumerate(parts))
+            cmd = seq(*body)
+            for part in reversed(parts):
+                cmd = New(part, cmd)
+            return cmd
+
+        lanes = instruction if "tensor_cores_tf32" in self.intrinsics else sums
+
+        def loop(vs: list) -> Cmd:  # noqa: F821
+            self.levels.append((Level.LOCAL, 0))
+            try:
+                return ParFor(Level.LOCAL, 0, lane, Nat.const(WARP_LANES), lanes(*vs))
+            finally:
+                self.levels.pop()
+
+        return self._con_all(args, env, loop)
 
     def _check_nesting(self, e: Expr, level: Level, dim: int) -> None:
         if (level, dim) in self.levels:
@@ -337,7 +403,7 @@ class Translator:
         if name == "map_vec":  # OpenCL's scalar operations work lane-wise on vectors
             return self.con(args[1], env, lambda v: self.apply(args[0], [v], env, lambda call, env2: self.con(
                 call, env2, lambda r: k(_as_type(_lanes(r)[0], e.t)))))
-        if name in LOOP_MAPS or name in WARP_REDUCTIONS:
+        if name in LOOP_MAPS or name in WARP_REDUCTIONS or name in COLLECTIVES:
             self.fail(e, f"the array computed by {name} is read here but the program does not say where it is "
                          f"stored: wrap it in to_private, to_local or to_global")
         if name == "map":
@@ -612,9 +678,10 @@ def _space_of(a: Acc) -> AddressSpace | None:
     return None if mem is None else mem.space
 
 
-def translate_program(typed: Expr, name: str = "program") -> Program:
+def translate_program(typed: Expr, name: str = "program", intrinsics: frozenset = frozenset()) -> Program:
     """Translate a typed low-level program `fun(N: nat, ..., x: T, ...) => body` (its access
-    is inferred first: dpia.phrases)."""
+    is inferred first: dpia.phrases); `intrinsics`: the device intrinsics the kernels may use
+    (codegen_opencl.runtime.device_intrinsics), which decide how mma_sync is translated."""
     try:
         check_access(typed)
     except AccessError as exc:
@@ -633,8 +700,9 @@ def translate_program(typed: Expr, name: str = "program") -> Program:
                                f"all of its inputs as parameters")
     out = Mem("output", body.t, AddressSpace.GLOBAL)
     local_dims = frozenset(x.params[0] if x.name == "map_local" else 0 for x in walk(body)
-                           if isinstance(x, Prim) and (x.name == "map_local" or x.name in WARP_REDUCTIONS))
-    tr = Translator(local_dims=local_dims)
+                           if isinstance(x, Prim) and (x.name == "map_local" or x.name in WARP_REDUCTIONS
+                                                       or x.name in COLLECTIVES))
+    tr = Translator(local_dims=local_dims, intrinsics=frozenset(intrinsics))
     env = {m.name: m for m in inputs}
     try:
         cmd = tr.acc(body, env, MemAcc(out))

@@ -17,6 +17,7 @@ from .dsl import (  # noqa: F401
     as_vector,
     cast,
     drop,
+    fragment,
     fun,
     gather,
     generate,
@@ -39,17 +40,18 @@ from .dsl import (  # noqa: F401
     split,
     take,
     to_expr,
+    unfragment,
     user_fun,
 )
 from .dsl import (  # noqa: F401 -- expression constants
     abs, add, and_, as_scalar, associative, concat, cos, div, eq, exp, fma, fst, ge, gt, join, le, log, lt, map, map_seq,
-    map_seq_unroll, map_vec, max, min, mul, ne, neg, not_, or_, pair, reduce, reduce_seq, reduce_seq_unroll, reduce_warp, rem,
+    map_seq_unroll, map_vec, max, min, mma_sync, mul, ne, neg, not_, or_, pair, reduce, reduce_seq, reduce_seq_unroll, reduce_warp, rem,
     select, sin, snd, sqrt, sub, to_global, to_local, to_private, transpose, unzip, zip,
 )
 from .dsl import (  # noqa: F401 -- math built-ins, bit operations, element access, sizes as values
     PythonBoolError, acos, asin, at, atan, atan2, bit_and, bit_not, bit_or, bit_xor, cbrt, ceil, clamp, copysign,
     cosh, erf, erfc, exp2, expm1, false, floor, fmod, hypot, lit, log1p, log2, log10, nat_value, pow, round, rsqrt,
-    shl, shr, sinh, tan, tanh, true, trunc,
+    shl, shr, sinh, tan, tanh, tf32, true, trunc,
 )
 from .errors import DSLError, FunctionalError, InterpretError, NatError, ParseError, TypeInferenceError  # noqa: F401
 from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun  # noqa: F401

@@ -233,6 +233,33 @@ def scatter(idx: Callable | IndexFun, xs: Any = None) -> Expr:
     return _prim("scatter", (_index_fun(idx),), (xs,))
 
 
+def fragment(kind: str, tile: Any = None) -> Expr:
+    """The `kind` ("a", "b", "c") fragment of a tile (16 x 8 for a and c, 8 x 8 for b: B's
+    columns), the lane-major [32][r] array `mma_sync` takes: a gather of the joined tile
+    (functional.primitives.fragment_position says which element each lane holds)."""
+    from .primitives import MMA_FRAGMENTS, fragment_index
+
+    if kind not in MMA_FRAGMENTS:
+        raise DSLError(f"no fragment {kind!r}: a, b or c", origin=origin())
+    per_lane = MMA_FRAGMENTS[kind][2]
+    if tile is None:
+        return lam(lambda x: fragment(kind, x))
+    return split(per_lane, gather(fragment_index(kind), _prim("join", (), (tile,))))
+
+
+def unfragment(kind: str, frags: Any = None) -> Expr:
+    """The tile of a `kind` fragment array (the inverse of `fragment`): a scatter, so it is a
+    write view (a fragment array computed lane by lane is written into the tile's places)."""
+    from .primitives import MMA_FRAGMENTS, fragment_index
+
+    if kind not in MMA_FRAGMENTS:
+        raise DSLError(f"no fragment {kind!r}: a, b or c", origin=origin())
+    cols = MMA_FRAGMENTS[kind][1]
+    if frags is None:
+        return lam(lambda x: unfragment(kind, x))
+    return split(cols, scatter(fragment_index(kind), _prim("join", (), (frags,))))
+
+
 def generate(n: NatLike, f: Any = None) -> Expr:
     return _prim("generate", (as_nat(n),), (f,))
 

@@ -40,7 +40,8 @@ HIGH, LOW, SCALAR = "high", "low", "scalar"
 #   store    says where a value lives (to_global, to_local, to_private)
 #   access   at: one element of an array, at a computed index
 #   bind     let;  iterate;  generate;  scalar: a scalar operation
-ROLES = ("layout", "map", "reduce", "store", "access", "bind", "iterate", "generate", "scalar")
+#   collective  a warp's lanes compute it together, each holding part of its operands (mma_sync)
+ROLES = ("layout", "map", "reduce", "store", "access", "bind", "iterate", "generate", "scalar", "collective")
 
 # Kinds of static parameters, as they appear in text after the primitive's name.
 NAT, DIM, INDEX, TYPE, USERFUN = "nat", "dim", "index", "type", "userfun"
@@ -985,6 +986,125 @@ declare("reduce_warp", LOW, (), 3, _warp_scheme, _warp_meaning,
         "by shuffles)", implements="reduce", role="reduce", loop="warp")
 
 
+# ---------------------------------------------------------------- TF32 tensor cores (PTX mma.sync)
+#
+# `tf32 x` rounds a float32 to TF32 (an 8-bit exponent and a 10-bit mantissa: PTX cvt.rna.tf32.f32,
+# to nearest, ties away from zero), so a program says where it accepts TF32 products.
+# `mma_sync c a b` is one m16n8k8 product of a warp's tensor cores, D = C + tf32(A) tf32(B), on
+# *fragments*: each of the warp's 32 lanes holds part of each operand, lane-major arrays
+# [32][r] whose layout PTX fixes (g = lane / 4, t = lane % 4):
+#     A (16 x 8, m x k)   a[lane][r] = A[g + 8 (r % 2)][t + 4 (r / 2)]        r < 4
+#     B (8 x 8, n x k)    b[lane][r] = B[g][t + 4 r]   (B's columns, k along a row) r < 2
+#     C (16 x 8, m x n)   c[lane][r] = C[g + 8 (r / 2)][2 t + r % 2]         r < 4
+# The layouts are gathers of the joined tile (`fragment_index`), views like any other; a fragment
+# array a warp's lanes each keep their own part of is registers after imperative.passes.privatise.
+# Its meaning is the product's, so a rule that introduces it is checked like every rule; the
+# translation prints the instruction where the target offers it and each lane's own four sums
+# otherwise (dpia.translate).
+MMA_M, MMA_N, MMA_K = 16, 8, 8
+MMA_FRAGMENTS = {"a": (MMA_M, MMA_K, 4), "b": (MMA_N, MMA_K, 2), "c": (MMA_M, MMA_N, 4)}  # rows, cols, per lane
+
+
+def _div(x, d):
+    return floordiv(x, d) if isinstance(x, Nat) else x // d
+
+
+def _rem(x, d):
+    return mod(x, d) if isinstance(x, Nat) else x % d
+
+
+def fragment_position(kind: str, lane, r):
+    """(row, column) of the tile element that lane `lane` holds as its element `r` of a `kind`
+    fragment ("a", "b", "c"); ints, NumPy arrays or Nats."""
+    g, t = _div(lane, 4), _rem(lane, 4)
+    if kind == "a":
+        return g + 8 * _rem(r, 2), t + 4 * _div(r, 2)
+    if kind == "b":
+        return g, t + 4 * r
+    if kind == "c":
+        return g + 8 * _div(r, 2), 2 * t + _rem(r, 2)
+    raise ValueError(f"no fragment {kind!r}: a, b or c")
+
+
+def fragment_holder(kind: str, row, col):
+    """(lane, r) of the lane holding tile element (row, col) of a `kind` fragment and its place
+    there (the inverse of fragment_position); ints, NumPy arrays or Nats."""
+    if kind == "a":
+        return 4 * _rem(row, 8) + _rem(col, 4), _div(row, 8) + 2 * _div(col, 4)
+    if kind == "b":
+        return 4 * row + _rem(col, 4), _div(col, 4)
+    if kind == "c":
+        return 4 * _rem(row, 8) + _div(col, 2), 2 * _div(row, 8) + _rem(col, 2)
+    raise ValueError(f"no fragment {kind!r}: a, b or c")
+
+
+def fragment_index(kind: str) -> IndexFun:
+    """The gather of a `kind` fragment: element i = per_lane * lane + r of the joined fragment
+    array is element row * cols + col of the joined tile."""
+    _rows, cols, per_lane = MMA_FRAGMENTS[kind]
+    n = Var("n", 1)
+    i = Var("i", 0, Nat.atom(n))
+    row, col = fragment_position(kind, floordiv(Nat.atom(i), per_lane), mod(Nat.atom(i), per_lane))
+    return IndexFun(i, n, row * cols + col)
+
+
+def tf32_round(x):
+    """float32 values rounded to TF32: to nearest, ties away from zero (cvt.rna.tf32.f32); NaN and
+    infinities unchanged, values past TF32's largest rounded to infinity."""
+    x = np.asarray(x, dtype=np.float32)
+    bits = x.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x1000) & 0xFFFFE000).astype(np.uint32).view(np.float32)
+    return np.where(np.isfinite(x), rounded, x).astype(np.float32)
+
+
+def _tf32_scheme(fr, params):
+    from .types import f32
+
+    return (f32,), f32
+
+
+declare("tf32", SCALAR, (), 1, _tf32_scheme, lambda c: tmap(tf32_round, *c.args),
+        "tf32 x = x rounded to the nearest TF32 value (10 mantissa bits; ties away from zero)")
+
+
+def _mma_scheme(fr, params):
+    from .types import f32
+
+    def frag(per_lane):
+        return ArrayType(Nat.const(32), ArrayType(Nat.const(per_lane), f32))
+
+    return (frag(4), frag(4), frag(2)), frag(4)
+
+
+def _unfragment(kind: str, frag: np.ndarray, ax: int) -> np.ndarray:
+    """The tile (axes ax, ax+1) of a fragment array (axes ax: lane, ax+1: r), batch axes kept."""
+    rows, cols, per_lane = MMA_FRAGMENTS[kind]
+    lanes, rs = np.meshgrid(np.arange(32), np.arange(per_lane), indexing="ij")
+    row, col = fragment_position(kind, lanes, rs)
+    tile = np.empty(frag.shape[:ax] + (rows, cols), frag.dtype)
+    tile[..., row, col] = frag
+    return tile
+
+
+def _mma_meaning(c):
+    cf, af, bf = (np.asarray(x, dtype=np.float32) for x in c.args)
+    ax = c.ax
+    ct, at, bt = _unfragment("c", cf, ax), _unfragment("a", af, ax), _unfragment("b", bf, ax)
+    # float32 products of TF32 values are exact; sums in float64 then rounded once: within the
+    # tensor cores' own rounding of their sums (their order is the hardware's)
+    d = ct.astype(np.float64) + np.einsum("...ik,...jk->...ij", tf32_round(at).astype(np.float64),
+                                          tf32_round(bt).astype(np.float64))
+    lanes, rs = np.meshgrid(np.arange(32), np.arange(4), indexing="ij")
+    row, col = fragment_position("c", lanes, rs)
+    return d[..., row, col].astype(np.float32)
+
+
+declare("mma_sync", LOW, (), 3, _mma_scheme, _mma_meaning,
+        "mma_sync c a b = frag_c (unfrag_c c + tf32 (unfrag_a a) . transpose (tf32 (unfrag_b b)))   "
+        "(one m16n8k8 product by a warp's tensor cores, on fragments: see fragment_position)",
+        role="collective", loop="warp")
+
+
 def _identity_scheme(fr, params):
     t = fr.dt()
     return (t,), t
@@ -1033,6 +1153,7 @@ PARALLEL_MAPS = frozenset(n for n in MAPS if PRIMITIVES[n].loop in ("global", "w
 REDUCTIONS = with_role("reduce")
 LOW_REDUCTIONS = frozenset(n for n in with_role("reduce", LOW) if PRIMITIVES[n].loop == "seq")  # one item's loop
 WARP_REDUCTIONS = frozenset(n for n in with_role("reduce", LOW) if PRIMITIVES[n].loop == "warp")
+COLLECTIVES = with_role("collective")  # a warp's lanes compute it together (mma_sync)
 STORES = {n: PRIMITIVES[n].space for n in with_role("store")}  # to_global -> global, ...
 READ_VIEWS = frozenset(n for n in LAYOUT if PRIMITIVES[n].read_view)
 WRITE_VIEWS = {n: PRIMITIVES[n].write_view for n in LAYOUT if PRIMITIVES[n].write_view}

@@ -273,7 +273,9 @@ class Barrier(Cmd):
 # Operations that are device intrinsics, by the capability a device must offer for them
 # (codegen_opencl.runtime.device_intrinsics says which a device has):
 #   shuffle_down h w   lane i of a warp receives lane i + h's w (its own w past the warp's end)
-INTRINSIC_OPS = {"shuffle_down": "warp_shuffle"}
+#   mma_tf32 c a b     lane i's part of the warp's m16n8k8 product c + tf32(a) tf32(b) on fragments
+#                      (functional.primitives, mma_sync): float4 c, float4 a, float2 b -> float4
+INTRINSIC_OPS = {"shuffle_down": "warp_shuffle", "mma_tf32": "tensor_cores_tf32"}
 
 
 def intrinsics_used(cmd: Cmd) -> frozenset[str]:

@@ -773,17 +773,32 @@ def _local_index_map(index, lids: dict):
     return coefs, const
 
 
+_OWNED_PARTS_ENUMERATED = 1 << 16  # elements of the item's parts enumerated at most, where no radix shows them apart
+
+
 def _owned_parts(coefs: dict, counts: dict, consts: set) -> bool:
     """Each item's part {sum c_d * lid_d + r : r in consts} is disjoint from every other
-    item's: the coefficients form a mixed radix above the constants."""
+    item's: the coefficients form a mixed radix above the constants, or (a warp's fragments,
+    `128 t + 4 lane + r`: the lanes' parts interleaved) no two items' elements meet when
+    enumerated."""
     if min(consts) < 0:
         return False
     reach = max(consts) + 1
     for dim in sorted(coefs, key=coefs.get):
         if coefs[dim] < reach:
-            return False
+            break
         reach = coefs[dim] * counts[dim]
-    return True
+    else:
+        return True
+    items = 1
+    for dim in coefs:
+        items *= counts[dim]
+    if items * len(consts) > _OWNED_PARTS_ENUMERATED or any(c <= 0 for c in coefs.values()):
+        return False
+    bases = {0}
+    for dim, c in coefs.items():
+        bases = {b + c * k for b in bases for k in range(counts[dim])}
+    return len(bases) == items and len({b + r for b in bases for r in consts}) == items * len(consts)
 
 
 def _accesses(cmd: Cmd, leaf: str, lids: dict, out: list) -> None:

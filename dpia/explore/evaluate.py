@@ -168,8 +168,9 @@ class Evaluator:
     def options(self, spec: Spec, **changes) -> Options:
         sizes = dict(spec.sizes) if spec is not None else None
         launch = dict(spec.launch) if spec is not None else {}
+        intrinsics = None if self.limits is None else frozenset(self.limits.intrinsics)
         return Options(name="candidate", tolerance=self.tolerance, sizes=sizes, limits=self.limits, launch=launch,
-                       **changes)
+                       intrinsics=intrinsics, **changes)
 
     def run_stage(self, name: str, spec: Spec, *taken, **options):
         """The pipeline's stage `name` on the values it takes (`options`: Options fields)."""

@@ -10,9 +10,9 @@ They apply to saturated (`map f xs`) and partial (`map f`) uses alike.
 from __future__ import annotations
 
 from .. import dsl as fl
-from ..expr import App, Identifier, Lambda, NatLambda, Prim, applied, free_identifiers, spine
+from ..expr import App, Identifier, Lambda, Literal, NatLambda, Prim, applied, free_identifiers, spine
 from ..nat import Nat, Var, divides
-from ..primitives import LOOP_MAPS, WARP_LANES, WARP_TYPES
+from ..primitives import LOOP_MAPS, MMA_K, MMA_M, MMA_N, WARP_LANES, WARP_TYPES
 from ..strategies import MAP_LIKE
 from ..types import ArrayType, ScalarType, f32, holds_array
 from . import instances as inst
@@ -465,3 +465,65 @@ rule("warp_tree", "lowering",
          "warp shuffles, which synchronise the warp themselves, instead of through local memory and barriers. "
          "An identity (reduce_warp's meaning is the tree's steps); a device intrinsic, so dpia.explore offers "
          "it only where the device says it has warp shuffles (DeviceLimits.intrinsics).")
+
+
+# ------------------------------------------------------------------ dot_tile_mma
+
+
+def _tf32_product(fn) -> bool:
+    """`fun(p) => tf32 (fst p) * tf32 (snd p)`."""
+    if not isinstance(fn, Lambda):
+        return False
+    factors = applied(fn.body, "mul", 2)
+    if factors is None:
+        return False
+    for factor, part in zip(factors, ("fst", "snd")):
+        rounded = applied(factor, "tf32", 1)
+        taken = applied(rounded[0], part, 1) if rounded is not None else None
+        if not (taken is not None and isinstance(taken[0], Identifier) and taken[0].name == fn.param.name):
+            return False
+    return True
+
+
+def _mma_tile_side(m) -> str | None:
+    if not (isinstance(m.plus, Prim) and m.plus.name == "add"):
+        return "the dot products do not sum (+)"
+    if not (isinstance(m.zero, Literal) and m.zero.value == 0):
+        return "the dot products do not start from 0"
+    if not _tf32_product(m.product):
+        return "the products are not tf32 (fst p) * tf32 (snd p): TF32 products are the program's to ask for"
+    if m.r.name in free_identifiers(m.cs):
+        return "the columns depend on the row"
+    shapes = [(getattr(x.t, "size", None), getattr(getattr(x.t, "elem", None), "size", None)) for x in (m.rs, m.cs)]
+    want = [(Nat.const(MMA_M), Nat.const(MMA_K)), (Nat.const(MMA_N), Nat.const(MMA_K))]
+    if shapes != want or m.rs.t.elem.elem != f32 or m.cs.t.elem.elem != f32:
+        return f"not {MMA_M} rows and {MMA_N} columns of {MMA_K} float32 values (an m16n8k8 tile): {shapes}"
+    return None
+
+
+def _mma_tile_build(m):
+    zeros = fl.generate(MMA_M, fl.lam(lambda _: fl.generate(MMA_N, fl.lam(lambda _: 0.0))))
+    return fl.unfragment("c", fl.mma_sync(fl.fragment("c", zeros), fl.fragment("a", m.rs), fl.fragment("b", m.cs)))
+
+
+def _ex_mma_tile(rng):
+    def tile_product(rs, cs):
+        return fl.map(fl.lam(lambda r: fl.map(fl.lam(lambda c: fl.reduce(fl.add, 0.0, fl.map(
+            fl.lam(lambda p: fl.tf32(fl.fst(p)) * fl.tf32(fl.snd(p))), fl.zip(r, c)))), cs)), rs)
+
+    prog = fl.fun([ArrayType(Nat.const(MMA_M), ArrayType(Nat.const(MMA_K), f32)),
+                   ArrayType(Nat.const(MMA_N), ArrayType(Nat.const(MMA_K), f32))], tile_product)
+    return prog, (inst.data(rng, MMA_M, MMA_K), inst.data(rng, MMA_N, MMA_K)), {}
+
+
+rule("dot_tile_mma", "lowering",
+     "map (fun(r) => map (fun(c) => reduce (+) 0 (map (fun(p) => tf32 (fst p) * tf32 (snd p)) (zip r c))) cs) rs -> "
+     "unfragment c (mma_sync (fragment c zeros) (fragment a rs) (fragment b cs))   (rs: 16 rows, cs: 8 columns, "
+     "each of 8 float32 values)",
+     lhs=P("map", L("r", P("map", L("c", P("reduce", V("plus"), V("zero"), P("map", V("product"), P(
+         "zip", V("r"), V("c"))))), V("cs"))), V("rs")),
+     side=_mma_tile_side, build=_mma_tile_build, example=_ex_mma_tile, exact=False,
+     doc="A 16 x 8 tile of dot products of length 8 whose products the program rounds to TF32 is one product "
+         "of a warp's tensor cores (mma_sync) on the tiles' fragments.  Its meaning is the tile's (sums in "
+         "another order); a device intrinsic, so only targets whose device has TF32 tensor cores print the "
+         "instruction (the translation gives the others each lane's own sums).")

@@ -272,6 +272,27 @@ def _reduction_cases() -> dict:
 CASES.update(_reduction_cases())
 
 
+def _tensor_core_cases() -> dict:
+    """A warp's TF32 product on fragments (mma_sync; translated here into each lane's own sums,
+    the tensor cores being absent) and the matrix product written with it (examples/tf32_gemm.py)."""
+    sys_path_examples()
+    from tf32_gemm import mm_tf32
+
+    tile = lambda r, c: fl.array(r, fl.array(c, fl.f32))  # noqa: E731
+    n = fl.nat("N")
+    one = fl.fun([fl.array(n, tile(16, 8)), fl.array(n, tile(16, 8)), fl.array(n, tile(8, 8))],
+                 lambda cs, as_, bs: fl.map_workgroup(lambda t: fl.unfragment("c", fl.mma_sync(
+                     fl.fragment("c", fl.fst(fl.fst(t))), fl.fragment("a", fl.snd(fl.fst(t))),
+                     fl.fragment("b", fl.snd(t)))), fl.zip(fl.zip(cs, as_), bs)))
+    rounded = fl.fun([fl.array(n, fl.f32)], lambda xs: fl.map_global(lambda x: fl.tf32(x) * 3.0, xs))
+    return {"tf32_round": (rounded, (_f32(77),)),
+            "mma_sync_fragments": (one, (_f32(3, 16, 8), _f32(3, 16, 8), _f32(3, 8, 8))),
+            "mm_tf32_one_warp": (mm_tf32(16, 16, 8), (_f32(32, 16), _f32(16, 32)))}
+
+
+CASES.update(_tensor_core_cases())
+
+
 def _close(a, b) -> bool:
     if isinstance(b, tuple):
         return all(_close(x, y) for x, y in zip(a, b))

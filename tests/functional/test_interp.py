@@ -120,6 +120,8 @@ COVERED = {
     # low level
     "map_global", "map_workgroup", "map_local", "map_seq", "map_seq_unroll", "reduce_seq", "reduce_seq_unroll",
     "to_global", "to_local", "to_private", "map_vec", "reduce_warp",
+    # TF32 tensor cores: their meanings against NumPy in tests/test_tensor_cores.py
+    "tf32", "mma_sync",
 }
 COVERED |= COVERED_HERE  # the math built-ins, bit operations, at and nat_value: tests/functional/test_builtins.py
 
@@ -1174,6 +1176,24 @@ def test_reduce_warp_takes_a_power_of_two_up_to_a_warp():
         prog = fun([array(n, f32)], lambda xs: fl.reduce_warp(add, 0.0, xs))
         with pytest.raises(fl.InterpretError, match="power of two"):
             run(prog, np.ones(n, np.float32))
+
+
+def test_tf32_rounds_to_ten_mantissa_bits_ties_away_from_zero():
+    x = np.array([1 + 2.0 ** -11, -(1 + 2.0 ** -11), 1 + 2.0 ** -12, np.inf], np.float32)
+    got = run(fun([array(4, f32)], lambda xs: fl.map(fl.tf32, xs)), x)
+    np.testing.assert_array_equal(got, np.array([1 + 2.0 ** -10, -(1 + 2.0 ** -10), 1.0, np.inf], np.float32))
+
+
+def test_mma_sync_is_c_plus_the_tf32_product_on_fragments():
+    rng = np.random.default_rng(7)
+    c, a, b = (rng.standard_normal(s).astype(np.float32) for s in [(16, 8), (16, 8), (8, 8)])
+    tile = lambda r, k: array(r, array(k, f32))  # noqa: E731
+    prog = fun([tile(16, 8), tile(16, 8), tile(8, 8)], lambda c_, a_, b_: fl.unfragment("c", fl.mma_sync(
+        fl.fragment("c", c_), fl.fragment("a", a_), fl.fragment("b", b_))))
+    from functional.primitives import tf32_round
+
+    want = c + tf32_round(a).astype(np.float64) @ tf32_round(b).astype(np.float64).T
+    np.testing.assert_allclose(run(prog, c, a, b), want, rtol=0, atol=1e-5)
 
 
 def test_zz_every_covered_primitive_actually_ran(request):

@@ -1,0 +1,126 @@
+"""The TF32 tensor-core matrix product written in the language (examples/tf32_gemm.py) on an NVIDIA
+GPU, against cuBLAS through torch (TF32 on, and off: the float32 rate) and the hand-written kernels
+of benchmarks/tf32_hand.py, all in the same run; each kernel's error against the float64 product.
+
+    source benchmarks/h200_env.sh && python3 benchmarks/tf32_gemm_gpu.py [--sizes 4096x4096x4096,...]
+        [--shapes 64x64x32,...] [--hand w4_128x128_db,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def cuda_time(torch, fn, repeat: int) -> float:
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        fn()
+        e1.record()
+        torch.cuda.synchronize()
+        times.append(e0.elapsed_time(e1) * 1e-3)
+    return float(np.median(times))
+
+
+def error(c: np.ndarray, a: np.ndarray, b: np.ndarray, rows: np.ndarray) -> float:
+    """max |C - AB| / max |AB| over `rows`, AB in float64."""
+    want = a[rows].astype(np.float64) @ b.astype(np.float64)
+    return float(np.abs(c[rows] - want).max() / np.abs(want).max())
+
+
+def main() -> None:
+    import pyopencl as cl
+
+    import dpia
+    import tf32_hand
+    from codegen_opencl.runtime import choose_device, describe, device_intrinsics, session_for
+    from examples.tf32_gemm import mm_tf32
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,1024x1024x1024")
+    ap.add_argument("--shapes", default="64x64x32,64x64x16,32x64x32,64x32x32")
+    ap.add_argument("--hand", default="w1_64x64,w4_128x128_db")
+    ap.add_argument("--repeat", type=int, default=10)
+    args = ap.parse_args()
+    dev = choose_device()
+    sess = session_for(dev)
+    print("device:", describe(dev), "intrinsics:", sorted(device_intrinsics(dev)))
+    rng = np.random.default_rng(0)
+    import torch
+
+    for spec in args.sizes.split(","):
+        m, n, k = (int(x) for x in spec.split("x"))
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        rows = rng.choice(m, 32, replace=False)
+        flops = 2.0 * m * n * k
+        ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        refs = {}
+        for tf32_on in (True, False):
+            torch.backends.cuda.matmul.allow_tf32 = tf32_on
+            t = cuda_time(torch, lambda: ta @ tb, args.repeat)
+            refs[tf32_on] = t
+            err = error((ta @ tb).cpu().numpy(), a, b, rows)
+            print(f"{spec} cuBLAS TF32 {'on ' if tf32_on else 'off'}        {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} "
+                  f"TFLOP/s  err {err:.2e}", flush=True)
+        del ta, tb
+        torch.cuda.empty_cache()
+        for shape in args.shapes.split(","):
+            wm, wn, kc = (int(x) for x in shape.split("x"))
+            if m % wm or n % wn or k % kc:
+                continue
+            try:
+                t0 = time.perf_counter()
+                kernel = dpia.compile(mm_tf32(wm, wn, kc), device=dev)
+                bound = kernel.bind(a, b)
+                build = time.perf_counter() - t0
+                t = bound.time(repeat=args.repeat)
+                c = kernel(a, b)
+            except Exception as exc:  # noqa: BLE001 - a probe: report and go on
+                print(f"{spec} mm_tf32({wm}, {wn}, {kc}): {type(exc).__name__}: {str(exc)[:600]}", flush=True)
+                continue
+            print(f"{spec} mm_tf32({wm}, {wn}, {kc})  {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  "
+                  f"err {error(c, a, b, rows):.2e}  {refs[True] / t:.2f}x cuBLAS TF32  {refs[False] / t:.2f}x cuBLAS fp32"
+                  f"  (build {build:.1f} s)", flush=True)
+        mf = cl.mem_flags
+        da = cl.Buffer(sess.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+        db = cl.Buffer(sess.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
+        dc = cl.Buffer(sess.context, mf.WRITE_ONLY, m * n * 4)
+        for name in filter(None, args.hand.split(",")):
+            p = dict(dict(bm=128, bn=128, wm=64, wn=64, kc=32, pad=4, db=False), **tf32_hand.VARIANTS[name])
+            if m % p["bm"] or n % p["bn"] or k % p["kc"]:
+                continue
+            kern = cl.Program(sess.context, tf32_hand.gemm_kernel(**p)).build().gemm
+            items = 32 * (p["bm"] // p["wm"]) * (p["bn"] // p["wn"])
+            gsz, lsz = (n // p["bn"] * items, m // p["bm"]), (items, 1)
+
+            def call():
+                return kern(sess.queue, gsz, lsz, np.int32(m), np.int32(n), np.int32(k), da, db, dc)
+
+            call().wait()
+            times = []
+            for _ in range(args.repeat):
+                ev = call()
+                ev.wait()
+                times.append((ev.profile.end - ev.profile.start) * 1e-9)
+            t = float(np.median(times))
+            c = np.empty((m, n), np.float32)
+            cl.enqueue_copy(sess.queue, c, dc)
+            print(f"{spec} hand {name:22s} {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  err "
+                  f"{error(c, a, b, rows):.2e}  {refs[True] / t:.2f}x cuBLAS TF32", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""TF32 tensor cores, a device intrinsic: `tf32` (rounding), the fragment layouts of PTX's
+m16n8k8 product, `mma_sync` (the interpreter's meaning, its two translations), and the matrix
+product written with them (examples/tf32_gemm.py).
+
+The instruction cannot run here (PoCL and Oclgrind have no tensor cores): the programs run here
+through the translation for targets without them (each lane's own sums, read through the
+fragments' layouts) and are compared with the interpreter, every launch replayed under Oclgrind
+(tests/oclgrind.py); the tensor-core translation is checked structurally, and on the GPU by
+benchmarks/tf32_gemm_gpu.py (benchmarks/RESULTS.md)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import codegen_opencl.opencl as cg
+import dpia
+import functional as fl
+from codegen_opencl.runtime import RuntimeError_, choose_device, device_intrinsics
+from dpia.pipeline import PIPELINE, Options
+from dpia.translate import TranslationError
+from examples.tf32_gemm import mm_tf32
+from functional.nat import evaluate
+from functional.primitives import MMA_FRAGMENTS, fragment_holder, fragment_index, fragment_position, tf32_round
+from imperative.passes import _owned_parts
+
+TENSOR_CORES = Options(intrinsics=frozenset({"tensor_cores_tf32"}))
+
+
+def _tile(rows, cols):
+    return fl.array(rows, fl.array(cols, fl.f32))
+
+
+def _reference(a, b, c=None):
+    d = tf32_round(a).astype(np.float64) @ tf32_round(b).astype(np.float64)
+    return d if c is None else c + d
+
+
+# ------------------------------------------------------------------------------- tf32
+
+
+def test_tf32_rounds_to_nearest_ties_away_keeping_nan_and_infinities():
+    ulp = 2.0 ** -10
+    x = np.array([1.0, 1 + ulp / 2, -(1 + ulp / 2), 1 + ulp / 4, 1 + 3 * ulp / 4, 2 - ulp / 2, np.inf, -np.inf,
+                  np.nan, 0.0, -0.0, np.finfo(np.float32).max, 1e-40], np.float32)
+    got = tf32_round(x)
+    want = np.array([1.0, 1 + ulp, -(1 + ulp), 1.0, 1 + ulp, 2.0, np.inf, -np.inf, np.nan, 0.0, -0.0, np.inf,
+                     np.float32(1e-40)], np.float32)
+    np.testing.assert_array_equal(got[:12], want[:12])
+    assert np.signbit(got[10])
+    # a subnormal keeps its top 10 mantissa bits, rounded
+    assert got[12] == (np.float32(1e-40).view(np.uint32) + 0x1000 & 0xFFFFE000).view(np.float32)
+    assert np.all((tf32_round(np.random.default_rng(0).standard_normal(1000).astype(np.float32))
+                   .view(np.uint32) & 0x1FFF) == 0)
+
+
+def test_a_kernel_rounds_to_tf32_bit_for_bit_as_the_interpreter():
+    n = fl.nat("N")
+    program = fl.fun([fl.array(n, fl.f32)], lambda xs: fl.map_global(fl.lam(lambda x: fl.tf32(x)), xs))
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.standard_normal(500) * 10.0 ** rng.integers(-30, 30, 500),
+                        [np.inf, -np.inf, np.nan, 0.0, np.finfo(np.float32).max, 1 + 2.0 ** -11]]).astype(np.float32)
+    out = dpia.compile(program)(x)
+    want = fl.interpret(fl.infer(program), x)
+    np.testing.assert_array_equal(out.view(np.uint32)[~np.isnan(x)], want.view(np.uint32)[~np.isnan(x)])
+    assert np.isnan(out[np.isnan(x)]).all()
+
+
+# ---------------------------------------------------------------------------- fragments
+
+
+@pytest.mark.parametrize("kind", sorted(MMA_FRAGMENTS))
+def test_each_element_of_a_tile_is_held_by_exactly_one_lane_and_place(kind):
+    rows, cols, per_lane = MMA_FRAGMENTS[kind]
+    held = {fragment_position(kind, lane, r) for lane in range(32) for r in range(per_lane)}
+    assert held == {(i, j) for i in range(rows) for j in range(cols)}
+    for lane in range(32):
+        for r in range(per_lane):
+            row, col = fragment_position(kind, lane, r)
+            assert fragment_holder(kind, row, col) == (lane, r)
+    gather = fragment_index(kind)
+    for i in range(32 * per_lane):
+        row, col = fragment_position(kind, i // per_lane, i % per_lane)
+        assert evaluate(gather(i, 32 * per_lane), {}) == row * cols + col
+    tile = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
+    frags = fl.interpret(fl.infer(fl.fun([_tile(rows, cols)], lambda t: fl.fragment(kind, t))), tile)
+    assert frags.shape == (32, per_lane)
+    for lane in range(32):
+        for r in range(per_lane):
+            assert frags[lane, r] == tile[fragment_position(kind, lane, r)]
+    back = fl.interpret(fl.infer(fl.fun([_tile(32, per_lane)], lambda f: fl.unfragment(kind, f))), frags)
+    np.testing.assert_array_equal(back, tile)
+
+
+def test_the_ptx_layout_of_a_fragment_as_documented():
+    # PTX ISA, mma.m16n8k8 .tf32: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4); b0 (k=t, n=g), b1 (k=t+4, n=g);
+    # c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1)
+    lane = 13  # g = 3, t = 1
+    assert [fragment_position("a", lane, r) for r in range(4)] == [(3, 1), (11, 1), (3, 5), (11, 5)]
+    assert [fragment_position("b", lane, r) for r in range(2)] == [(3, 1), (3, 5)]  # (n, k): B's columns
+    assert [fragment_position("c", lane, r) for r in range(4)] == [(3, 2), (3, 3), (11, 2), (11, 3)]
+
+
+# ----------------------------------------------------------------------------- mma_sync
+
+
+def _one_product_per_group():
+    n = fl.nat("N")
+    return fl.fun([fl.array(n, _tile(16, 8)), fl.array(n, _tile(16, 8)), fl.array(n, _tile(8, 8))],
+                  lambda cs, as_, bs: fl.map_workgroup(fl.lam(lambda t: fl.unfragment("c", fl.mma_sync(
+                      fl.fragment("c", fl.fst(fl.fst(t))), fl.fragment("a", fl.snd(fl.fst(t))),
+                      fl.fragment("b", fl.snd(t))))), fl.zip(fl.zip(cs, as_), bs)))
+
+
+def test_mma_sync_means_c_plus_the_tf32_product():
+    rng = np.random.default_rng(2)
+    c, a, b = (rng.standard_normal(s).astype(np.float32) for s in [(3, 16, 8), (3, 16, 8), (3, 8, 8)])
+    out = fl.interpret(fl.infer(_one_product_per_group()), c, a, b)
+    want = np.stack([_reference(a[i], b[i].T, c[i]) for i in range(3)])
+    np.testing.assert_allclose(out, want, rtol=0, atol=1e-5)
+    # TF32, not float32: the products differ from float32's by far more than float32's rounding
+    assert np.abs(out - np.stack([c[i] + a[i] @ b[i].T for i in range(3)])).max() > 1e-4
+
+
+def test_without_tensor_cores_each_lane_sums_its_own_elements_and_agrees():
+    rng = np.random.default_rng(3)
+    c, a, b = (rng.standard_normal(s).astype(np.float32) for s in [(5, 16, 8), (5, 16, 8), (5, 8, 8)])
+    program = _one_product_per_group()
+    out = dpia.compile(program)(c, a, b)
+    np.testing.assert_allclose(out, fl.interpret(fl.infer(program), c, a, b), rtol=0, atol=1e-5)
+    text = str(dpia.translate(program))
+    assert "mma_tf32" not in text and text.count("tf32(") >= 8
+
+
+def test_with_tensor_cores_each_lane_passes_its_fragments_to_the_instruction():
+    src = cg.emit(PIPELINE.translate(_one_product_per_group(), TENSOR_CORES))
+    assert src.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") == 1
+    assert src.count("cvt.rna.tf32.f32") == 6  # the helper rounds its six operand registers
+    call = re.search(r"(mma\d+) = dpia_mma_tf32\(\(\(float4\)\((.*?)\)\), \(\(float4\)\((.*?)\)\), "
+                     r"\(\(float2\)\((.*?)\)\)\);", src)
+    assert call is not None
+    lane = re.search(r"for \(int (lane\d+) = get_local_id\(0\); \1 < 32;", src).group(1)
+    # lane l's c0 is C[g][2t] = element 2l of the 16 x 8 tile, its a0 A[g][t]
+    assert f"cs[128 * wg1 + 2 * {lane}]" in call.group(2)
+    assert call.group(3).startswith(f"as_[({lane} % 4) + 8 * ({lane} / 4) + 128 * wg1]")
+    for r in range(4):
+        assert f"{call.group(1)}.s{r};" in src
+
+
+def test_a_device_without_tensor_cores_refuses_their_kernel_before_building():
+    device = choose_device()
+    assert "tensor_cores_tf32" not in device_intrinsics(device)
+    program = PIPELINE.translate(_one_product_per_group(), TENSOR_CORES)
+    from codegen_opencl.runtime import Kernel
+
+    with pytest.raises(RuntimeError_, match="tensor_cores_tf32.*mma_sync: TF32 tensor cores.*does not offer"):
+        Kernel(program, device=device)
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda t: fl.map_global(fl.lam(lambda x: fl.unfragment("c", fl.mma_sync(
+        fl.fragment("c", fl.fst(fl.fst(x))), fl.fragment("a", fl.snd(fl.fst(x))), fl.fragment("b", fl.snd(x))))), t),
+     "inside map_workgroup 0, outside map_local"),
+])
+def test_mma_sync_where_a_warp_cannot_run_it_is_refused(build, message):
+    n = fl.nat("N")
+    program = fl.fun([fl.array(n, _tile(16, 8)), fl.array(n, _tile(16, 8)), fl.array(n, _tile(8, 8))],
+                     lambda cs, as_, bs: build(fl.zip(fl.zip(cs, as_), bs)))
+    with pytest.raises(TranslationError, match=message):
+        dpia.translate(program)
+
+
+# ------------------------------------------------------------- the matrix product (examples)
+
+
+@pytest.mark.parametrize("shape, sizes", [((16, 8, 8), (32, 16, 16)), ((32, 16, 16), (64, 32, 32)),
+                                          ((16, 16, 8), (16, 32, 24))])
+def test_the_tf32_matrix_product_agrees_with_the_interpreter(shape, sizes):
+    wm, wn, kc = shape
+    m, n, k = sizes
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    program = mm_tf32(wm, wn, kc)
+    want = fl.interpret(fl.infer(program), a, b)
+    np.testing.assert_allclose(want, _reference(a, b), rtol=0, atol=1e-4)
+    np.testing.assert_allclose(dpia.compile(program)(a, b), want, rtol=0, atol=1e-4)
+
+
+def test_the_tensor_core_product_keeps_its_accumulators_in_registers():
+    program = PIPELINE.translate(mm_tf32(64, 64, 32), TENSOR_CORES)
+    src = cg.emit(program)
+    assert dict(program.local_size) == {0: 32}  # one warp per work-group
+    assert src.count("dpia_mma_tf32(") == 1 + 4 * 8  # the helper, then 4 x 8 tiles per step of 8
+    assert not re.search(r"float acc\w*\[", src)  # no private arrays: every accumulator a scalar
+    assert len(re.findall(r"float acc\d+_\d+;", src)) == 2 * 4 * 8 * 4  # the block's and the chunk's
+    assert src.count("barrier(CLK_LOCAL_MEM_FENCE)") == 2  # after the copies, before the next chunk's
+    assert "local float" in src and "[2304]" in src  # 64 rows of 32 + 4 values of A
+
+
+def test_mm_tf32_refuses_shapes_that_are_not_whole_tiles():
+    with pytest.raises(ValueError, match="multiples of 16, 8 and 8"):
+        mm_tf32(24, 8, 8)
+
+
+def test_interleaved_parts_of_items_are_owned_when_no_two_meet():
+    # a warp's fragments: lane l holds 128 t + 4 l + r for tiles t < 2, r < 4
+    assert _owned_parts({0: 4}, {0: 32}, {128 * t + r for t in range(2) for r in range(4)})
+    assert not _owned_parts({0: 4}, {0: 32}, {0, 1, 2, 3, 4})  # lane l's 4 l + 4 is lane l+1's
+    assert _owned_parts({0: 4}, {0: 32}, {0, 1, 2, 3})  # the mixed radix, as before
