@@ -3,7 +3,9 @@ GPU, against cuBLAS through torch (TF32 on, and off: the float32 rate) and the h
 of benchmarks/tf32_hand.py, all in the same run; each kernel's error against the float64 product.
 
     source benchmarks/h200_env.sh && python3 benchmarks/tf32_gemm_gpu.py [--sizes 4096x4096x4096,...]
-        [--shapes 64x64x32,...] [--hand w4_128x128_db,...]
+        [--shapes 128x128x64x64x32,...] [--hand w4_128x128_db,...]
+
+A shape is bm x bn x wm x wn x kc (examples/tf32_gemm.mm_tf32: blocks, warps, k-chunks).
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,1024x1024x1024")
-    ap.add_argument("--shapes", default="64x64x32,64x64x16,32x64x32,64x32x32")
+    ap.add_argument("--shapes", default="128x128x64x64x32,128x256x64x64x32,64x64x64x64x32,128x128x64x32x32,"
+                                         "128x128x64x64x16")
     ap.add_argument("--hand", default="w1_64x64,w4_128x128_db")
     ap.add_argument("--repeat", type=int, default=10)
     args = ap.parse_args()
@@ -78,20 +81,20 @@ def main() -> None:
         del ta, tb
         torch.cuda.empty_cache()
         for shape in args.shapes.split(","):
-            wm, wn, kc = (int(x) for x in shape.split("x"))
-            if m % wm or n % wn or k % kc:
+            bm, bn, wm, wn, kc = (int(x) for x in shape.split("x"))
+            if m % bm or n % bn or k % kc:
                 continue
             try:
                 t0 = time.perf_counter()
-                kernel = dpia.compile(mm_tf32(wm, wn, kc), device=dev)
+                kernel = dpia.compile(mm_tf32(bm, bn, wm, wn, kc), device=dev)
                 bound = kernel.bind(a, b)
                 build = time.perf_counter() - t0
                 t = bound.time(repeat=args.repeat)
                 c = kernel(a, b)
             except Exception as exc:  # noqa: BLE001 - a probe: report and go on
-                print(f"{spec} mm_tf32({wm}, {wn}, {kc}): {type(exc).__name__}: {str(exc)[:600]}", flush=True)
+                print(f"{spec} mm_tf32({shape}): {type(exc).__name__}: {str(exc)[:600]}", flush=True)
                 continue
-            print(f"{spec} mm_tf32({wm}, {wn}, {kc})  {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  "
+            print(f"{spec} mm_tf32({shape:18s}) {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  "
                   f"err {error(c, a, b, rows):.2e}  {refs[True] / t:.2f}x cuBLAS TF32  {refs[False] / t:.2f}x cuBLAS fp32"
                   f"  (build {build:.1f} s)", flush=True)
         mf = cl.mem_flags

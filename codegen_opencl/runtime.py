@@ -437,9 +437,13 @@ class Kernel:
                 if size > max_items[d]:
                     raise RuntimeError_(f"kernel {ph.name}: {size} items in dimension {d} of a work-group exceed "
                                         f"the device's {max_items[d]}")
-            if intrinsics_used(ph.body) and (local[0] < WARP_LANES or _product(local) != local[0]):
-                raise RuntimeError_(f"kernel {ph.name} runs a warp's lanes together: its work-groups must be "
+            used = intrinsics_used(ph.body)
+            if "warp_shuffle" in used and (local[0] < WARP_LANES or _product(local) != local[0]):
+                raise RuntimeError_(f"kernel {ph.name} reduces in a warp's registers: its work-groups must be "
                                     f"one-dimensional with at least {WARP_LANES} items (a whole warp), not {local}")
+            if "tensor_cores_tf32" in used and local[0] % WARP_LANES:
+                raise RuntimeError_(f"kernel {ph.name} runs warps' tensor cores: dimension 0 of its work-groups "
+                                    f"must hold whole warps ({WARP_LANES} items or a multiple), not {local}")
 
     def _prepare(self, arrays, uploads: Uploads | None = None, poison: bool = False):
         cl = _import_cl()

@@ -190,10 +190,11 @@ class Translator:
             return Assign(out, v)
         group_code = self.levels[-1][0] is Level.WORKGROUP
         covered = {dim for level, dim in self.levels if level is Level.LOCAL}
+        groups = [dim for level, dim in self.levels if level is Level.WORKGROUP]
         first = None
-        for level, dim in self.levels:
+        for dim in sorted(set(groups) | (self.local_dims if groups else set())):
             # a free dimension of items: every one in a work-group's own code, else one the program has items in
-            if level is Level.WORKGROUP and dim not in covered and (group_code or dim in self.local_dims):
+            if dim not in covered and (group_code or dim in self.local_dims):
                 is_first = Op("eq", (), (Op("local_id", (dim,), (), i32), Lit(0, i32)), boolean)
                 first = is_first if first is None else Op("and", (), (first, is_first), boolean)
         return Assign(out, v) if first is None else If(first, Assign(out, v))
@@ -274,21 +275,26 @@ class Translator:
 
         return self.con(xs, env, loop)
 
-    def _in_warp(self, e: Expr, what: str) -> None:
-        """Refuse a warp's collective where the items of dimension 0 are not its lanes."""
-        if (Level.WORKGROUP, 0) not in self.levels or any(lv is Level.LOCAL for lv, _ in self.levels):
-            self.fail(e, f"{what} runs on a work-group's items: inside map_workgroup 0, outside map_local")
-        if self.local_dims - {0}:
+    def _in_warp(self, e: Expr, what: str, warps: bool = False) -> None:
+        """Refuse a warp's collective where the items of dimension 0 are not its lanes.  With
+        `warps`, work-groups may have items in dimensions 1 and 2 (the collective inside their
+        map_local loops: each row of 32 items of dimension 0 a warp of its own)."""
+        if not any(lv is Level.WORKGROUP for lv, _ in self.levels) or (Level.LOCAL, 0) in self.levels or (
+                not warps and ((Level.WORKGROUP, 0) not in self.levels or any(lv is Level.LOCAL for lv, _ in self.levels))):
+            where = "outside map_local 0" if warps else "inside map_workgroup 0, outside map_local"
+            self.fail(e, f"{what} runs on a work-group's items: {where}")
+        if not warps and self.local_dims - {0}:
             self.fail(e, f"{what} needs one-dimensional work-groups (its lanes are the first 32 items of "
                          f"dimension 0); this program has map_local loops over other dimensions")
 
     def _mma(self, e: Expr, args: list, env: dict, out: Acc):
-        """One m16n8k8 product of fragments (functional.primitives, mma_sync) by the first warp's
-        lanes, items 0-31 of dimension 0: the tensor cores' instruction where the target offers
+        """One m16n8k8 product of fragments (functional.primitives, mma_sync) by a warp's lanes,
+        items 0-31 of dimension 0 (in a group of several warps, those of one row of dimensions 1
+        and 2: the collective inside their map_local loops): the tensor cores' instruction where the target offers
         it ("tensor_cores_tf32"), else each lane's own four sums of eight TF32 products, read
         through the fragments' layouts from the lanes that hold them (so the operands must be
         readable by every lane: views of local or global memory, not one lane's registers)."""
-        self._in_warp(e, "mma_sync")
+        self._in_warp(e, "mma_sync", warps=True)
         lane = self.loop_var("lane", Nat.const(WARP_LANES))
         at, f32_ = Nat.atom(lane), e.t.elem.elem
 
@@ -315,9 +321,9 @@ class Translator:
             for r, part in enumerate(parts):
                 row, col = fragment_position("c", at, Nat.const(r))
                 body.append(Assign(MemAcc(part), element(vc, (at, Nat.const(r)))))
-                for k in range(MMA_K):
-                    a = Op("tf32", (), (element(va, fragment_holder("a", row, Nat.const(k))),), f32_)
-                    b = Op("tf32", (), (element(vb, fragment_holder("b", col, Nat.const(k))),), f32_)
+                for k in range(MMA_K):  # TF32 operands: their float32 products are exact
+                    a = element(va, fragment_holder("a", row, Nat.const(k)))
+                    b = element(vb, fragment_holder("b", col, Nat.const(k)))
                     body.append(Assign(MemAcc(part), Op("add", (), (part, Op("mul", (), (a, b), f32_)), f32_)))
             body.extend(self.assign(place(r), part) for r, part in enumerate(parts))
             cmd = seq(*body)
@@ -339,8 +345,10 @@ class Translator:
     def _check_nesting(self, e: Expr, level: Level, dim: int) -> None:
         if (level, dim) in self.levels:
             self.fail(e, f"nested maps on dimension {dim}: {_NAMES[level]} {dim} inside another {_NAMES[level]} {dim}")
-        if level is Level.LOCAL and (Level.WORKGROUP, dim) not in self.levels:
-            self.fail(e, f"map_local {dim} outside map_workgroup {dim}: local ids only exist within a work-group")
+        if level is Level.LOCAL and not any(lv is Level.WORKGROUP for lv, _ in self.levels):
+            # any work-group: its items may span a dimension its groups do not (a warp's lanes on dimension
+            # 0 and the group's warps on 1 and 2, for groups over two dimensions of blocks)
+            self.fail(e, f"map_local {dim} outside map_workgroup: local ids only exist within a work-group")
         if level is Level.GLOBAL and any(lv is not Level.GLOBAL for lv, _ in self.levels):
             self.fail(e, "map_global inside a work-group map: global ids span the whole launch")
         if level is Level.WORKGROUP and any(lv is not Level.WORKGROUP for lv, _ in self.levels):

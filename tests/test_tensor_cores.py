@@ -38,6 +38,13 @@ def _reference(a, b, c=None):
     return d if c is None else c + d
 
 
+def _operands(seed: int, count: int):
+    """C, and A and B rounded to TF32 (mma_sync's operands must be TF32 values)."""
+    rng = np.random.default_rng(seed)
+    c, a, b = (rng.standard_normal(s).astype(np.float32) for s in [(count, 16, 8), (count, 16, 8), (count, 8, 8)])
+    return c, tf32_round(a), tf32_round(b)
+
+
 # ------------------------------------------------------------------------------- tf32
 
 
@@ -114,30 +121,33 @@ def _one_product_per_group():
                       fl.fragment("b", fl.snd(t))))), fl.zip(fl.zip(cs, as_), bs)))
 
 
-def test_mma_sync_means_c_plus_the_tf32_product():
-    rng = np.random.default_rng(2)
-    c, a, b = (rng.standard_normal(s).astype(np.float32) for s in [(3, 16, 8), (3, 16, 8), (3, 8, 8)])
+def test_mma_sync_means_c_plus_the_product_of_tf32_operands():
+    c, a, b = _operands(2, 3)
     out = fl.interpret(fl.infer(_one_product_per_group()), c, a, b)
     want = np.stack([_reference(a[i], b[i].T, c[i]) for i in range(3)])
     np.testing.assert_allclose(out, want, rtol=0, atol=1e-5)
-    # TF32, not float32: the products differ from float32's by far more than float32's rounding
-    assert np.abs(out - np.stack([c[i] + a[i] @ b[i].T for i in range(3)])).max() > 1e-4
+
+
+def test_mma_sync_refuses_operands_that_are_not_tf32_values():
+    c, a, b = _operands(2, 1)
+    a[0, 3, 5] = np.float32(1 + 2.0 ** -20)  # the instruction would drop its low bits
+    with pytest.raises(fl.InterpretError, match="operand a holds values that are not TF32"):
+        fl.interpret(fl.infer(_one_product_per_group()), c, a, b)
 
 
 def test_without_tensor_cores_each_lane_sums_its_own_elements_and_agrees():
-    rng = np.random.default_rng(3)
-    c, a, b = (rng.standard_normal(s).astype(np.float32) for s in [(5, 16, 8), (5, 16, 8), (5, 8, 8)])
+    c, a, b = _operands(3, 5)
     program = _one_product_per_group()
     out = dpia.compile(program)(c, a, b)
     np.testing.assert_allclose(out, fl.interpret(fl.infer(program), c, a, b), rtol=0, atol=1e-5)
     text = str(dpia.translate(program))
-    assert "mma_tf32" not in text and text.count("tf32(") >= 8
+    assert "mma_tf32" not in text and text.count("mul(") == 4 * 8  # a lane's four sums of eight products
 
 
 def test_with_tensor_cores_each_lane_passes_its_fragments_to_the_instruction():
     src = cg.emit(PIPELINE.translate(_one_product_per_group(), TENSOR_CORES))
     assert src.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") == 1
-    assert src.count("cvt.rna.tf32.f32") == 6  # the helper rounds its six operand registers
+    assert "cvt" not in src  # the operands are TF32 values already: the program rounded them where it stored them
     call = re.search(r"(mma\d+) = dpia_mma_tf32\(\(\(float4\)\((.*?)\)\), \(\(float4\)\((.*?)\)\), "
                      r"\(\(float2\)\((.*?)\)\)\);", src)
     assert call is not None
@@ -162,7 +172,12 @@ def test_a_device_without_tensor_cores_refuses_their_kernel_before_building():
 @pytest.mark.parametrize("build, message", [
     (lambda t: fl.map_global(fl.lam(lambda x: fl.unfragment("c", fl.mma_sync(
         fl.fragment("c", fl.fst(fl.fst(x))), fl.fragment("a", fl.snd(fl.fst(x))), fl.fragment("b", fl.snd(x))))), t),
-     "inside map_workgroup 0, outside map_local"),
+     "runs on a work-group's items: outside map_local 0"),
+    (lambda t: fl.map_workgroup(fl.lam(lambda x: fl.to_local(fl.map_local(fl.lam(lambda _: fl.map_seq(
+        fl.lam(lambda v: v), fl.join(fl.to_private(fl.mma_sync(
+            fl.fragment("c", fl.fst(fl.fst(x))), fl.fragment("a", fl.snd(fl.fst(x))),
+            fl.fragment("b", fl.snd(x))))))), fl.generate(2, fl.lam(lambda _: 0.0))))), t),
+     "runs on a work-group's items: outside map_local 0"),
 ])
 def test_mma_sync_where_a_warp_cannot_run_it_is_refused(build, message):
     n = fl.nat("N")
@@ -175,34 +190,37 @@ def test_mma_sync_where_a_warp_cannot_run_it_is_refused(build, message):
 # ------------------------------------------------------------- the matrix product (examples)
 
 
-@pytest.mark.parametrize("shape, sizes", [((16, 8, 8), (32, 16, 16)), ((32, 16, 16), (64, 32, 32)),
-                                          ((16, 16, 8), (16, 32, 24))])
+@pytest.mark.parametrize("shape, sizes", [((16, 8, 16, 8, 8), (32, 16, 16)), ((32, 32, 16, 16, 8), (64, 64, 16)),
+                                          ((32, 16, 16, 8, 16), (32, 32, 32)), ((16, 16, 16, 16, 8), (16, 32, 24))])
 def test_the_tf32_matrix_product_agrees_with_the_interpreter(shape, sizes):
-    wm, wn, kc = shape
     m, n, k = sizes
     rng = np.random.default_rng(4)
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
-    program = mm_tf32(wm, wn, kc)
+    program = mm_tf32(*shape)
     want = fl.interpret(fl.infer(program), a, b)
     np.testing.assert_allclose(want, _reference(a, b), rtol=0, atol=1e-4)
     np.testing.assert_allclose(dpia.compile(program)(a, b), want, rtol=0, atol=1e-4)
 
 
-def test_the_tensor_core_product_keeps_its_accumulators_in_registers():
-    program = PIPELINE.translate(mm_tf32(64, 64, 32), TENSOR_CORES)
+def test_the_tensor_core_product_runs_four_warps_with_their_accumulators_in_registers():
+    program = PIPELINE.translate(mm_tf32(128, 128, 64, 64, 32), TENSOR_CORES)
     src = cg.emit(program)
-    assert dict(program.local_size) == {0: 32}  # one warp per work-group
-    assert src.count("dpia_mma_tf32(") == 1 + 4 * 8  # the helper, then 4 x 8 tiles per step of 8
+    assert dict(program.local_size) == {0: 32, 1: 2, 2: 2}  # a warp's lanes, then 2 x 2 warps
+    assert src.count("dpia_mma_tf32(") == 1 + 4 * 8  # the helper, then a warp's 4 x 8 tiles per step of 8
     assert not re.search(r"float acc\w*\[", src)  # no private arrays: every accumulator a scalar
-    assert len(re.findall(r"float acc\d+_\d+;", src)) == 2 * 4 * 8 * 4  # the block's and the chunk's
+    assert len(re.findall(r"float acc\d+_\d+;", src)) == 2 * 4 * 8 * 4  # a lane's, for the block and the chunk
     assert src.count("barrier(CLK_LOCAL_MEM_FENCE)") == 2  # after the copies, before the next chunk's
-    assert "local float" in src and "[2304]" in src  # 64 rows of 32 + 4 values of A
+    assert "[4608]" in src and "[4352]" in src  # 128 rows of 32 + 4 values of A, 32 of 128 + 8 of B
+    assert src.count("dpia_tf32_float(") == 1 + 2  # each operand rounded once, where it is staged
 
 
-def test_mm_tf32_refuses_shapes_that_are_not_whole_tiles():
-    with pytest.raises(ValueError, match="multiples of 16, 8 and 8"):
-        mm_tf32(24, 8, 8)
+@pytest.mark.parametrize("shape, message", [((48, 8, 24, 8, 8), "multiples of 16 x 8"),
+                                            ((64, 64, 64, 64, 12), "multiples of 8"),
+                                            ((16, 24, 16, 8, 8), "not rows of 96 items")])
+def test_mm_tf32_refuses_shapes_that_are_not_whole_tiles(shape, message):
+    with pytest.raises(ValueError, match=message):
+        mm_tf32(*shape)
 
 
 def test_interleaved_parts_of_items_are_owned_when_no_two_meet():

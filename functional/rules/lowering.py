@@ -503,7 +503,12 @@ def _mma_tile_side(m) -> str | None:
 
 def _mma_tile_build(m):
     zeros = fl.generate(MMA_M, fl.lam(lambda _: fl.generate(MMA_N, fl.lam(lambda _: 0.0))))
-    return fl.unfragment("c", fl.mma_sync(fl.fragment("c", zeros), fl.fragment("a", m.rs), fl.fragment("b", m.cs)))
+
+    def rounded(tile):
+        return fl.map(fl.lam(lambda row: fl.map(fl.tf32, row)), tile)
+
+    return fl.unfragment("c", fl.mma_sync(fl.fragment("c", zeros), fl.fragment("a", rounded(m.rs)),
+                                          fl.fragment("b", rounded(m.cs))))
 
 
 def _ex_mma_tile(rng):
@@ -518,7 +523,8 @@ def _ex_mma_tile(rng):
 
 rule("dot_tile_mma", "lowering",
      "map (fun(r) => map (fun(c) => reduce (+) 0 (map (fun(p) => tf32 (fst p) * tf32 (snd p)) (zip r c))) cs) rs -> "
-     "unfragment c (mma_sync (fragment c zeros) (fragment a rs) (fragment b cs))   (rs: 16 rows, cs: 8 columns, "
+     "unfragment c (mma_sync (fragment c zeros) (fragment a (map (map tf32) rs)) (fragment b (map (map tf32) cs)))   "
+     "(rs: 16 rows, cs: 8 columns, "
      "each of 8 float32 values)",
      lhs=P("map", L("r", P("map", L("c", P("reduce", V("plus"), V("zero"), P("map", V("product"), P(
          "zip", V("r"), V("c"))))), V("cs"))), V("rs")),

@@ -187,7 +187,7 @@ _V = fl.array(fl.nat("N", multiple_of=64), fl.f32)
 
 
 @pytest.mark.parametrize("build, message", [
-    (lambda xs: fl.map_local(lambda x: x, xs), "map_local 0 outside map_workgroup 0"),
+    (lambda xs: fl.map_local(lambda x: x, xs), "map_local 0 outside map_workgroup: local ids"),
     (lambda xs: fl.join(fl.map_global(fl.map_global(lambda x: x), fl.split(8, xs))), "nested maps on dimension 0"),
     (lambda xs: fl.join(fl.map_workgroup(fl.map_global(lambda x: x, dim=1), fl.split(8, xs))), "map_global inside"),
     (lambda xs: fl.join(fl.map_workgroup(fl.map_workgroup(lambda x: x), fl.split(8, xs))), "nested maps on dimension 0"),
