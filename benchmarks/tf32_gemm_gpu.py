@@ -42,6 +42,20 @@ def error(c: np.ndarray, a: np.ndarray, b: np.ndarray, rows: np.ndarray) -> floa
     return float(np.abs(c[rows] - want).max() / np.abs(want).max())
 
 
+def ptx_counts(program) -> str:
+    """Static counts in the PTX the NVIDIA driver returns: mma, shared loads (by width), conversions."""
+    import re
+
+    try:
+        ptx = program.binaries[0].decode("latin-1")
+    except Exception:  # noqa: BLE001 -- not every platform returns its binary as text
+        return ""
+    counts = {name: len(re.findall(pat, ptx)) for name, pat in (
+        ("mma", r"mma\.sync"), ("ld.shared", r"ld\.shared\.[fbu]32"), ("ld.shared.v2", r"ld\.shared\.v2"),
+        ("ld.shared.v4", r"ld\.shared\.v4"), ("cvt.rna", r"cvt\.rna"), ("bar", r"bar\.sync"))}
+    return " ".join(f"{k}={v}" for k, v in counts.items())
+
+
 def main() -> None:
     import pyopencl as cl
 
@@ -96,7 +110,7 @@ def main() -> None:
                 continue
             print(f"{spec} mm_tf32({shape:18s}) {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  "
                   f"err {error(c, a, b, rows):.2e}  {refs[True] / t:.2f}x cuBLAS TF32  {refs[False] / t:.2f}x cuBLAS fp32"
-                  f"  (build {build:.1f} s)", flush=True)
+                  f"  (build {build:.1f} s)  {ptx_counts(kernel._cl_program)}", flush=True)
         mf = cl.mem_flags
         da = cl.Buffer(sess.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
         db = cl.Buffer(sess.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
@@ -105,7 +119,8 @@ def main() -> None:
             p = dict(dict(bm=128, bn=128, wm=64, wn=64, kc=32, pad=4, db=False), **tf32_hand.VARIANTS[name])
             if m % p["bm"] or n % p["bn"] or k % p["kc"]:
                 continue
-            kern = cl.Program(sess.context, tf32_hand.gemm_kernel(**p)).build().gemm
+            built = cl.Program(sess.context, tf32_hand.gemm_kernel(**p)).build()
+            kern = built.gemm
             items = 32 * (p["bm"] // p["wm"]) * (p["bn"] // p["wn"])
             gsz, lsz = (n // p["bn"] * items, m // p["bm"]), (items, 1)
 
@@ -122,7 +137,8 @@ def main() -> None:
             c = np.empty((m, n), np.float32)
             cl.enqueue_copy(sess.queue, c, dc)
             print(f"{spec} hand {name:22s} {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  err "
-                  f"{error(c, a, b, rows):.2e}  {refs[True] / t:.2f}x cuBLAS TF32", flush=True)
+                  f"{error(c, a, b, rows):.2e}  {refs[True] / t:.2f}x cuBLAS TF32  {refs[False] / t:.2f}x cuBLAS fp32  "
+                  f"{ptx_counts(built)}", flush=True)
 
 
 if __name__ == "__main__":
