@@ -198,6 +198,25 @@ def test_parallelism_that_cannot_run_is_rejected(build, message):
         dpia.translate(fl.fun([_V], build))
 
 
+def test_a_work_group_may_have_items_in_dimensions_its_groups_do_not_span():
+    """Groups over one dimension of blocks, their items over others (a tensor-core product's warps):
+    code the items of a dimension share writes shared memory once (local id 0 there)."""
+    n = fl.nat("N")
+    rows = fl.fun([fl.array(n, fl.array(16, fl.f32))], lambda xs: fl.map_workgroup(
+        lambda row: fl.map_local(lambda x: x * 2.0, row, dim=1), xs))
+    blocks = fl.fun([fl.array(n, fl.array(8, fl.array(4, fl.f32)))], lambda xs: fl.map_workgroup(
+        lambda blk: fl.map_seq(lambda r: fl.map_seq(lambda v: v + 1.0, r), fl.to_local(fl.map_local(
+            lambda r: fl.map_local(lambda v: v * 3.0, r, dim=1), blk, dim=2))), xs))
+    rng = np.random.default_rng(5)
+    for prog, x in ((rows, rng.standard_normal((5, 16))), (blocks, rng.standard_normal((3, 8, 4)))):
+        x = x.astype(np.float32)
+        kernel = dpia.compile(prog)
+        np.testing.assert_allclose(kernel(x), fl.interpret(fl.infer(prog), x), rtol=1e-6)
+    src = dpia.compile(blocks).source
+    # the group's own loop over the local copy runs on every item: one item of dimensions 1 and 2 writes
+    assert "(get_local_id(1) == 0)) && (get_local_id(2) == 0)" in src
+
+
 def test_loop_that_runs_once_becomes_its_body_and_unrolled_loops_are_replicated():
     n = fl.nat("N", multiple_of=4)
     prog = fl.fun([fl.array(n, fl.f32)], lambda xs: fl.join(fl.map_global(
