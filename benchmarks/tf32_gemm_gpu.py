@@ -68,6 +68,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,1024x1024x1024")
     ap.add_argument("--shapes", default="128x128x64x64x32,128x256x64x64x32,64x64x64x64x32,128x128x64x32x32,"
                                          "128x128x64x64x16")
+    ap.add_argument("--staging", default="flat,rows", help="how the tiles are staged (mm_tf32's staging)")
     ap.add_argument("--hand", default="w1_64x64,w4_128x128_db")
     ap.add_argument("--repeat", type=int, default=10)
     args = ap.parse_args()
@@ -94,13 +95,14 @@ def main() -> None:
                   f"TFLOP/s  err {err:.2e}", flush=True)
         del ta, tb
         torch.cuda.empty_cache()
-        for shape in args.shapes.split(","):
+        for shape, staging in ((sh, st) for sh in args.shapes.split(",") for st in args.staging.split(",")):
             bm, bn, wm, wn, kc = (int(x) for x in shape.split("x"))
             if m % bm or n % bn or k % kc:
                 continue
+            shape = f"{shape} {staging}"
             try:
                 t0 = time.perf_counter()
-                kernel = dpia.compile(mm_tf32(bm, bn, wm, wn, kc), device=dev)
+                kernel = dpia.compile(mm_tf32(bm, bn, wm, wn, kc, staging), device=dev)
                 bound = kernel.bind(a, b)
                 build = time.perf_counter() - t0
                 t = bound.time(repeat=args.repeat)
@@ -108,7 +110,7 @@ def main() -> None:
             except Exception as exc:  # noqa: BLE001 - a probe: report and go on
                 print(f"{spec} mm_tf32({shape}): {type(exc).__name__}: {str(exc)[:600]}", flush=True)
                 continue
-            print(f"{spec} mm_tf32({shape:18s}) {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  "
+            print(f"{spec} mm_tf32({shape:23s}) {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  "
                   f"err {error(c, a, b, rows):.2e}  {refs[True] / t:.2f}x cuBLAS TF32  {refs[False] / t:.2f}x cuBLAS fp32"
                   f"  (build {build:.1f} s)  {ptx_counts(kernel._cl_program)}", flush=True)
         mf = cl.mem_flags

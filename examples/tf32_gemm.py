@@ -55,17 +55,24 @@ def _assemble(tiles):
     return fl.join(fl.map(fl.lam(lambda row: fl.map(fl.join, fl.transpose(row))), tiles))
 
 
-def mm_tf32(bm: int = 128, bn: int = 128, wm: int = 64, wn: int = 64, kc: int = 32):
+def mm_tf32(bm: int = 128, bn: int = 128, wm: int = 64, wn: int = 64, kc: int = 32, staging: str = "flat"):
     """The program for sizes M, N, K multiples of bm, bn, kc: blocks of bm x bn, warps of wm x wn
-    (wm a multiple of 16, wn of 8, kc of 8; wm dividing bm, wn dividing bn)."""
+    (wm a multiple of 16, wn of 8, kc of 8; wm dividing bm, wn dividing bn).  `staging`: how the
+    group copies a tile into local memory: "flat" (one loop over all its padded elements, each
+    item a row of 32 of them at a time) or "rows" (the warps over its rows, the lanes along a
+    row)."""
+    if staging not in ("flat", "rows"):
+        raise ValueError(f"staging {staging!r}: flat or rows")
     if wm % MMA_M or wn % MMA_N or kc % MMA_K or bm % wm or bn % wn:
         raise ValueError(f"warps of {wm} x {wn} in blocks of {bm} x {bn}, k-chunks of {kc}: the warps multiples of "
                          f"{MMA_M} x {MMA_N} dividing the blocks, the chunks multiples of {MMA_K}")
     warps_m, warps_n, mt, nt = bm // wm, bn // wn, wm // MMA_M, wn // MMA_N
     row = LANES * warps_n  # the items of a row of the group (dimensions 0 and 1)
     for rows, width, pad in ((bm, kc, A_PAD), (kc, bn, B_PAD)):
-        if rows * (width + pad) % row:
+        if staging == "flat" and rows * (width + pad) % row:
             raise ValueError(f"a staged tile of {rows} x {width + pad} is not rows of {row} items")
+        if staging == "rows" and rows % warps_n:
+            raise ValueError(f"a staged tile of {rows} rows is not rows for {warps_n} warps")
     M, N, K = fl.nat("M", multiple_of=bm), fl.nat("N", multiple_of=bn), fl.nat("K", multiple_of=kc)
     copy = _lanes_copy()
 
@@ -73,8 +80,12 @@ def mm_tf32(bm: int = 128, bn: int = 128, wm: int = 64, wn: int = 64, kc: int = 
         """Rows (of global memory) rounded to TF32 and copied into local memory by every item of the
         group in one loop over their elements, each row `pad` values longer (unused), read back
         without them: the tensor cores' operands, rounded once each."""
-        flat = fl.join(fl.map(fl.lam(lambda r: fl.pad_const(0, pad, 0.0, r)), rows))
-        items = fl.split(warps_n, fl.split(LANES, flat))
+        padded = fl.map(fl.lam(lambda r: fl.pad_const(0, pad, 0.0, r)), rows)
+        if staging == "rows":
+            copied = fl.join(fl.map_local(fl.lam(lambda group: fl.map_local(fl.lam(lambda r: fl.map_local(
+                fl.tf32, r)), group, dim=1)), fl.split(warps_n, padded), dim=2))
+            return fl.map(fl.lam(lambda r: fl.take(width, r)), fl.to_local(copied))
+        items = fl.split(warps_n, fl.split(LANES, fl.join(padded)))
         copied = fl.join(fl.join(fl.map_local(fl.lam(lambda r: fl.map_local(fl.lam(lambda q: fl.map_local(
             fl.tf32, q)), r, dim=1)), items, dim=2)))
         return fl.map(fl.lam(lambda r: fl.take(width, r)), fl.to_local(fl.split(width + pad, copied)))

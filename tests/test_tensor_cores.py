@@ -190,14 +190,16 @@ def test_mma_sync_where_a_warp_cannot_run_it_is_refused(build, message):
 # ------------------------------------------------------------- the matrix product (examples)
 
 
-@pytest.mark.parametrize("shape, sizes", [((16, 8, 16, 8, 8), (32, 16, 16)), ((32, 32, 16, 16, 8), (64, 64, 16)),
-                                          ((32, 16, 16, 8, 16), (32, 32, 32)), ((16, 16, 16, 16, 8), (16, 32, 24))])
-def test_the_tf32_matrix_product_agrees_with_the_interpreter(shape, sizes):
+@pytest.mark.parametrize("shape, sizes, staging", [
+    ((16, 8, 16, 8, 8), (32, 16, 16), "flat"), ((32, 32, 16, 16, 8), (64, 64, 16), "flat"),
+    ((32, 16, 16, 8, 16), (32, 32, 32), "flat"), ((16, 16, 16, 16, 8), (16, 32, 24), "flat"),
+    ((32, 32, 16, 16, 8), (64, 32, 16), "rows"), ((32, 16, 16, 8, 16), (32, 32, 32), "rows")])
+def test_the_tf32_matrix_product_agrees_with_the_interpreter(shape, sizes, staging):
     m, n, k = sizes
     rng = np.random.default_rng(4)
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
-    program = mm_tf32(*shape)
+    program = mm_tf32(*shape, staging=staging)
     want = fl.interpret(fl.infer(program), a, b)
     np.testing.assert_allclose(want, _reference(a, b), rtol=0, atol=1e-4)
     np.testing.assert_allclose(dpia.compile(program)(a, b), want, rtol=0, atol=1e-4)
@@ -221,6 +223,8 @@ def test_the_tensor_core_product_runs_four_warps_with_their_accumulators_in_regi
 def test_mm_tf32_refuses_shapes_that_are_not_whole_tiles(shape, message):
     with pytest.raises(ValueError, match=message):
         mm_tf32(*shape)
+    with pytest.raises(ValueError, match="staging 'columns': flat or rows"):
+        mm_tf32(staging="columns")
 
 
 def test_interleaved_parts_of_items_are_owned_when_no_two_meet():
