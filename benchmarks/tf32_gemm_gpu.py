@@ -56,11 +56,24 @@ def ptx_counts(program) -> str:
     return " ".join(f"{k}={v}" for k, v in counts.items())
 
 
+def tf32_mm():
+    """mm whose dot products multiply TF32 values: the high-level program mm_tensor_cores derives from."""
+    import functional as fl
+
+    m, n, k = fl.nat("M", multiple_of=128), fl.nat("N", multiple_of=128), fl.nat("K", multiple_of=8)
+    return fl.fun([fl.array(m, fl.array(k, fl.f32)), fl.array(k, fl.array(n, fl.f32))], lambda a, b: fl.map(
+        lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(
+            lambda p: fl.tf32(fl.fst(p)) * fl.tf32(fl.snd(p)), fl.zip(r, c))), fl.transpose(b)), a))
+
+
 def main() -> None:
     import pyopencl as cl
 
     import dpia
+    import functional as fl
     import tf32_hand
+    from functional import schedules as sch
+    from functional.derivation import derive
     from codegen_opencl.runtime import choose_device, describe, device_intrinsics, session_for
     from examples.tf32_gemm import mm_tf32
 
@@ -69,6 +82,8 @@ def main() -> None:
     ap.add_argument("--shapes", default="128x128x64x64x32,128x256x64x64x32,64x64x64x64x32,128x128x64x32x32,"
                                          "128x128x64x64x16")
     ap.add_argument("--staging", default="flat,rows", help="how the tiles are staged (mm_tf32's staging)")
+    ap.add_argument("--derived", default="64x64x32x32,128x128x64x64,128x128x64x32",
+                    help="bm x bn x wm x wn of functional.schedules.mm_tensor_cores on mm with TF32 products")
     ap.add_argument("--hand", default="w1_64x64,w4_128x128_db")
     ap.add_argument("--repeat", type=int, default=10)
     args = ap.parse_args()
@@ -113,6 +128,24 @@ def main() -> None:
             print(f"{spec} mm_tf32({shape:23s}) {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  "
                   f"err {error(c, a, b, rows):.2e}  {refs[True] / t:.2f}x cuBLAS TF32  {refs[False] / t:.2f}x cuBLAS fp32"
                   f"  (build {build:.1f} s)  {ptx_counts(kernel._cl_program)}", flush=True)
+        for shape in filter(None, args.derived.split(",")):
+            bm, bn, wm, wn = (int(x) for x in shape.split("x"))
+            if m % bm or n % bn or k % 8:
+                continue
+            try:
+                t0 = time.perf_counter()
+                low, _ = derive(fl.infer(tf32_mm()), sch.mm_tensor_cores(bm, bn, wm, wn))
+                kernel = dpia.compile(low, device=dev)
+                bound = kernel.bind(a, b)
+                build = time.perf_counter() - t0
+                t = bound.time(repeat=args.repeat)
+                c = kernel(a, b)
+            except Exception as exc:  # noqa: BLE001 - a probe: report and go on
+                print(f"{spec} mm_tensor_cores({shape}): {type(exc).__name__}: {str(exc)[:600]}", flush=True)
+                continue
+            print(f"{spec} mm_tensor_cores({shape:13s}) {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  "
+                  f"err {error(c, a, b, rows):.2e}  {refs[True] / t:.2f}x cuBLAS TF32  {refs[False] / t:.2f}x cuBLAS fp32"
+                  f"  (derive + build {build:.1f} s)  {ptx_counts(kernel._cl_program)}", flush=True)
         mf = cl.mem_flags
         da = cl.Buffer(sess.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
         db = cl.Buffer(sess.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)

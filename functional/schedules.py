@@ -470,7 +470,39 @@ __all__ = ["LAYOUT", "is_view_fn", "high_level_left", "program_body", "map_data"
            "parallel", "lower_reductions", "store_in_memory", "in_view_tiles", "tile", "vectorize", "parallel_reduction",
            "parallel_reduce", "parallel_reduce_two_stage", "vec_sum", "global_reduce", "asum", "dot", "scal_global", "scal_vectorized",
            "scal_workgroup", "gemv_global", "gemv_workgroup", "split_among", "mm_tiled_high", "mm_tiled", "mm_register_blocked",
-           "mm_register_blocked_1d", "unroll_lane_reductions", "chunked_sum", "mm_rows_vectorized"]
+           "mm_register_blocked_1d", "unroll_lane_reductions", "chunked_sum", "mm_rows_vectorized", "mm_tensor_cores"]
+
+
+def mm_tensor_cores(bm: int = 64, bn: int = 64, wm: int = 32, wn: int = 32) -> Strategy:
+    """A matrix product whose dot products multiply TF32 values (`tf32 (fst p) * tf32 (snd p)`) on
+    a warp's tensor cores: bm x bn blocks per work-group (map_workgroup 1 / 0), wm x wn parts of a
+    block per warp (map_local 2 / 1: the warps; their lanes are local dimension 0), each part as
+    m16n8k8 products accumulated in fragments (rule warp_tile_mma), the fragment accumulators
+    written and read back by their own lanes:
+
+        untile (map_workgroup 1 (fun(rows) => map_workgroup 0 (fun(cols) =>
+            untile (map_local 2 (fun(wr) => map_local 1 (fun(wc) =>
+                untile (map (map (unfragment c)) (lanes' copy (reduce_seq (fun(acc, k-step) =>
+                    map_seq_unroll (map_seq_unroll (mma_sync acc_t (fragment a (tf32 A_t)) (fragment b (tf32 B_t)))))
+                  (lanes' copy of zeros) (k-steps of 8)))) ...) ...)) ...)) ...)
+
+    The operands are read from global memory through their fragments' layouts (no local memory yet)."""
+    leave = guard("a warp's tile stays high level here", lambda e: False)
+    return named(f"mm_tensor_cores({bm}, {bn}, {wm}, {wn})", program_body(seq(
+        tile_2d(bm, bn),
+        in_tiles(tile_2d(wm, wn)),
+        parallel([("map_workgroup", 1), ("map_workgroup", 0), ("map_local", 2), ("map_local", 1), leave]),
+        top_down(r("warp_tile_mma")),
+        normalize(seq(guard("a map of a warp's products", _maps_mma), r("lower_map_seq_unroll"))),
+        top_down(r("materialise_fragments_by_lanes")),
+        top_down(r("write_fragments_by_lanes")),
+    )))
+
+
+def _maps_mma(e: Expr) -> bool:
+    """`map f xs` with mma_sync in f (a warp's tiles; not the TF32 rounding of its operands)."""
+    args = applied(e, "map", 2)
+    return args is not None and any(isinstance(x, Prim) and x.name == "mma_sync" for x in walk(args[0]))
 
 
 def mm_rows_vectorized(rows: int = 4, cols: int = 16, width: int = 8) -> Strategy:

@@ -232,3 +232,47 @@ def test_interleaved_parts_of_items_are_owned_when_no_two_meet():
     assert _owned_parts({0: 4}, {0: 32}, {128 * t + r for t in range(2) for r in range(4)})
     assert not _owned_parts({0: 4}, {0: 32}, {0, 1, 2, 3, 4})  # lane l's 4 l + 4 is lane l+1's
     assert _owned_parts({0: 4}, {0: 32}, {0, 1, 2, 3})  # the mixed radix, as before
+
+
+# ----------------------------------------------- derived from mm's high-level form by rules
+
+
+def _tf32_mm(multiple: int = 32):
+    m, n, k = fl.nat("M", multiple_of=multiple), fl.nat("N", multiple_of=multiple), fl.nat("K", multiple_of=8)
+    return fl.fun([fl.array(m, fl.array(k, fl.f32)), fl.array(k, fl.array(n, fl.f32))], lambda a, b: fl.map(
+        lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(
+            lambda p: fl.tf32(fl.fst(p)) * fl.tf32(fl.snd(p)), fl.zip(r, c))), fl.transpose(b)), a))
+
+
+@pytest.mark.parametrize("shape, sizes", [((32, 32, 16, 16), (64, 32, 24)), ((32, 16, 32, 8), (32, 64, 16)),
+                                          ((16, 16, 16, 16), (16, 16, 8))])
+def test_mm_with_tf32_products_derives_to_tensor_core_tiles_and_agrees(shape, sizes):
+    from functional import schedules as sch
+    from functional.derivation import derive
+
+    low, derivation = derive(fl.infer(_tf32_mm(max(shape[:2]))), sch.mm_tensor_cores(*shape))
+    rules = [step.rule for step in derivation.steps]
+    assert "warp_tile_mma" in rules and "materialise_fragments_by_lanes" in rules
+    m, n, k = sizes
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    want = fl.interpret(low, a, b)
+    np.testing.assert_allclose(want, _reference(a, b), rtol=0, atol=1e-4)
+    np.testing.assert_allclose(dpia.compile(low)(a, b), want, rtol=0, atol=1e-4)
+    src = cg.emit(PIPELINE.translate(low, TENSOR_CORES))
+    bm, bn, wm, wn = shape
+    assert src.count("dpia_mma_tf32(") == 1 + (wm // 16) * (wn // 8)  # the helper, then a warp's tiles
+    assert not re.search(r"float acc\w*\[", src)  # the fragment accumulators are registers
+
+
+def test_mm_tensor_cores_needs_products_the_program_rounds_to_tf32():
+    from functional import schedules as sch
+    from functional.derivation import derive
+    from functional.errors import StrategyError
+
+    m, n, k = fl.nat("M", multiple_of=32), fl.nat("N", multiple_of=32), fl.nat("K", multiple_of=8)
+    plain = fl.fun([fl.array(m, fl.array(k, fl.f32)), fl.array(k, fl.array(n, fl.f32))], lambda a, b: fl.map(
+        lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(r, c))),
+                         fl.transpose(b)), a))
+    with pytest.raises(StrategyError, match="warp_tile_mma"):
+        derive(fl.infer(plain), sch.mm_tensor_cores(32, 32, 16, 16))

@@ -533,3 +533,137 @@ rule("dot_tile_mma", "lowering",
          "of a warp's tensor cores (mma_sync) on the tiles' fragments.  Its meaning is the tile's (sums in "
          "another order); a device intrinsic, so only targets whose device has TF32 tensor cores print the "
          "instruction (the translation gives the others each lane's own sums).")
+
+
+# ------------------------------------------------------------------ warp_tile_mma
+
+
+def _assemble(tiles):
+    """[r][c][h][w] tiles as one [r h][c w] array (a view)."""
+    return fl.join(fl.map(fl.lam(lambda row: fl.map(fl.join, fl.transpose(row))), tiles))
+
+
+def _rounded(tile):
+    return fl.map(fl.lam(lambda row: fl.map(fl.tf32, row)), tile)
+
+
+def _warp_tile_side(m) -> str | None:
+    if not (isinstance(m.plus, Prim) and m.plus.name == "add"):
+        return "the dot products do not sum (+)"
+    if not (isinstance(m.zero, Literal) and m.zero.value == 0):
+        return "the dot products do not start from 0"
+    if not _tf32_product(m.product):
+        return "the products are not tf32 (fst p) * tf32 (snd p): TF32 products are the program's to ask for"
+    if m.r.name in free_identifiers(m.cs):
+        return "the columns depend on the row"
+    for x, tile in ((m.rs, MMA_M), (m.cs, MMA_N)):
+        t = x.t
+        if not (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and t.elem.elem == f32):
+            return "not rows and columns of float32 values"
+        rows = t.size.as_int()
+        if rows is None or rows % tile:
+            return f"{t.size} rows or columns: not a constant multiple of {tile}"
+        if not divides(Nat.const(MMA_K), t.elem.size):
+            return f"dot products of length {t.elem.size}: not known to be a multiple of {MMA_K}"
+    return None
+
+
+def _warp_tile_build(m):
+    mt, nt = m.rs.t.size.as_int() // MMA_M, m.cs.t.size.as_int() // MMA_N
+
+    def zeros(*shape):
+        if not shape:
+            return fl.lit(0.0)
+        inner = zeros(*shape[1:])
+        return fl.generate(shape[0], fl.lam(lambda _: inner))
+
+    def step(acc, ks):
+        return fl.map(fl.lam(lambda q: fl.map(fl.lam(lambda t: fl.mma_sync(
+            fl.fst(t), fl.fragment("a", _rounded(fl.snd(q))), fl.fragment("b", _rounded(fl.snd(t))))),
+            fl.zip(fl.fst(q), fl.split(MMA_N, fl.snd(ks))))), fl.zip(acc, fl.split(MMA_M, fl.fst(ks))))
+
+    k_steps = fl.zip(fl.transpose(fl.map(fl.split(MMA_K), m.rs)), fl.transpose(fl.map(fl.split(MMA_K), m.cs)))
+    fragments = fl.reduce_seq(fl.lam(step), zeros(mt, nt, WARP_LANES, 4), k_steps)
+    return _assemble(fl.map(fl.map(fl.unfragment("c")), fragments))
+
+
+def _ex_warp_tile(rng):
+    mt, nt, kk = (int(x) for x in rng.integers(1, 3, 3))
+
+    def tile_product(rs, cs):
+        return fl.map(fl.lam(lambda r: fl.map(fl.lam(lambda c: fl.reduce(fl.add, 0.0, fl.map(
+            fl.lam(lambda p: fl.tf32(fl.fst(p)) * fl.tf32(fl.snd(p))), fl.zip(r, c)))), cs)), rs)
+
+    k = MMA_K * kk
+    prog = fl.fun([ArrayType(Nat.const(MMA_M * mt), ArrayType(Nat.const(k), f32)),
+                   ArrayType(Nat.const(MMA_N * nt), ArrayType(Nat.const(k), f32))], tile_product)
+    return prog, (inst.data(rng, MMA_M * mt, k), inst.data(rng, MMA_N * nt, k)), {}
+
+
+rule("warp_tile_mma", "lowering",
+     "map (fun(r) => map (fun(c) => reduce (+) 0 (map (fun(p) => tf32 (fst p) * tf32 (snd p)) (zip r c))) cs) rs -> "
+     "untile (map (map (unfragment c)) (reduce_seq (fun(acc, (a8, b8)) => map (fun(accs, a16) => map (fun(acc, b) => "
+     "mma_sync acc (fragment a (tf32 a16)) (fragment b (tf32 b))) (zip accs (split 8 b8))) (zip acc (split 16 a8))) "
+     "zeros (zip (k-steps of 8 of rs) (k-steps of 8 of cs))))   (rs: 16 mt rows, cs: 8 nt columns, of length 8 k)",
+     lhs=P("map", L("r", P("map", L("c", P("reduce", V("plus"), V("zero"), P("map", V("product"), P(
+         "zip", V("r"), V("c"))))), V("cs"))), V("rs")),
+     side=_warp_tile_side, build=_warp_tile_build, example=_ex_warp_tile, exact=False,
+     doc="A warp's tile of TF32 dot products as (16 x 8) m16n8k8 products of its tensor cores: the reduction "
+         "over the dot products' length in steps of 8, outermost, each step one mma_sync per 16 x 8 tile on "
+         "fragment accumulators that stay with the warp's lanes (a macro: dot_tile_mma on each tile of each "
+         "step, the tiles' sums accumulated in fragments: mma_sync c a b = c + a b).")
+
+
+# ------------------------------------------------------------------ fragments copied by their lanes
+
+
+def _is_fragments(t) -> bool:
+    """[..][32][4] (or [32][2]) float32 with constant outer dimensions: a warp's fragment arrays."""
+    dims = []
+    while isinstance(t, ArrayType):
+        dims.append(t.size.as_int())
+        t = t.elem
+    return t == f32 and len(dims) >= 2 and None not in dims and dims[-2] == WARP_LANES and dims[-1] in (2, 4)
+
+
+def lanes_copy(t, e):
+    """`e`, fragment arrays of type `t`, copied by their lanes: map_local 0 over the lanes, unrolled
+    loops over the tiles and each lane's elements (each lane copies its own: registers after
+    imperative.passes.privatise)."""
+    if isinstance(t, ArrayType) and t.size.as_int() == WARP_LANES and not isinstance(t.elem.elem, ArrayType):
+        return fl.map_local(fl.lam(lambda lane: fl.map_seq_unroll(fl.lam(lambda x: x), lane)), e)
+    return fl.map_seq_unroll(fl.lam(lambda x: lanes_copy(t.elem, x)), e)
+
+
+def _fragments_result_side(m):
+    return None if _is_fragments(m.root.t) else "the reduction's result is not a warp's fragment arrays ([..][32][r])"
+
+
+def _fragments_init_side(m):
+    return None if _is_fragments(m.z.t) else "the initial value is not a warp's fragment arrays ([..][32][r])"
+
+
+def _fragment_fold(lanes_first: bool):
+    """A fold over fragment accumulators [2][32][4] (an mma-like update of each lane's own elements)."""
+    def example(rng):
+        prog = fl.fun([ArrayType(Nat.const(3), ArrayType(Nat.const(2), ArrayType(Nat.const(WARP_LANES), ArrayType(
+            Nat.const(4), f32))))], lambda xs: fl.reduce_seq(fl.lam(lambda acc, x: fl.map_seq(fl.lam(
+                lambda p: fl.map_seq(fl.lam(lambda q: fl.map_seq(fl.lam(lambda v: fl.fst(v) + fl.snd(v)), fl.zip(
+                    fl.fst(q), fl.snd(q)))), fl.zip(fl.fst(p), fl.snd(p)))), fl.zip(acc, x))), fl.generate(2, fl.lam(
+                        lambda _: fl.generate(WARP_LANES, fl.lam(lambda _: fl.generate(4, fl.lam(lambda _: 0.5)))))), xs))
+        return prog, (inst.data(rng, 3, 2, WARP_LANES, 4),), {}
+
+    return example
+
+
+rule("write_fragments_by_lanes", "lowering",
+     "reduce_seq g z xs -> map_seq_unroll (... map_local 0 (fun(lane) => map_seq_unroll (fun(x) => x) lane)) "
+     "(reduce_seq g z xs)   (a warp's fragment arrays [..][32][r] leave the accumulator, each lane copying its own)",
+     lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("g"), V("z"), V("xs")), side=_fragments_result_side,
+     build=lambda m: lanes_copy(m.root.t, m.root), example=_fragment_fold(False))
+
+rule("materialise_fragments_by_lanes", "lowering",
+     "reduce_seq g z xs -> reduce_seq g (map_seq_unroll (... map_local 0 (fun(lane) => map_seq_unroll (fun(x) => x) "
+     "lane)) z) xs   (a warp's fragment accumulators [..][32][r] start from values each lane writes itself)",
+     lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs"), bind="r"), side=_fragments_init_side,
+     build=lambda m: App(App(App(Prim(m.r), m.f), lanes_copy(m.z.t, m.z)), m.xs), example=_fragment_fold(True))
