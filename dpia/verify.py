@@ -34,7 +34,8 @@ from functional.interp import interpret
 from functional.nat import var_of
 from functional.types import ArrayType, nat_vars
 
-from .programs import TOLERANCE, random_inputs, relative_error, size_vars
+from . import programs
+from .programs import TOLERANCE, random_inputs, size_vars
 from .explore.space import CHECK_FLOOR, Shape, check_size
 
 INTERPRET_DATA_LIMIT = 1 << 31  # bytes of inputs and output up to which the interpreter may run the real sizes
@@ -131,7 +132,7 @@ def verify(program: Expr, low: Expr, sizes: Mapping[str, int], *, seed: int = 0,
     kernel = dpia.compile(low, device=device)
     real = inputs if inputs is not None else random_inputs(typed, sizes, seed)
     if interpretable(typed, sizes, work_limit):
-        return Verification("full", relative_error(kernel(*real), interpret(typed, *real)), tolerance)
+        return Verification("full", programs.relative_error(kernel(*real), interpret(typed, *real)), tolerance)
     check = reduced_sizes(low, sizes, floor)
     if check is None:
         if lowered_at is None:
@@ -143,7 +144,7 @@ def verify(program: Expr, low: Expr, sizes: Mapping[str, int], *, seed: int = 0,
     else:
         small_kernel = kernel
     small = random_inputs(typed, check, seed)
-    worst = relative_error(small_kernel(*small), interpret(typed, *small))
+    worst = programs.relative_error(small_kernel(*small), interpret(typed, *small))
     sampled, block = sampled_rows(typed, sizes, kernel, real, seed, work_limit, blocks)
     for error in sampled.values():
         worst = max(worst, error)
@@ -183,7 +184,7 @@ def sampled_rows(program: Expr, sizes: Mapping[str, int], kernel, real: tuple, s
         part = list(real)
         part[position] = real[position][start:start + block]
         want = interpret(program, *part)
-        out[(name, start)] = relative_error(got[start:start + block], want)
+        out[(name, start)] = programs.relative_error(got[start:start + block], want)
     return out, block
 
 

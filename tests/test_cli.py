@@ -322,7 +322,7 @@ def test_explore_with_a_tiny_budget(capsys, private_tuning_db, tmp_path):
     prefix = tmp_path / "plots" / "sum"
     code, out, err = run(capsys, "explore", f"{SEED}:total", "--size", "N=8192", "--candidates", "2",
                          "--workers", "1", "--budget", "5m", "--json", "--plots", str(prefix))
-    assert code == 0, err
+    assert code == 0, err + out
     r = json.loads(out)
     assert r["program"] == "total" and r["sizes"] == {"N": 8192} and r["correct"] is True
     assert r["candidates"]["tried"] >= 1 and r["candidates"]["failed"] >= 0 and r["time_s"] > 0
