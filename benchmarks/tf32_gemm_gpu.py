@@ -110,7 +110,7 @@ def main() -> None:
                   f"TFLOP/s  err {err:.2e}", flush=True)
         del ta, tb
         torch.cuda.empty_cache()
-        for shape, staging in ((sh, st) for sh in args.shapes.split(",") for st in args.staging.split(",")):
+        for shape, staging in ((sh, st) for sh in filter(None, args.shapes.split(",")) for st in args.staging.split(",")):
             bm, bn, wm, wn, kc = (int(x) for x in shape.split("x"))
             if m % bm or n % bn or k % kc:
                 continue
