@@ -488,19 +488,21 @@ def _tf32(t, opencl: bool) -> tuple[str, str]:
 
 
 # A warp's m16n8k8 TF32 product on its lanes' fragments (functional.primitives, mma_sync): each lane
-# passes its own four elements of C, four of A and two of B (TF32 values: the program rounded them)
-# and gets its four elements of D.  All 32 lanes of the warp run it together (.sync.aligned), as the
-# translation's lane loop arranges.  Not `asm volatile`: the instruction touches no memory, and a volatile
-# asm keeps NVIDIA's compiler from sharing the fragment reads of a k-step's tiles across its products
-# (H100, 4 warps of 4 x 8 tiles: 192 local loads a step, 32 without volatile; benchmarks/RESULTS.md).
+# passes its own four elements of C, four of A and two of B, rounded to TF32 here (cvt.rna: the
+# instruction itself would drop the low bits), and gets its four elements of D.  All 32 lanes of the
+# warp run it together (.sync.aligned), as the translation's lane loop arranges.  Not `asm volatile`:
+# nothing here touches memory, and a volatile asm keeps NVIDIA's compiler from sharing the fragment
+# reads of a k-step's tiles across its products (H100, 4 warps of 4 x 8 tiles: 192 local loads a
+# step, 32 without volatile; benchmarks/RESULTS.md).
 _MMA_TF32 = "\n".join([
     "float4 dpia_mma_tf32(float4 c, float4 a, float2 b) {",
     "  float d0 = c.s0, d1 = c.s1, d2 = c.s2, d3 = c.s3;",
-    '  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "',
-    '      "{%8, %9}, {%0, %1, %2, %3};"',
-    '      : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)',
-    '      : "r"(as_uint(a.s0)), "r"(as_uint(a.s1)), "r"(as_uint(a.s2)), "r"(as_uint(a.s3)), "r"(as_uint(b.s0)),',
-    '        "r"(as_uint(b.s1)));',
+    "  uint a0, a1, a2, a3, b0, b1;",
+    *(f'  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"({r}) : "f"({v}));'
+      for r, v in [("a0", "a.s0"), ("a1", "a.s1"), ("a2", "a.s2"), ("a3", "a.s3"), ("b0", "b.s0"), ("b1", "b.s1")]),
+    '  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "',
+    '      "{%0, %1, %2, %3};" : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)',
+    '      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));',
     "  return (float4)(d0, d1, d2, d3);",
     "}"])
 

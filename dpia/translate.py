@@ -321,9 +321,9 @@ class Translator:
             for r, part in enumerate(parts):
                 row, col = fragment_position("c", at, Nat.const(r))
                 body.append(Assign(MemAcc(part), element(vc, (at, Nat.const(r)))))
-                for k in range(MMA_K):  # TF32 operands: their float32 products are exact
-                    a = element(va, fragment_holder("a", row, Nat.const(k)))
-                    b = element(vb, fragment_holder("b", col, Nat.const(k)))
+                for k in range(MMA_K):  # rounded to TF32, their float32 products are exact
+                    a = Op("tf32", (), (element(va, fragment_holder("a", row, Nat.const(k))),), f32_)
+                    b = Op("tf32", (), (element(vb, fragment_holder("b", col, Nat.const(k))),), f32_)
                     body.append(Assign(MemAcc(part), Op("add", (), (part, Op("mul", (), (a, b), f32_)), f32_)))
             body.extend(self.assign(place(r), part) for r, part in enumerate(parts))
             cmd = seq(*body)

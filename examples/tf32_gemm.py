@@ -2,16 +2,16 @@
 
     python examples/tf32_gemm.py            # checks it against the interpreter on the default device
 
-C = A B (float32 in and out, TF32 products: each operand rounded once, as it is staged in local
-memory, as torch's allow_tf32 does).  A work-group computes a bm x bn block of C with (bm/wm) x (bn/wn) warps: the lanes of a warp
+C = A B (float32 in and out, TF32 products: mma_sync rounds its operands, as torch's allow_tf32
+does).  A work-group computes a bm x bn block of C with (bm/wm) x (bn/wn) warps: the lanes of a warp
 are the group's items along dimension 0 (32 of them), the warps its items along dimensions 2 and 1.
 Each warp computes a wm x wn part as (wm/16) x (wn/8) m16n8k8 tiles whose accumulators stay in its
 lanes' registers (fragments: functional.primitives, mma_sync):
 
     join (map_workgroup 1 (fun(rowsA) => map join (transpose (map_workgroup 0 (fun(colsB) =>
         assemble (map_local 2 (map_local 1 (map (map unfragment c)))) (copy (reduce_seq (fun(acc, (a, b)) =>
-            let al = to_local (tf32 of a's rows, padded by 4)          -- bm x kc, by every item of the group
-            let bl = to_local (tf32 of B's kc x bn block's rows, padded by 8)
+            let al = to_local (a's rows, padded by 4)          -- bm x kc, by every item of the group
+            let bl = to_local (B's kc x bn block's rows, padded by 8)
             map_local 2 (fun(acc_r, a_w) => map_local 1 (fun(acc_w, b_w) =>   -- each warp
                 copy (reduce_seq (fun(acc2, (a8, b8)) =>                        -- kc/8 steps of 8
                     map_seq_unroll (fun(tm) => map_seq_unroll (fun(tn) =>
@@ -77,17 +77,16 @@ def mm_tf32(bm: int = 128, bn: int = 128, wm: int = 64, wn: int = 64, kc: int = 
     copy = _lanes_copy()
 
     def staged(rows, width: int, pad: int):
-        """Rows (of global memory) rounded to TF32 and copied into local memory by every item of the
-        group in one loop over their elements, each row `pad` values longer (unused), read back
-        without them: the tensor cores' operands, rounded once each."""
+        """Rows (of global memory) copied into local memory by every item of the group, each row
+        `pad` values longer (unused), read back without them."""
         padded = fl.map(fl.lam(lambda r: fl.pad_const(0, pad, 0.0, r)), rows)
         if staging == "rows":
             copied = fl.join(fl.map_local(fl.lam(lambda group: fl.map_local(fl.lam(lambda r: fl.map_local(
-                fl.tf32, r)), group, dim=1)), fl.split(warps_n, padded), dim=2))
+                _identity(), r)), group, dim=1)), fl.split(warps_n, padded), dim=2))
             return fl.map(fl.lam(lambda r: fl.take(width, r)), fl.to_local(copied))
         items = fl.split(warps_n, fl.split(LANES, fl.join(padded)))
         copied = fl.join(fl.join(fl.map_local(fl.lam(lambda r: fl.map_local(fl.lam(lambda q: fl.map_local(
-            fl.tf32, q)), r, dim=1)), items, dim=2)))
+            _identity(), q)), r, dim=1)), items, dim=2)))
         return fl.map(fl.lam(lambda r: fl.take(width, r)), fl.to_local(fl.split(width + pad, copied)))
 
     def step8(acc2, ks):

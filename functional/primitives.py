@@ -990,9 +990,8 @@ declare("reduce_warp", LOW, (), 3, _warp_scheme, _warp_meaning,
 #
 # `tf32 x` rounds a float32 to TF32 (an 8-bit exponent and a 10-bit mantissa: PTX cvt.rna.tf32.f32,
 # to nearest, ties away from zero), so a program says where it accepts TF32 products.
-# `mma_sync c a b` is one m16n8k8 product of a warp's tensor cores, D = C + A B, on *fragments*
-# (A and B of TF32 values: the interpreter refuses others, which the instruction would truncate;
-# a program rounds them once, where it stores them, not at every product): each of the warp's 32 lanes holds part of each operand, lane-major arrays
+# `mma_sync c a b` is one m16n8k8 product of a warp's tensor cores, D = C + tf32(A) tf32(B), on
+# *fragments* (its operands rounded as it reads them, as the printed instruction's helper does): each of the warp's 32 lanes holds part of each operand, lane-major arrays
 # [32][r] whose layout PTX fixes (g = lane / 4, t = lane % 4):
 #     A (16 x 8, m x k)   a[lane][r] = A[g + 8 (r % 2)][t + 4 (r / 2)]        r < 4
 #     B (8 x 8, n x k)    b[lane][r] = B[g][t + 4 r]   (B's columns, k along a row) r < 2
@@ -1089,22 +1088,20 @@ def _unfragment(kind: str, frag: np.ndarray, ax: int) -> np.ndarray:
 
 def _mma_meaning(c):
     cf, af, bf = (np.asarray(x, dtype=np.float32) for x in c.args)
-    for name, x in (("a", af), ("b", bf)):
-        if not np.array_equal(tf32_round(x).view(np.uint32), x.view(np.uint32)) and not np.isnan(x).any():
-            raise InterpretError(f"mma_sync's operand {name} holds values that are not TF32 (round them first: tf32)")
     ax = c.ax
     ct, at, bt = _unfragment("c", cf, ax), _unfragment("a", af, ax), _unfragment("b", bf, ax)
     # products of TF32 values are exact in float64; the sums rounded once: within the tensor
     # cores' own rounding of their sums (their order is the hardware's)
-    d = ct.astype(np.float64) + np.einsum("...ik,...jk->...ij", at.astype(np.float64), bt.astype(np.float64))
+    d = ct.astype(np.float64) + np.einsum("...ik,...jk->...ij", tf32_round(at).astype(np.float64),
+                                          tf32_round(bt).astype(np.float64))
     lanes, rs = np.meshgrid(np.arange(32), np.arange(4), indexing="ij")
     row, col = fragment_position("c", lanes, rs)
     return d[..., row, col].astype(np.float32)
 
 
 declare("mma_sync", LOW, (), 3, _mma_scheme, _mma_meaning,
-        "mma_sync c a b = frag_c (unfrag_c c + unfrag_a a . transpose (unfrag_b b))   (a and b TF32 values: "
-        "tf32 x = x; one m16n8k8 product by a warp's tensor cores, on fragments: see fragment_position)",
+        "mma_sync c a b = frag_c (unfrag_c c + tf32 (unfrag_a a) . transpose (tf32 (unfrag_b b)))   "
+        "(one m16n8k8 product by a warp's tensor cores, on fragments: see fragment_position)",
         role="collective", loop="warp")
 
 

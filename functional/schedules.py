@@ -483,26 +483,20 @@ def mm_tensor_cores(bm: int = 64, bn: int = 64, wm: int = 32, wn: int = 32) -> S
         untile (map_workgroup 1 (fun(rows) => map_workgroup 0 (fun(cols) =>
             untile (map_local 2 (fun(wr) => map_local 1 (fun(wc) =>
                 untile (map (map (unfragment c)) (lanes' copy (reduce_seq (fun(acc, k-step) =>
-                    map_seq_unroll (map_seq_unroll (mma_sync acc_t (fragment a (tf32 A_t)) (fragment b (tf32 B_t)))))
+                    map_seq_unroll (map_seq_unroll (mma_sync acc_t (fragment a A_t) (fragment b B_t))))
                   (lanes' copy of zeros) (k-steps of 8)))) ...) ...)) ...)) ...)
 
-    The operands are read from global memory through their fragments' layouts (no local memory yet)."""
-    leave = guard("a warp's tile stays high level here", lambda e: False)
+    The operands are read from global memory through their fragments' layouts (no local memory yet),
+    rounded to TF32 by mma_sync."""
     return named(f"mm_tensor_cores({bm}, {bn}, {wm}, {wn})", program_body(seq(
         tile_2d(bm, bn),
         in_tiles(tile_2d(wm, wn)),
-        parallel([("map_workgroup", 1), ("map_workgroup", 0), ("map_local", 2), ("map_local", 1), leave]),
-        top_down(r("warp_tile_mma")),
-        normalize(seq(guard("a map of a warp's products", _maps_mma), r("lower_map_seq_unroll"))),
+        in_tiles(in_tiles(r("warp_tile_mma"))),
+        parallel([("map_workgroup", 1), ("map_workgroup", 0), ("map_local", 2), ("map_local", 1),
+                  ("map_seq_unroll",), ("map_seq_unroll",)]),
         top_down(r("materialise_fragments_by_lanes")),
         top_down(r("write_fragments_by_lanes")),
     )))
-
-
-def _maps_mma(e: Expr) -> bool:
-    """`map f xs` with mma_sync in f (a warp's tiles; not the TF32 rounding of its operands)."""
-    args = applied(e, "map", 2)
-    return args is not None and any(isinstance(x, Prim) and x.name == "mma_sync" for x in walk(args[0]))
 
 
 def mm_rows_vectorized(rows: int = 4, cols: int = 16, width: int = 8) -> Strategy:

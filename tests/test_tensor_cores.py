@@ -39,10 +39,9 @@ def _reference(a, b, c=None):
 
 
 def _operands(seed: int, count: int):
-    """C, and A and B rounded to TF32 (mma_sync's operands must be TF32 values)."""
+    """C, A and B of `count` products, float32."""
     rng = np.random.default_rng(seed)
-    c, a, b = (rng.standard_normal(s).astype(np.float32) for s in [(count, 16, 8), (count, 16, 8), (count, 8, 8)])
-    return c, tf32_round(a), tf32_round(b)
+    return tuple(rng.standard_normal(s).astype(np.float32) for s in [(count, 16, 8), (count, 16, 8), (count, 8, 8)])
 
 
 # ------------------------------------------------------------------------------- tf32
@@ -121,18 +120,13 @@ def _one_product_per_group():
                       fl.fragment("b", fl.snd(t))))), fl.zip(fl.zip(cs, as_), bs)))
 
 
-def test_mma_sync_means_c_plus_the_product_of_tf32_operands():
+def test_mma_sync_means_c_plus_the_product_of_its_operands_rounded_to_tf32():
     c, a, b = _operands(2, 3)
     out = fl.interpret(fl.infer(_one_product_per_group()), c, a, b)
     want = np.stack([_reference(a[i], b[i].T, c[i]) for i in range(3)])
     np.testing.assert_allclose(out, want, rtol=0, atol=1e-5)
-
-
-def test_mma_sync_refuses_operands_that_are_not_tf32_values():
-    c, a, b = _operands(2, 1)
-    a[0, 3, 5] = np.float32(1 + 2.0 ** -20)  # the instruction would drop its low bits
-    with pytest.raises(fl.InterpretError, match="operand a holds values that are not TF32"):
-        fl.interpret(fl.infer(_one_product_per_group()), c, a, b)
+    # TF32, not float32: the products differ from float32's by far more than float32's rounding
+    assert np.abs(out - np.stack([c[i] + a[i] @ b[i].T for i in range(3)])).max() > 1e-4
 
 
 def test_without_tensor_cores_each_lane_sums_its_own_elements_and_agrees():
@@ -142,12 +136,14 @@ def test_without_tensor_cores_each_lane_sums_its_own_elements_and_agrees():
     np.testing.assert_allclose(out, fl.interpret(fl.infer(program), c, a, b), rtol=0, atol=1e-5)
     text = str(dpia.translate(program))
     assert "mma_tf32" not in text and text.count("mul(") == 4 * 8  # a lane's four sums of eight products
+    assert text.count("tf32(") >= 8 + 8  # their operands rounded: a row of A and a column of B at least
 
 
 def test_with_tensor_cores_each_lane_passes_its_fragments_to_the_instruction():
     src = cg.emit(PIPELINE.translate(_one_product_per_group(), TENSOR_CORES))
     assert src.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") == 1
-    assert "cvt" not in src  # the operands are TF32 values already: the program rounded them where it stored them
+    assert src.count("cvt.rna.tf32.f32") == 6  # the helper rounds its six operand registers
+    assert "asm volatile" not in src  # a pure instruction: the compiler may share the fragments' reads
     call = re.search(r"(mma\d+) = dpia_mma_tf32\(\(\(float4\)\((.*?)\)\), \(\(float4\)\((.*?)\)\), "
                      r"\(\(float2\)\((.*?)\)\)\);", src)
     assert call is not None
@@ -214,7 +210,6 @@ def test_the_tensor_core_product_runs_four_warps_with_their_accumulators_in_regi
     assert len(re.findall(r"float acc\d+_\d+;", src)) == 2 * 4 * 8 * 4  # a lane's, for the block and the chunk
     assert src.count("barrier(CLK_LOCAL_MEM_FENCE)") == 2  # after the copies, before the next chunk's
     assert "[4608]" in src and "[4352]" in src  # 128 rows of 32 + 4 values of A, 32 of 128 + 8 of B
-    assert src.count("dpia_tf32_float(") == 1 + 2  # each operand rounded once, where it is staged
 
 
 @pytest.mark.parametrize("shape, message", [((48, 8, 24, 8, 8), "multiples of 16 x 8"),

@@ -503,12 +503,7 @@ def _mma_tile_side(m) -> str | None:
 
 def _mma_tile_build(m):
     zeros = fl.generate(MMA_M, fl.lam(lambda _: fl.generate(MMA_N, fl.lam(lambda _: 0.0))))
-
-    def rounded(tile):
-        return fl.map(fl.lam(lambda row: fl.map(fl.tf32, row)), tile)
-
-    return fl.unfragment("c", fl.mma_sync(fl.fragment("c", zeros), fl.fragment("a", rounded(m.rs)),
-                                          fl.fragment("b", rounded(m.cs))))
+    return fl.unfragment("c", fl.mma_sync(fl.fragment("c", zeros), fl.fragment("a", m.rs), fl.fragment("b", m.cs)))
 
 
 def _ex_mma_tile(rng):
@@ -523,8 +518,7 @@ def _ex_mma_tile(rng):
 
 rule("dot_tile_mma", "lowering",
      "map (fun(r) => map (fun(c) => reduce (+) 0 (map (fun(p) => tf32 (fst p) * tf32 (snd p)) (zip r c))) cs) rs -> "
-     "unfragment c (mma_sync (fragment c zeros) (fragment a (map (map tf32) rs)) (fragment b (map (map tf32) cs)))   "
-     "(rs: 16 rows, cs: 8 columns, "
+     "unfragment c (mma_sync (fragment c zeros) (fragment a rs) (fragment b cs))   (rs: 16 rows, cs: 8 columns, "
      "each of 8 float32 values)",
      lhs=P("map", L("r", P("map", L("c", P("reduce", V("plus"), V("zero"), P("map", V("product"), P(
          "zip", V("r"), V("c"))))), V("cs"))), V("rs")),
@@ -541,10 +535,6 @@ rule("dot_tile_mma", "lowering",
 def _assemble(tiles):
     """[r][c][h][w] tiles as one [r h][c w] array (a view)."""
     return fl.join(fl.map(fl.lam(lambda row: fl.map(fl.join, fl.transpose(row))), tiles))
-
-
-def _rounded(tile):
-    return fl.map(fl.lam(lambda row: fl.map(fl.tf32, row)), tile)
 
 
 def _warp_tile_side(m) -> str | None:
@@ -579,7 +569,7 @@ def _warp_tile_build(m):
 
     def step(acc, ks):
         return fl.map(fl.lam(lambda q: fl.map(fl.lam(lambda t: fl.mma_sync(
-            fl.fst(t), fl.fragment("a", _rounded(fl.snd(q))), fl.fragment("b", _rounded(fl.snd(t))))),
+            fl.fst(t), fl.fragment("a", fl.snd(q)), fl.fragment("b", fl.snd(t)))),
             fl.zip(fl.fst(q), fl.split(MMA_N, fl.snd(ks))))), fl.zip(acc, fl.split(MMA_M, fl.fst(ks))))
 
     k_steps = fl.zip(fl.transpose(fl.map(fl.split(MMA_K), m.rs)), fl.transpose(fl.map(fl.split(MMA_K), m.cs)))
@@ -603,7 +593,7 @@ def _ex_warp_tile(rng):
 rule("warp_tile_mma", "lowering",
      "map (fun(r) => map (fun(c) => reduce (+) 0 (map (fun(p) => tf32 (fst p) * tf32 (snd p)) (zip r c))) cs) rs -> "
      "untile (map (map (unfragment c)) (reduce_seq (fun(acc, (a8, b8)) => map (fun(accs, a16) => map (fun(acc, b) => "
-     "mma_sync acc (fragment a (tf32 a16)) (fragment b (tf32 b))) (zip accs (split 8 b8))) (zip acc (split 16 a8))) "
+     "mma_sync acc (fragment a a16) (fragment b b)) (zip accs (split 8 b8))) (zip acc (split 16 a8))) "
      "zeros (zip (k-steps of 8 of rs) (k-steps of 8 of cs))))   (rs: 16 mt rows, cs: 8 nt columns, of length 8 k)",
      lhs=P("map", L("r", P("map", L("c", P("reduce", V("plus"), V("zero"), P("map", V("product"), P(
          "zip", V("r"), V("c"))))), V("cs"))), V("rs")),

@@ -1184,16 +1184,15 @@ def test_tf32_rounds_to_ten_mantissa_bits_ties_away_from_zero():
     np.testing.assert_array_equal(got, np.array([1 + 2.0 ** -10, -(1 + 2.0 ** -10), 1.0, np.inf], np.float32))
 
 
-def test_mma_sync_is_c_plus_the_product_on_fragments():
+def test_mma_sync_is_c_plus_the_tf32_product_on_fragments():
     rng = np.random.default_rng(7)
     from functional.primitives import tf32_round
 
     c, a, b = (rng.standard_normal(s).astype(np.float32) for s in [(16, 8), (16, 8), (8, 8)])
-    a, b = tf32_round(a), tf32_round(b)
     tile = lambda r, k: array(r, array(k, f32))  # noqa: E731
     prog = fun([tile(16, 8), tile(16, 8), tile(8, 8)], lambda c_, a_, b_: fl.unfragment("c", fl.mma_sync(
         fl.fragment("c", c_), fl.fragment("a", a_), fl.fragment("b", b_))))
-    want = c + a.astype(np.float64) @ b.astype(np.float64).T
+    want = c + tf32_round(a).astype(np.float64) @ tf32_round(b).astype(np.float64).T
     np.testing.assert_allclose(run(prog, c, a, b), want, rtol=0, atol=1e-5)
 
 
