@@ -470,7 +470,7 @@ __all__ = ["LAYOUT", "is_view_fn", "high_level_left", "program_body", "map_data"
            "parallel", "lower_reductions", "store_in_memory", "in_view_tiles", "tile", "vectorize", "parallel_reduction",
            "parallel_reduce", "parallel_reduce_two_stage", "vec_sum", "global_reduce", "asum", "dot", "scal_global", "scal_vectorized",
            "scal_workgroup", "gemv_global", "gemv_workgroup", "split_among", "mm_tiled_high", "mm_tiled", "mm_register_blocked",
-           "mm_register_blocked_1d", "unroll_lane_reductions", "chunked_sum", "mm_rows_vectorized", "mm_tensor_cores"]
+           "mm_register_blocked_1d", "unroll_lane_reductions", "chunked_sum", "mm_rows_vectorized", "mm_tensor_cores", "tensor_core_nest"]
 
 
 def mm_tensor_cores(bm: int = 64, bn: int = 64, wm: int = 32, wn: int = 32) -> Strategy:
@@ -488,7 +488,13 @@ def mm_tensor_cores(bm: int = 64, bn: int = 64, wm: int = 32, wn: int = 32) -> S
 
     The operands are read from global memory through their fragments' layouts (no local memory yet),
     rounded to TF32 by mma_sync."""
-    return named(f"mm_tensor_cores({bm}, {bn}, {wm}, {wn})", program_body(seq(
+    return named(f"mm_tensor_cores({bm}, {bn}, {wm}, {wn})", program_body(tensor_core_nest(bm, bn, wm, wn)))
+
+
+def tensor_core_nest(bm: int, bn: int, wm: int, wn: int) -> Strategy:
+    """mm_tensor_cores at a nest of TF32 dot products `map (fun(a) => map (fun(b) => dot) cs) rs`
+    (the default lowering's tensor_core_tiles phase takes it where the device has tensor cores)."""
+    return named(f"tensor_core_nest({bm}, {bn}, {wm}, {wn})", seq(
         tile_2d(bm, bn),
         in_tiles(tile_2d(wm, wn)),
         in_tiles(in_tiles(r("warp_tile_mma"))),
@@ -496,7 +502,7 @@ def mm_tensor_cores(bm: int = 64, bn: int = 64, wm: int = 32, wn: int = 32) -> S
                   ("map_seq_unroll",), ("map_seq_unroll",)]),
         top_down(r("materialise_fragments_by_lanes")),
         top_down(r("write_fragments_by_lanes")),
-    )))
+    ))
 
 
 def mm_rows_vectorized(rows: int = 4, cols: int = 16, width: int = 8) -> Strategy:
