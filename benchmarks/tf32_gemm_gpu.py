@@ -110,42 +110,31 @@ def main() -> None:
                   f"TFLOP/s  err {err:.2e}", flush=True)
         del ta, tb
         torch.cuda.empty_cache()
+        def measure(label: str, low_level) -> None:
+            """Build and time the low-level program `low_level()` makes; one line of results."""
+            try:
+                t0 = time.perf_counter()
+                kernel = dpia.compile(low_level(), device=dev)
+                bound = kernel.bind(a, b)
+                build = time.perf_counter() - t0
+                t = bound.time(repeat=args.repeat)
+                c = kernel(a, b)
+            except Exception as exc:  # noqa: BLE001 - a probe: report and go on
+                print(f"{spec} {label}: {type(exc).__name__}: {str(exc)[:600]}", flush=True)
+                return
+            print(f"{spec} {label:40s} {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  err {error(c, a, b, rows):.2e}  "
+                  f"{refs[True] / t:.2f}x cuBLAS TF32  {refs[False] / t:.2f}x cuBLAS fp32  (build {build:.1f} s)  "
+                  f"{ptx_counts(kernel._cl_program)}", flush=True)
+
         for shape, staging in ((sh, st) for sh in filter(None, args.shapes.split(",")) for st in args.staging.split(",")):
             bm, bn, wm, wn, kc = (int(x) for x in shape.split("x"))
-            if m % bm or n % bn or k % kc:
-                continue
-            shape = f"{shape} {staging}"
-            try:
-                t0 = time.perf_counter()
-                kernel = dpia.compile(mm_tf32(bm, bn, wm, wn, kc, staging), device=dev)
-                bound = kernel.bind(a, b)
-                build = time.perf_counter() - t0
-                t = bound.time(repeat=args.repeat)
-                c = kernel(a, b)
-            except Exception as exc:  # noqa: BLE001 - a probe: report and go on
-                print(f"{spec} mm_tf32({shape}): {type(exc).__name__}: {str(exc)[:600]}", flush=True)
-                continue
-            print(f"{spec} mm_tf32({shape:23s}) {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  "
-                  f"err {error(c, a, b, rows):.2e}  {refs[True] / t:.2f}x cuBLAS TF32  {refs[False] / t:.2f}x cuBLAS fp32"
-                  f"  (build {build:.1f} s)  {ptx_counts(kernel._cl_program)}", flush=True)
+            if not (m % bm or n % bn or k % kc):
+                measure(f"mm_tf32({shape} {staging})", lambda: mm_tf32(bm, bn, wm, wn, kc, staging))
         for shape in filter(None, args.derived.split(",")):
             bm, bn, wm, wn = (int(x) for x in shape.split("x"))
-            if m % bm or n % bn or k % 8:
-                continue
-            try:
-                t0 = time.perf_counter()
-                low, _ = derive(fl.infer(tf32_mm()), sch.mm_tensor_cores(bm, bn, wm, wn))
-                kernel = dpia.compile(low, device=dev)
-                bound = kernel.bind(a, b)
-                build = time.perf_counter() - t0
-                t = bound.time(repeat=args.repeat)
-                c = kernel(a, b)
-            except Exception as exc:  # noqa: BLE001 - a probe: report and go on
-                print(f"{spec} mm_tensor_cores({shape}): {type(exc).__name__}: {str(exc)[:600]}", flush=True)
-                continue
-            print(f"{spec} mm_tensor_cores({shape:13s}) {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  "
-                  f"err {error(c, a, b, rows):.2e}  {refs[True] / t:.2f}x cuBLAS TF32  {refs[False] / t:.2f}x cuBLAS fp32"
-                  f"  (derive + build {build:.1f} s)  {ptx_counts(kernel._cl_program)}", flush=True)
+            if not (m % bm or n % bn or k % 8):
+                measure(f"mm_tensor_cores({shape})",
+                        lambda: derive(fl.infer(tf32_mm()), sch.mm_tensor_cores(bm, bn, wm, wn))[0])
         mf = cl.mem_flags
         da = cl.Buffer(sess.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
         db = cl.Buffer(sess.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)

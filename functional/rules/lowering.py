@@ -485,7 +485,13 @@ def _tf32_product(fn) -> bool:
     return True
 
 
-def _mma_tile_side(m) -> str | None:
+# A nest of dot products of TF32 products (dot_tile_mma, warp_tile_mma):
+#   map (fun(r) => map (fun(c) => reduce (+) 0 (map (fun(p) => tf32 (fst p) * tf32 (snd p)) (zip r c))) cs) rs
+_TF32_DOTS = P("map", L("r", P("map", L("c", P("reduce", V("plus"), V("zero"), P("map", V("product"), P(
+    "zip", V("r"), V("c"))))), V("cs"))), V("rs"))
+
+
+def _tf32_dots_side(m) -> str | None:
     if not (isinstance(m.plus, Prim) and m.plus.name == "add"):
         return "the dot products do not sum (+)"
     if not (isinstance(m.zero, Literal) and m.zero.value == 0):
@@ -494,6 +500,23 @@ def _mma_tile_side(m) -> str | None:
         return "the products are not tf32 (fst p) * tf32 (snd p): TF32 products are the program's to ask for"
     if m.r.name in free_identifiers(m.cs):
         return "the columns depend on the row"
+    return None
+
+
+def _tf32_dots_program(rows: int, cols: int, k: int):
+    """fun(rs, cs) => the nest of TF32 dot products of rs's rows and cs's columns (an example)."""
+    def dots(rs, cs):
+        return fl.map(fl.lam(lambda r: fl.map(fl.lam(lambda c: fl.reduce(fl.add, 0.0, fl.map(
+            fl.lam(lambda p: fl.tf32(fl.fst(p)) * fl.tf32(fl.snd(p))), fl.zip(r, c)))), cs)), rs)
+
+    return fl.fun([ArrayType(Nat.const(rows), ArrayType(Nat.const(k), f32)),
+                   ArrayType(Nat.const(cols), ArrayType(Nat.const(k), f32))], dots)
+
+
+def _mma_tile_side(m) -> str | None:
+    problem = _tf32_dots_side(m)
+    if problem:
+        return problem
     shapes = [(getattr(x.t, "size", None), getattr(getattr(x.t, "elem", None), "size", None)) for x in (m.rs, m.cs)]
     want = [(Nat.const(MMA_M), Nat.const(MMA_K)), (Nat.const(MMA_N), Nat.const(MMA_K))]
     if shapes != want or m.rs.t.elem.elem != f32 or m.cs.t.elem.elem != f32:
@@ -507,12 +530,7 @@ def _mma_tile_build(m):
 
 
 def _ex_mma_tile(rng):
-    def tile_product(rs, cs):
-        return fl.map(fl.lam(lambda r: fl.map(fl.lam(lambda c: fl.reduce(fl.add, 0.0, fl.map(
-            fl.lam(lambda p: fl.tf32(fl.fst(p)) * fl.tf32(fl.snd(p))), fl.zip(r, c)))), cs)), rs)
-
-    prog = fl.fun([ArrayType(Nat.const(MMA_M), ArrayType(Nat.const(MMA_K), f32)),
-                   ArrayType(Nat.const(MMA_N), ArrayType(Nat.const(MMA_K), f32))], tile_product)
+    prog = _tf32_dots_program(MMA_M, MMA_N, MMA_K)
     return prog, (inst.data(rng, MMA_M, MMA_K), inst.data(rng, MMA_N, MMA_K)), {}
 
 
@@ -520,9 +538,7 @@ rule("dot_tile_mma", "lowering",
      "map (fun(r) => map (fun(c) => reduce (+) 0 (map (fun(p) => tf32 (fst p) * tf32 (snd p)) (zip r c))) cs) rs -> "
      "unfragment c (mma_sync (fragment c zeros) (fragment a rs) (fragment b cs))   (rs: 16 rows, cs: 8 columns, "
      "each of 8 float32 values)",
-     lhs=P("map", L("r", P("map", L("c", P("reduce", V("plus"), V("zero"), P("map", V("product"), P(
-         "zip", V("r"), V("c"))))), V("cs"))), V("rs")),
-     side=_mma_tile_side, build=_mma_tile_build, example=_ex_mma_tile, exact=False,
+     lhs=_TF32_DOTS, side=_mma_tile_side, build=_mma_tile_build, example=_ex_mma_tile, exact=False,
      doc="A 16 x 8 tile of dot products of length 8 whose products the program rounds to TF32 is one product "
          "of a warp's tensor cores (mma_sync) on the tiles' fragments.  Its meaning is the tile's (sums in "
          "another order); a device intrinsic, so only targets whose device has TF32 tensor cores print the "
@@ -538,14 +554,9 @@ def _assemble(tiles):
 
 
 def _warp_tile_side(m) -> str | None:
-    if not (isinstance(m.plus, Prim) and m.plus.name == "add"):
-        return "the dot products do not sum (+)"
-    if not (isinstance(m.zero, Literal) and m.zero.value == 0):
-        return "the dot products do not start from 0"
-    if not _tf32_product(m.product):
-        return "the products are not tf32 (fst p) * tf32 (snd p): TF32 products are the program's to ask for"
-    if m.r.name in free_identifiers(m.cs):
-        return "the columns depend on the row"
+    problem = _tf32_dots_side(m)
+    if problem:
+        return problem
     for x, tile in ((m.rs, MMA_M), (m.cs, MMA_N)):
         t = x.t
         if not (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and t.elem.elem == f32):
@@ -579,14 +590,8 @@ def _warp_tile_build(m):
 
 def _ex_warp_tile(rng):
     mt, nt, kk = (int(x) for x in rng.integers(1, 3, 3))
-
-    def tile_product(rs, cs):
-        return fl.map(fl.lam(lambda r: fl.map(fl.lam(lambda c: fl.reduce(fl.add, 0.0, fl.map(
-            fl.lam(lambda p: fl.tf32(fl.fst(p)) * fl.tf32(fl.snd(p))), fl.zip(r, c)))), cs)), rs)
-
     k = MMA_K * kk
-    prog = fl.fun([ArrayType(Nat.const(MMA_M * mt), ArrayType(Nat.const(k), f32)),
-                   ArrayType(Nat.const(MMA_N * nt), ArrayType(Nat.const(k), f32))], tile_product)
+    prog = _tf32_dots_program(MMA_M * mt, MMA_N * nt, k)
     return prog, (inst.data(rng, MMA_M * mt, k), inst.data(rng, MMA_N * nt, k)), {}
 
 
@@ -595,9 +600,7 @@ rule("warp_tile_mma", "lowering",
      "untile (map (map (unfragment c)) (reduce_seq (fun(acc, (a8, b8)) => map (fun(accs, a16) => map (fun(acc, b) => "
      "mma_sync acc (fragment a a16) (fragment b b)) (zip accs (split 8 b8))) (zip acc (split 16 a8))) "
      "zeros (zip (k-steps of 8 of rs) (k-steps of 8 of cs))))   (rs: 16 mt rows, cs: 8 nt columns, of length 8 k)",
-     lhs=P("map", L("r", P("map", L("c", P("reduce", V("plus"), V("zero"), P("map", V("product"), P(
-         "zip", V("r"), V("c"))))), V("cs"))), V("rs")),
-     side=_warp_tile_side, build=_warp_tile_build, example=_ex_warp_tile, exact=False,
+     lhs=_TF32_DOTS, side=_warp_tile_side, build=_warp_tile_build, example=_ex_warp_tile, exact=False,
      doc="A warp's tile of TF32 dot products as (16 x 8) m16n8k8 products of its tensor cores: the reduction "
          "over the dot products' length in steps of 8, outermost, each step one mma_sync per 16 x 8 tile on "
          "fragment accumulators that stay with the warp's lanes (a macro: dot_tile_mma on each tile of each "
