@@ -81,14 +81,17 @@ def kernel_name_for(name: str) -> str:
         return check_kernel_name(f"{clean}_kernel")
 
 
-def translate(expr: Expr, name: str = "program", passes=None, pipeline=None):
+def translate(expr: Expr, name: str = "program", passes=None, pipeline=None, intrinsics=None):
     """Type, translate and run the imperative passes (all of `imperative.passes.PIPELINE`
     unless `passes` says otherwise): the translate and passes stages of `pipeline`
-    (default `dpia.pipeline.PIPELINE`).  `name` names the kernels (`check_kernel_name`)."""
+    (default `dpia.pipeline.PIPELINE`).  `name` names the kernels (`check_kernel_name`);
+    `intrinsics` the device intrinsics the translation may use (e.g. {"tensor_cores_tf32"};
+    default none: the portable translation)."""
     from .pipeline import PIPELINE, Options
 
     check_kernel_name(name)
-    return (pipeline or PIPELINE).translate(expr, Options(name=name, passes=passes))
+    chosen = None if intrinsics is None else frozenset(intrinsics)
+    return (pipeline or PIPELINE).translate(expr, Options(name=name, passes=passes, intrinsics=chosen))
 
 
 def compile(expr: Expr, device=None, db=None, name: str = "program", pipeline=None,  # noqa: A001 -- the facade's name
