@@ -9,7 +9,8 @@ values (`{"low": program}`) and each stage adds what it gives, so a stage reads 
 earlier one gave.  A stage's function is `fn(*taken, options) -> given` (a tuple when it
 gives several).  `PIPELINE.replace("emit", my_emit)` is a pipeline with one stage changed:
 the one that then runs wherever the pipeline is used.  Driver code: the stages from `plan`
-on import `codegen_opencl` when they run, never when this module is imported.
+on import `codegen_opencl` when they run (and `translate`, to ask a given device which
+intrinsics it offers), never when this module is imported.
 """
 
 from __future__ import annotations
