@@ -3,7 +3,7 @@ GPU, against cuBLAS through torch (TF32 on, and off: the float32 rate) and the h
 of benchmarks/tf32_hand.py, all in the same run; each kernel's error against the float64 product.
 
     source benchmarks/h200_env.sh && python3 benchmarks/tf32_gemm_gpu.py [--sizes 4096x4096x4096,...]
-        [--shapes 128x128x64x64x32,...] [--hand w4_128x128_db,...]
+        [--shapes 128x128x64x64x32,...] [--hand w4_128x128_db,...] [--default]
 
 A shape is bm x bn x wm x wn x kc (examples/tf32_gemm.mm_tf32: blocks, warps, k-chunks).
 """
@@ -85,6 +85,9 @@ def main() -> None:
     ap.add_argument("--derived", default="64x64x32x32,128x128x64x64,128x128x64x32",
                     help="bm x bn x wm x wn of functional.schedules.mm_tensor_cores on mm with TF32 products")
     ap.add_argument("--hand", default="w1_64x64,w4_128x128_db")
+    ap.add_argument("--default", action="store_true",
+                    help="also the default lowering of mm with TF32 products (dpia.compile of the high-level program: "
+                         "on a device with tensor cores, its tensor_cores phase)")
     ap.add_argument("--repeat", type=int, default=10)
     args = ap.parse_args()
     dev = choose_device()
@@ -124,7 +127,7 @@ def main() -> None:
                 return
             print(f"{spec} {label:40s} {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  err {error(c, a, b, rows):.2e}  "
                   f"{refs[True] / t:.2f}x cuBLAS TF32  {refs[False] / t:.2f}x cuBLAS fp32  (build {build:.1f} s)  "
-                  f"{ptx_counts(kernel._cl_program)}", flush=True)
+                  f"{ptx_counts(getattr(kernel, 'kernel', kernel)._cl_program)}", flush=True)
 
         for shape, staging in ((sh, st) for sh in filter(None, args.shapes.split(",")) for st in args.staging.split(",")):
             bm, bn, wm, wn, kc = (int(x) for x in shape.split("x"))
@@ -135,6 +138,8 @@ def main() -> None:
             if not (m % bm or n % bn or k % 8):
                 measure(f"mm_tensor_cores({shape})",
                         lambda: derive(fl.infer(tf32_mm()), sch.mm_tensor_cores(bm, bn, wm, wn))[0])
+        if args.default:
+            measure("default lowering (dpia.compile)", tf32_mm)
         mf = cl.mem_flags
         da = cl.Buffer(sess.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
         db = cl.Buffer(sess.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)

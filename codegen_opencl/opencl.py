@@ -387,12 +387,17 @@ class _Printer:
                 # lets a CPU device vectorise across items (PoCL: 4-6x on a 2D stencil)
                 return [pad + "{", pad + f"  const {self.index} {v} = {get_id}({c.dim});",
                         pad + f"  if ({v} < {n}) {{"] + self.cmd(c.body, depth + 2, hoisted) + [pad + "  }", pad + "}"]
+            # the stride: the launch contract's local size where it fixes this dimension, so the
+            # compiler knows the trip count (it unrolls the loop and issues its loads together:
+            # a staged tile's copy, RESULTS.md session 29), else the launch's, read at run time
+            stride = str(self.local_size[c.dim]) if c.level is Level.LOCAL and c.dim in self.local_size \
+                else f"{get_size}({c.dim})"
             if c.uniform:  # every item the same iterations, so all reach the body's barriers (it guards the rest)
                 base = f"{v}_base"
-                head = f"for ({self.index} {base} = 0; {base} < {n}; {base} += {get_size}({c.dim})) {{"
+                head = f"for ({self.index} {base} = 0; {base} < {n}; {base} += {stride}) {{"
                 return [pad + head, pad + f"  const {self.index} {v} = {base} + {get_id}({c.dim});"] + \
                     self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
-            head = f"for ({self.index} {v} = {get_id}({c.dim}); {v} < {n}; {v} += {get_size}({c.dim})) {{"
+            head = f"for ({self.index} {v} = {get_id}({c.dim}); {v} < {n}; {v} += {stride}) {{"
             return [pad + head] + self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
         if isinstance(c, If):
             out = [pad + f"if ({self.exp(c.cond)}) {{"] + self.cmd(c.then, depth + 1, hoisted)

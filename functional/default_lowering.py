@@ -4,6 +4,12 @@ derivation of rule steps that prints, stores and replays.
 
 Its phases, in order (`PHASES`):
 
+    tensor_cores
+                 on a target with TF32 tensor cores only: a program-level nest of dot products
+                 whose products the program rounds to TF32 (`tf32 a * tf32 b`) becomes m16n8k8
+                 mma_sync tiles of a work-group's warps (tensor_core_tiles; rules warp_tile_mma
+                 and the fragments' copies by their lanes), the first of TENSOR_CORE_TILES that
+                 divides; the accumulators stay in the lanes' registers (storage, lane_ownership)
     generate_fusion
                  inside functions, `generate n (fun(k) => reduce f z (map (g k) xs))` becomes one
                  reduction of n-arrays (the banana split below, rule generate_reduce_fusion) before
@@ -287,6 +293,35 @@ def neighbourhood_tiles(target: Target | None = None, tiles: dict | None = None)
     return Strategy("neighbourhood_tiles", run)
 
 
+TENSOR_CORE_TILES = ((128, 128, 64, 64), (64, 128, 64, 64), (64, 64, 32, 32), (32, 32, 16, 16), (16, 16, 16, 8))
+"""Work-group tile x warp tile (rows, columns) of a matrix product on tensor cores, best first: at
+4096^3 on an H100 (benchmarks/tf32_gemm_gpu.py --derived, RESULTS.md session 28) 128 x 128 with 64 x 64
+warp tiles 73.4 TFLOP/s and 64 x 128 next; the smaller ones take the sizes the large ones do not divide."""
+
+
+def tensor_core_tiles(target: Target | None = None, tiles: tuple = TENSOR_CORE_TILES) -> Strategy:
+    """Where the target has TF32 tensor cores: at a nest of dot products whose products the
+    program rounds to TF32, `map (fun(r) => map (fun(c) => reduce (+) 0 (map (fun(p) =>
+    tf32 (fst p) * tf32 (snd p)) (zip r c))) cs) rs`, schedules.tensor_core_nest with the first
+    of `tiles` whose sizes divide the nest's: blocks over work-groups, warp tiles over local
+    dimensions 2 / 1, m16n8k8 mma_sync products accumulated in fragments the lanes keep
+    (functional.lane_ownership).  A Failure elsewhere (at_host then looks further in)."""
+    from .schedules import tensor_core_nest
+
+    def run(e: Expr):
+        if not (target or Target()).tensor_cores:
+            return Failure("tensor_core_tiles: the device has no TF32 tensor cores")
+        reasons = []
+        for shape in tiles:
+            done = tensor_core_nest(*shape)(e)
+            if done.ok:
+                return done
+            reasons.append(done.reason)
+        return Failure(f"tensor_core_tiles: no tile applies ({reasons[-1] if reasons else 'none given'})")
+
+    return Strategy("tensor_core_tiles", run)
+
+
 def _rows_as_data(e: Expr, steps: list) -> Expr:
     """`map (fun(r) => map f (V r)) xss`, `fun(r) => V r` a layout function (is_view_fn: the
     rows' neighbourhoods as a separable convolution writes them), as
@@ -414,10 +449,15 @@ class Target:
 
     `warp_shuffles`: the device exchanges values between a warp's lanes (DeviceLimits.intrinsics
     says so; never assumed), so a work-group's tree of a row ends in the first warp's registers
-    (rules.lowering warp_tree): the last five steps without local memory or barriers."""
+    (rules.lowering warp_tree): the last five steps without local memory or barriers.
+
+    `tensor_cores`: the device multiplies TF32 tiles in its warps' tensor cores (queried:
+    DeviceLimits.intrinsics "tensor_cores_tf32"), so a nest of dot products whose products the
+    program rounds to TF32 runs as mma_sync tiles (the tensor_cores phase)."""
 
     lockstep_items: bool = False
     warp_shuffles: bool = False
+    tensor_cores: bool = False
 
     @property
     def global_dims(self) -> int:
@@ -1438,6 +1478,8 @@ def phases(target: Target | None = None) -> tuple[tuple[str, Strategy], ...]:
     target = target if target is not None else Target()
 
     return (
+        # first: the nest of TF32 dot products as the program wrote it (no phase below rewrites it then)
+        ("tensor_cores", at_host(tensor_core_tiles(target))),
         # before indices: generate_as_map would turn N-Body's and MD's `generate 3 (fun(k) => reduce ...)`
         # into a map the banana split no longer matches (three passes over the bodies)
         ("generate_fusion", in_functions(r("generate_reduce_fusion"))),

@@ -37,8 +37,9 @@ from __future__ import annotations
 import attrs
 
 from .expr import Expr, Identifier, Lambda, Literal, NatLambda, Prim, spine, trivial, walk
-from .primitives import (LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
-                         WARP_REDUCTIONS, WRITE_VIEWS, computing_map, has_computation, is_view_fn)
+from .lane_ownership import Lanes, lanes_of, owned_size, reads_own_lanes
+from .primitives import (COLLECTIVES, LAYOUT, LOOP_MAPS, LOW_REDUCTIONS, PARALLEL_MAPS, PRIMITIVES, READ_VIEWS, SCALAR,
+                         STORES, WARP_REDUCTIONS, WRITE_VIEWS, computing_map, has_computation, is_view_fn)
 from .infer import index_as_nat
 from .nat import as_nat, in_range, nat
 from .types import ArrayType, DataType, ScalarType, TupleType, VectorType, holds_array, nat_vars
@@ -98,25 +99,28 @@ def function_context(ctx: str, name: str, loop: Expr | None = None) -> str:
 
 
 def runs_local_of_other_dimension(loop: Expr) -> bool:
-    """`loop`, `map_local d f` (applied or not), runs a map_local of another dimension in `f`."""
+    """`loop`, `map_local d f` (applied or not), runs a map_local of another dimension in `f`, or a
+    collective (mma_sync: its lanes are the items of dimension 0)."""
     head, args = spine(loop)
     if not (isinstance(head, Prim) and head.name == "map_local" and args):
         return False
     dim = head.params[0]
-    return any(isinstance(x, Prim) and x.name == "map_local" and x.params[0] != dim for x in walk(args[0]))
+    return any(isinstance(x, Prim) and ((x.name == "map_local" and x.params[0] != dim)
+                                        or (x.name in COLLECTIVES and dim != 0)) for x in walk(args[0]))
 
 
 def writes_in_parallel(e: Expr) -> bool:
-    """The array `e` computes is written by a parallel loop: `e` is a parallel map, or a loop or
-    reduction whose function or initial value runs one (its elements are then written by
-    different items)."""
+    """The array `e` computes is written by a parallel loop: `e` is a parallel map or a collective,
+    or a loop or reduction whose function or initial value runs one (its elements are then
+    written by different items)."""
     head, args = spine(e)
     if not isinstance(head, Prim):
         return False
-    if head.name in PARALLEL_MAPS:
+    if head.name in PARALLEL_MAPS or head.name in COLLECTIVES:
         return True
     written = args[:1] if head.name in LOOP_MAPS else args[:2] if head.name in LOW_REDUCTIONS else []
-    return any(isinstance(x, Prim) and x.name in PARALLEL_MAPS for a in written for x in walk(a))
+    return any(isinstance(x, Prim) and (x.name in PARALLEL_MAPS or x.name in COLLECTIVES)
+               for a in written for x in walk(a))
 
 
 # ---------------------------------------------------------------------------- storage
@@ -157,7 +161,7 @@ def _scalars(t) -> int | None:
     return None
 
 
-def store_rule(ctx: str, t, step_sizes: frozenset = frozenset()) -> str:
+def store_rule(ctx: str, t, step_sizes: frozenset = frozenset(), owners: int = 1) -> str:
     """Where a value computed in `ctx` is stored: global memory on the host, local memory in a
     work-group's shared code, private memory for a work-item's small values, else global
     memory (the translation gives each work-item, or each work-group, its own slot).  ITEMS
@@ -167,12 +171,13 @@ def store_rule(ctx: str, t, step_sizes: frozenset = frozenset()) -> str:
     OpenCL allocates local memory at compile time: a group's value goes there only when its
     size is a constant or depends on `step_sizes` alone (an iterate's size variables, constant
     in each of its unrolled steps); one whose size depends on the program's sizes goes to
-    global memory."""
+    global memory.  `owners`: items that each hold only their own part of the value (a
+    lane-owned value, functional.lane_ownership), so each stores 1 / owners of it."""
     if ctx == GROUP:
         return "materialise_local" if nat_vars(t) <= step_sizes else "materialise_global"
     if ctx in (ITEM, ITEMS):
         count = _scalars(t)
-        if count is not None and count <= PRIVATE_LIMIT:
+        if count is not None and count <= PRIVATE_LIMIT * owners:
             return "materialise_private"
     return "materialise_global"
 
@@ -189,10 +194,12 @@ class _Walk:
     """The translation's two modes over the functional program, finding the first Need
     (only needs the translation would refuse without, when `required_only`)."""
 
-    def __init__(self, required_only: bool = False, step_sizes: frozenset = frozenset(), indices: dict | None = None):
+    def __init__(self, required_only: bool = False, step_sizes: frozenset = frozenset(), indices: dict | None = None,
+                 scope: tuple | None = None):
         self.required_only = required_only
         self.step_sizes = step_sizes  # the size variables of the enclosing iterates' steps
         self.indices = indices or {}  # an enclosing lazily read generate's index variable -> its length
+        self.scope = scope  # (body, path) of the outermost enclosing ITEMS function: where its values are read
 
     def acc(self, e: Expr, path: tuple, ctx: str, space: str) -> Need | None:
         """`e` is written into a place in `space`."""
@@ -207,6 +214,8 @@ class _Walk:
                         or self._body(args[0], path + arg_path(n, 0), function_context(ctx, name, e), space, 1))
             if name in WARP_REDUCTIONS:  # its lanes read the data; its operator combines scalars
                 return self.con(args[2], path + arg_path(n, 2), ctx)
+            if name in COLLECTIVES:  # its lanes read the operands and write their own elements
+                return self._all([(k, a) for k, a in enumerate(args) if _is_data(a.t)], n, path, ctx)
             if name == "map" and _write_chain(args[0]):
                 return self.acc(args[1], path + arg_path(n, 1), ctx, space)
             if name in STORES and STORES[name] == space:
@@ -246,6 +255,13 @@ class _Walk:
             return self._all(data, n, path, ctx)
         if name in WARP_REDUCTIONS:
             return Need(path, store_rule(ctx, e.t, self.step_sizes), "the value a warp's lanes reduce to is read")
+        if name in COLLECTIVES:
+            lanes = self._owned(e, path) if ctx == ITEMS else None
+            if ctx == ITEMS and lanes is None:
+                return Need(path, "materialise_global", f"the array {name} computes is written by several items "
+                                                        f"and read by all of them")
+            return Need(path, store_rule(ctx, e.t, self.step_sizes, _owners(e.t, lanes)),
+                        f"the array {name} computes is read")
         if name in LOOP_MAPS:
             if ctx == ITEMS and writes_in_parallel(e):
                 return Need(path, "materialise_global", f"the array {name} computes is written by several items "
@@ -255,8 +271,13 @@ class _Walk:
             space = "private"
             count = _scalars(e.t)
             if ctx == ITEMS and holds_array(e.t) and writes_in_parallel(e):
-                return Need(path, "materialise_global", "a reduction's accumulator is written by several items "
-                                                        "and read by all of them")
+                lanes = self._owned(e, path)
+                if lanes is None:
+                    return Need(path, "materialise_global", "a reduction's accumulator is written by several items "
+                                                            "and read by all of them")
+                count = None if count is None else count // _owners(e.t, lanes)  # each item's own part
+                if any(isinstance(x, Prim) and x.name in COLLECTIVES for x in walk(args[0])):
+                    count = 0  # a collective's accumulator: its instruction's registers (PTX fragments), whatever its size
             if self.required_only:
                 pass
             elif ctx not in (ITEM, ITEMS) and holds_array(e.t):
@@ -281,7 +302,8 @@ class _Walk:
             # a step's size variable is a constant in each unrolled step only where the data's
             # length is: over N elements, the first step's l is N / 2 (seed 357's local buffer)
             constant = nat_vars(args[1].t) <= self.step_sizes
-            step = _Walk(self.required_only, self.step_sizes | {f.var} if constant else self.step_sizes, self.indices)
+            step = _Walk(self.required_only, self.step_sizes | {f.var} if constant else self.step_sizes, self.indices,
+                         self.scope)
             return step.con(f.body.body, f_path + (0, 0), ctx)
         if name == "map_vec":
             return self.con(args[1], path + arg_path(n, 1), ctx) or \
@@ -306,7 +328,7 @@ class _Walk:
                 {k: v for k, v in self.indices.items() if k != f.param.name}
             if not _pure(body, indices):
                 return Need(path, _lowering_of(name, ctx), f"{name}'s function loops or allocates")
-            return _Walk(self.required_only, self.step_sizes, indices).con(body, f_path + (0,), ctx)
+            return _Walk(self.required_only, self.step_sizes, indices, self.scope).con(body, f_path + (0,), ctx)
         return self._all(data, n, path, ctx)
 
     # -- helpers --------------------------------------------------------------------------
@@ -346,7 +368,24 @@ class _Walk:
                                       1, read)
                 return None  # a primitive function: nothing of the program's to store
             body, body_path = body.body, body_path + (0,)
-        return self.con(body, body_path, ctx) if read else self.acc(body, body_path, ctx, space)
+        walker = self
+        if ctx == ITEMS and self.scope is None:  # the items' shared code: every read of its values is in it
+            walker = _Walk(self.required_only, self.step_sizes, self.indices, (body, body_path))
+        return walker.con(body, body_path, ctx) if read else walker.acc(body, body_path, ctx, space)
+
+    def _owned(self, e: Expr, path: tuple) -> Lanes | None:
+        """The lanes of `e`, a value ITEMS code writes in parallel, when every item reads only its
+        own elements of it (functional.lane_ownership) in the enclosing ITEMS code."""
+        lanes = lanes_of(e)
+        if lanes is None or self.scope is None:
+            return None
+        body, body_path = self.scope
+        if path[:len(body_path)] != body_path:
+            return None
+        from .strategies import replace_at
+
+        marked = replace_at(body, path[len(body_path):], Identifier("owned#", t=e.t))
+        return lanes if reads_own_lanes(marked, {"owned#": lanes}) else None
 
     def _reduction(self, args, path, ctx, space):
         f, z, xs = args
@@ -354,6 +393,11 @@ class _Walk:
         return (self.con(xs, path + arg_path(3, 2), ctx)
                 or self.acc(z, path + arg_path(3, 1), ctx, space)
                 or self._body(f, path + arg_path(3, 0), step, space, 2))
+
+
+def _owners(t, lanes: Lanes | None) -> int:
+    """How many items share a lane-owned value of type `t` (1: not lane-owned)."""
+    return (owned_size(t, lanes) or 1) if lanes is not None else 1
 
 
 def _write_only(f: Expr) -> bool:

@@ -272,3 +272,121 @@ def test_mm_tensor_cores_needs_products_the_program_rounds_to_tf32():
                          fl.transpose(b)), a))
     with pytest.raises(StrategyError, match="warp_tile_mma"):
         derive(fl.infer(plain), sch.mm_tensor_cores(32, 32, 16, 16))
+
+
+# ------------------------------------------- lane-owned accumulators, the default lowering's phase
+
+
+def _derived(shape=(32, 32, 16, 16), multiple: int = 32):
+    from functional import schedules as sch
+    from functional.derivation import derive
+
+    return derive(fl.infer(_tf32_mm(multiple)), sch.mm_tensor_cores(*shape))[0]
+
+
+def test_fragment_accumulators_each_lane_reads_only_its_own_need_no_store():
+    from functional.storage import first_need
+
+    low = _derived()
+    assert first_need(low, required_only=True) is None
+    assert first_need(low) is None  # the fragments stay the lanes' registers (no global accumulator proposed)
+
+
+@pytest.mark.parametrize("edit, why", [
+    # the accumulator's lanes read by one loop of every item: each item's copy holds only its own lane's values
+    (lambda text: text.replace("map_local 0 (fun(lane)", "map_seq (fun(lane)", 1), "read by all of them"),
+    # mma_sync reading its accumulator at other lanes (rotated)
+    (lambda text: text.replace("mma_sync (fst t)", "mma_sync (gather (fun(i, n) => (i + 1) % 32) (fst t))", 1),
+     "read by all of them"),
+])
+def test_an_accumulator_read_across_lanes_is_stored_for_all_items(edit, why):
+    from functional.storage import first_need
+
+    text = str(_derived())
+    changed = edit(text)
+    assert changed != text
+    need = first_need(fl.infer(fl.parse(changed)), required_only=True)
+    assert need is not None and need.rule == "materialise_global" and why in need.why
+
+
+def test_written_lanes_follow_sequential_loops_to_the_parallel_level():
+    from functional.lane_ownership import Lanes, reads_own_lanes, written_lanes
+
+    text = "fun(xs: 2.32.4.f32) => map_seq (fun(x) => map_local 0 (fun(l) => map_seq (fun(v) => v) l) x) xs"
+    body = fl.infer(fl.parse(text)).body
+    assert written_lanes(body) == Lanes(1, 0)
+    assert written_lanes(fl.infer(fl.parse(text.replace("map_local 0", "map_global 0"))).body) is None
+    own = fl.infer(fl.parse("fun(v: 2.32.4.f32) => map_seq (fun(x) => map_local 0 (fun(l) => l) x) v"))
+    assert reads_own_lanes(own.body, {"v": Lanes(1, 0)})
+    assert not reads_own_lanes(own.body, {"v": Lanes(0, 0)})  # a sequential loop over the owned level
+    assert not reads_own_lanes(own.body, {"v": Lanes(1, 1)})  # items of another dimension
+
+
+def _tensor_core_target():
+    from functional.default_lowering import Target
+
+    return Target(lockstep_items=True, tensor_cores=True)
+
+
+@pytest.mark.parametrize("sizes, tile", [((64, 64, 16), (64, 64)), ((48, 80, 24), (16, 16)),
+                                         ((128, 64, 8), (64, 64))])
+def test_the_default_lowering_puts_tf32_dot_products_on_tensor_cores_where_the_device_has_them(sizes, tile):
+    from dpia.programs import fix_sizes
+    from functional.default_lowering import default_schedule
+    from functional.derivation import derive
+
+    m, n, k = sizes
+    program = fix_sizes(fl.infer(_tf32_mm(16)), {"M": m, "N": n, "K": k})
+    low, derivation = derive(program, default_schedule(target=_tensor_core_target()))
+    assert "warp_tile_mma" in [step.rule for step in derivation.steps]
+    assert f"split {tile[0]}" in str(low) and f"split {tile[1]}" in str(low)  # the first tile that divides
+    src = cg.emit(PIPELINE.translate(low, TENSOR_CORES))
+    assert "dpia_mma_tf32(" in src and not re.search(r"global float\* restrict acc", src)  # no global accumulator
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    np.testing.assert_allclose(dpia.compile(low)(a, b), _reference(a, b), rtol=0, atol=1e-4)
+
+
+def test_the_default_lowering_on_tensor_cores_is_the_named_schedule():
+    from dpia.programs import fix_sizes
+    from functional import schedules as sch
+    from functional.default_lowering import default_schedule
+    from functional.derivation import derive
+
+    program = fix_sizes(fl.infer(_tf32_mm(16)), {"M": 256, "N": 256, "K": 32})
+    by_default = derive(program, default_schedule(target=_tensor_core_target()))[0]
+    named = derive(program, sch.mm_tensor_cores(128, 128, 64, 64))[0]
+    assert cg.emit(PIPELINE.translate(by_default, TENSOR_CORES)) == cg.emit(PIPELINE.translate(named, TENSOR_CORES))
+
+
+@pytest.mark.parametrize("why, program, sizes, target", [
+    ("no tensor cores", "tf32", (64, 64, 16), dict(lockstep_items=True)),
+    ("float32 products", "f32", (64, 64, 16), dict(lockstep_items=True, tensor_cores=True)),
+    ("no tile divides", "tf32", (40, 24, 16), dict(lockstep_items=True, tensor_cores=True)),
+    ("k not a multiple of 8", "tf32", (64, 64, 12), dict(lockstep_items=True, tensor_cores=True)),
+])
+def test_the_default_lowering_keeps_other_products_off_tensor_cores(why, program, sizes, target):
+    from dpia.programs import fix_sizes
+    from functional.default_lowering import Target, default_schedule
+    from functional.derivation import derive
+
+    m, n, k = sizes
+    mk, nk, kk = fl.nat("M"), fl.nat("N"), fl.nat("K")
+    product = (lambda p: fl.tf32(fl.fst(p)) * fl.tf32(fl.snd(p))) if program == "tf32" else (
+        lambda p: fl.fst(p) * fl.snd(p))
+    mm = fl.fun([fl.array(mk, fl.array(kk, fl.f32)), fl.array(kk, fl.array(nk, fl.f32))], lambda a, b: fl.map(
+        lambda r: fl.map(lambda c: fl.reduce(fl.add, 0.0, fl.map(product, fl.zip(r, c))), fl.transpose(b)), a))
+    fixed = fix_sizes(fl.infer(mm), {"M": m, "N": n, "K": k})
+    low, derivation = derive(fixed, default_schedule(target=Target(**target)))
+    assert "warp_tile_mma" not in [step.rule for step in derivation.steps], why
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    np.testing.assert_allclose(dpia.compile(low)(a, b), fl.interpret(fixed, a, b), rtol=1e-5, atol=1e-4)
+
+
+def test_a_device_with_tensor_cores_tells_the_default_lowering():
+    from dpia.explore.space import DeviceLimits
+
+    limits = DeviceLimits(1024, 49152, 132, "GPU", 64, intrinsics=("warp_shuffle", "tensor_cores_tf32"))
+    assert limits.lowering_target().tensor_cores
+    assert not DeviceLimits(1024, 49152, 132, "GPU", 64, intrinsics=("warp_shuffle",)).lowering_target().tensor_cores

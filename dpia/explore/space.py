@@ -102,10 +102,12 @@ class DeviceLimits:
     def lowering_target(self):
         """What the default lowering is told of this device (functional.default_lowering.Target):
         a GPU's work-items run in lockstep, so its reductions read their data interleaved; where
-        it offers warp shuffles, a work-group's tree ends in a warp's registers."""
+        it offers warp shuffles, a work-group's tree ends in a warp's registers; where it has TF32
+        tensor cores, products the program rounds to TF32 run on them."""
         from functional.default_lowering import Target
 
-        return Target(lockstep_items="GPU" in self.device_type, warp_shuffles="warp_shuffle" in self.intrinsics)
+        return Target(lockstep_items="GPU" in self.device_type, warp_shuffles="warp_shuffle" in self.intrinsics,
+                      tensor_cores="tensor_cores_tf32" in self.intrinsics)
 
     @staticmethod
     def of_identity(identity: Mapping) -> DeviceLimits:

@@ -36,13 +36,13 @@ kernel void mm_register_blocked_4x2_rectangular(
         for (int i12 = 0; i12 < K / 4; i12 += 1) {
           {
             const int lid14 = get_local_id(0);
-            for (int lid15 = get_local_id(1); lid15 < 16; lid15 += get_local_size(1)) {
+            for (int lid15 = get_local_id(1); lid15 < 16; lid15 += 4) {
               tmp13[lid15 + 16 * lid14] = a[lid14 + 4 * i12 + 16 * K * wg1 + K * lid15];
             }
           }
           {
             const int lid17 = get_local_id(1);
-            for (int lid18 = get_local_id(0); lid18 < 8; lid18 += get_local_size(0)) {
+            for (int lid18 = get_local_id(0); lid18 < 8; lid18 += 4) {
               tmp16[lid18 + 8 * lid17] = b[8 * wg2 + lid18 + N * lid17 + 4 * N * i12];
             }
           }

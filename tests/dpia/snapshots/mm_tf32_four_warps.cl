@@ -32,7 +32,7 @@ kernel void mm_tf32_four_warps(
           }
         }
         for (int i20 = 0; i20 < K / 8; i20 += 1) {
-          for (int lid23 = get_local_id(2); lid23 < 6; lid23 += get_local_size(2)) {
+          for (int lid23 = get_local_id(2); lid23 < 6; lid23 += 2) {
             {
               const int lid24 = get_local_id(1);
               {
@@ -41,7 +41,7 @@ kernel void mm_tf32_four_warps(
               }
             }
           }
-          for (int lid29 = get_local_id(2); lid29 < 3; lid29 += get_local_size(2)) {
+          for (int lid29 = get_local_id(2); lid29 < 3; lid29 += 2) {
             {
               const int lid30 = get_local_id(1);
               {

@@ -28,13 +28,13 @@ kernel void schedule_mm_register_blocked(
         for (int i13 = 0; i13 < K / 4; i13 += 1) {
           {
             const int lid15 = get_local_id(1);
-            for (int lid16 = get_local_id(0); lid16 < 8; lid16 += get_local_size(0)) {
+            for (int lid16 = get_local_id(0); lid16 < 8; lid16 += 4) {
               tmp14[lid16 + 8 * lid15] = a[lid15 + 4 * i13 + 8 * K * wg1 + K * lid16];
             }
           }
           {
             const int lid18 = get_local_id(1);
-            for (int lid19 = get_local_id(0); lid19 < 8; lid19 += get_local_size(0)) {
+            for (int lid19 = get_local_id(0); lid19 < 8; lid19 += 4) {
               tmp17[lid19 + 8 * lid18] = b[8 * wg2 + lid19 + N * lid18 + 4 * N * i13];
             }
           }

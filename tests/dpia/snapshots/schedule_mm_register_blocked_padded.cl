@@ -34,13 +34,13 @@ kernel void schedule_mm_register_blocked_padded(
           }
         }
         for (int i13 = 0; i13 < K / 8; i13 += 1) {
-          for (int lid15 = get_local_id(0); lid15 < 8; lid15 += get_local_size(0)) {
-            for (int lid16 = get_local_id(1); lid16 < 9; lid16 += get_local_size(1)) {
+          for (int lid15 = get_local_id(0); lid15 < 8; lid15 += 4) {
+            for (int lid16 = get_local_id(1); lid16 < 9; lid16 += 2) {
               tmp14[lid16 + 9 * lid15] = (((lid16) < (8)) ? a[lid15 + 8 * i13 + 8 * K * wg1 + K * lid16] : 0.0f);
             }
           }
-          for (int lid19 = get_local_id(1); lid19 < 8; lid19 += get_local_size(1)) {
-            for (int lid20 = get_local_id(0); lid20 < 8; lid20 += get_local_size(0)) {
+          for (int lid19 = get_local_id(1); lid19 < 8; lid19 += 2) {
+            for (int lid20 = get_local_id(0); lid20 < 8; lid20 += 4) {
               tmp18[lid20 + 8 * lid19] = b[8 * wg2 + lid20 + N * lid19 + 8 * N * i13];
             }
           }

@@ -50,7 +50,7 @@ kernel void schedule_mm_register_blocked_vector_copies(
           }
         }
         for (int i13 = 0; i13 < K / 8; i13 += 1) {
-          for (int lid15 = get_local_id(1); lid15 < 8; lid15 += get_local_size(1)) {
+          for (int lid15 = get_local_id(1); lid15 < 8; lid15 += 4) {
             {
               const int lid16 = get_local_id(0);
               tmp14[32 * lid16 + lid15] = ((global const float4*)a)[lid16 + 2 * i13 + 2 * K * wg1 + (K / 4) * lid15].s0;
@@ -59,7 +59,7 @@ kernel void schedule_mm_register_blocked_vector_copies(
               tmp14[32 * lid16 + lid15 + 24] = ((global const float4*)a)[lid16 + 2 * i13 + 2 * K * wg1 + (K / 4) * lid15].s3;
             }
           }
-          for (int lid19 = get_local_id(1); lid19 < 16; lid19 += get_local_size(1)) {
+          for (int lid19 = get_local_id(1); lid19 < 16; lid19 += 4) {
             {
               const int lid20 = get_local_id(0);
               ((local float4*)tmp18)[(lid19 % 2) + 4 * (lid19 / 2) + 2 * lid20] = ((global const float4*)b)[2 * (lid19 % 2) + 4 * wg2 + lid20 + 2 * N * i13 + (N / 4) * (lid19 / 2)];

@@ -829,7 +829,7 @@ kernel void seed_reduction_v1(
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int lid319 = get_local_id(0); lid319 < 1; lid319 += get_local_size(0)) {
+    for (int lid319 = get_local_id(0); lid319 < 1; lid319 += 64) {
       output[wg1 + lid319] = tmp2[lid319];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
