@@ -57,6 +57,7 @@ from .errors import DSLError, FunctionalError, InterpretError, NatError, ParseEr
 from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun  # noqa: F401
 from .infer import infer  # noqa: F401
 from .interp import interpret  # noqa: F401
+from .precision import allow_tf32  # noqa: F401
 from .nat import Nat, Var, nat  # noqa: F401
 from .primitives import PRIMITIVES, PrimDecl  # noqa: F401
 from .syntax import parse, parse_type  # noqa: F401

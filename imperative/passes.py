@@ -112,6 +112,15 @@ def _rewrite(cmd: Cmd, assign, cond) -> Cmd:
 
 def _slot(cmd: Cmd, loops: tuple, found: list) -> Cmd:
     if isinstance(cmd, New) and cmd.mem.space is AddressSpace.GLOBAL and loops:
+        outer = {loop.dim for loop in loops if loop.level is Level.GLOBAL}
+        sharing = sorted({c.dim for c in walk(cmd.body) if isinstance(c, ParFor) and c.level is Level.GLOBAL} - outer)
+        if outer and sharing:
+            # the allocation runs in code the items of those dimensions share, and a kernel has no barrier
+            # across work-groups: they would all write it at once (the same slot) and read each other's writes
+            raise PlacementError(f"global memory {cmd.mem.name} is stored in code that the items of global "
+                                 f"dimension {sharing[0]} share (inside map_global {min(outer)}'s function, outside "
+                                 f"map_global {sharing[0]}): each of them would write it at once; store it at "
+                                 f"program level (a kernel of its own) or inside map_global {sharing[0]}")
         t = cmd.mem.type
         for loop in reversed(loops):
             t = ArrayType(loop.count, t)

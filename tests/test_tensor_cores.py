@@ -11,6 +11,8 @@ benchmarks/tf32_gemm_gpu.py (benchmarks/RESULTS.md)."""
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -390,3 +392,44 @@ def test_a_device_with_tensor_cores_tells_the_default_lowering():
     limits = DeviceLimits(1024, 49152, 132, "GPU", 64, intrinsics=("warp_shuffle", "tensor_cores_tf32"))
     assert limits.lowering_target().tensor_cores
     assert not DeviceLimits(1024, 49152, 132, "GPU", 64, intrinsics=("warp_shuffle",)).lowering_target().tensor_cores
+
+
+# ------------------------------------------------------------------- allow_tf32 (the user's opt-in)
+
+
+def test_allow_tf32_rounds_the_products_of_dot_products_only():
+    sys_path = str(Path(__file__).resolve().parent.parent / "examples")
+    if sys_path not in sys.path:
+        sys.path.insert(0, sys_path)
+    import seed
+
+    relaxed = fl.allow_tf32(seed.mm)
+    assert "tf32 (fst p) * tf32 (snd p)" in str(relaxed) and "tf32" not in str(fl.infer(seed.mm))
+    assert fl.allow_tf32(seed.total) == fl.infer(seed.total)  # no products: unchanged
+    rng = np.random.default_rng(10)
+    a, b = rng.standard_normal((24, 16)).astype(np.float32), rng.standard_normal((16, 8)).astype(np.float32)
+    np.testing.assert_allclose(fl.interpret(relaxed, a, b), _reference(a, b), rtol=0, atol=1e-4)
+    exact = fl.interpret(fl.infer(seed.mm), a, b)
+    assert np.abs(fl.interpret(relaxed, a, b) - exact).max() > 1e-5  # the relaxation is visible
+    # a fold written by hand (not `reduce (+) z (map (*) (zip ..))`) is left as written
+    fold = fl.fun([fl.array(fl.nat("N"), fl.f32), fl.array(fl.nat("N"), fl.f32)], lambda x, y: fl.reduce_seq(
+        lambda acc, p: acc + fl.fst(p) * fl.snd(p), 0.0, fl.zip(x, y)))
+    assert "tf32" not in str(fl.allow_tf32(fold))
+
+
+def test_an_allowed_tf32_matrix_product_runs_on_tensor_cores_by_default():
+    from dpia.programs import fix_sizes
+    from functional.default_lowering import default_schedule
+    from functional.derivation import derive
+
+    sys_path = str(Path(__file__).resolve().parent.parent / "examples")
+    if sys_path not in sys.path:
+        sys.path.insert(0, sys_path)
+    import seed
+
+    program = fix_sizes(fl.allow_tf32(seed.mm), {"M": 32, "N": 32, "K": 16})
+    low, derivation = derive(program, default_schedule(target=_tensor_core_target()))
+    assert "warp_tile_mma" in [step.rule for step in derivation.steps]
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((32, 16)).astype(np.float32), rng.standard_normal((16, 32)).astype(np.float32)
+    np.testing.assert_allclose(dpia.compile(low)(a, b), _reference(a, b), rtol=0, atol=1e-4)

@@ -36,6 +36,10 @@ Then, for each mapping, the loops (`loop_schemes`, at most MAX_LOOP_SCHEMES):
                 the trial values; a loop a point's values make long stays a loop): none, the
                 reductions of a vector's lanes or the maps unrolled; an accumulator in
                 registers always with the maps unrolled (registers need constant indices)
+    packing     where an item's function reads panels of the same array transposed (mm's columns
+                of B in blocks, after register blocking: rows 4 KB apart per k step), each
+                scheme's twin with the panels stored transposed first (transposed_panels, as
+                BLAS packs them: PoCL mm 1024^3 23 -> 11 ms)
     intrinsics  where the device offers them (DeviceLimits.intrinsics), each scheme's twin
                 with the moves that use them (`intrinsic_steps`): work-group trees whose last
                 steps exchange values by warp shuffles (warp_tree)
@@ -89,6 +93,7 @@ from .moves import (
     MOVES,
     computing_map,
     lane_reduction,
+    panels_read_transposed,
     parallel_copy,
     reduction_over_tiles,
     saturated_reduce,
@@ -437,7 +442,18 @@ def loop_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
             continue
         for unroll in unrolls:
             out += [(before + unroll + after + steps, {**acc_slots, **new}) for steps, new in host]
-    return out[:MAX_LOOP_SCHEMES]
+    out = out[:MAX_LOOP_SCHEMES]
+    packing = _packing_step(e)
+    if packing is not None:  # each scheme, then its twin with the panels packed (its last step: no path moves)
+        out = [scheme for steps, new in out for scheme in ((steps, new), (steps + (packing,), new))]
+    return out
+
+
+def _packing_step(e: Expr) -> Step | None:
+    """transposed_panels at the outermost program-level map whose function reads panels
+    transposed (moves.panels_read_transposed), or None."""
+    found = next((path for path, node in program_level(e) if panels_read_transposed(node)), None)
+    return Step("transposed_panels", found) if found is not None else None
 
 
 def intrinsic_steps(e: Expr, intrinsics: frozenset) -> tuple[Step, ...]:

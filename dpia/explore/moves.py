@@ -16,7 +16,8 @@ dimension): they are part of a skeleton, not tuned.
                   copied sequential tile reductions, blocked accumulators, where copies and
                   accumulators live) and the layouts of the local copies (which local id
                   walks their rows, vectors, padded and interleaved rows); where the device
-                  offers warp shuffles, the last steps of work-groups' trees in registers
+                  offers warp shuffles, the last steps of work-groups' trees in registers;
+                  panels every item reads transposed stored transposed first (packing)
 
 Every strategy here is a composition of registered rules, so a move's derivation replays
 step by step and every step is a rule checked against the interpreter.
@@ -30,7 +31,7 @@ import attrs
 
 from functional.expr import Expr, Lambda, Prim, applied, spine
 from functional.nat import Nat
-from functional.primitives import computing_map
+from functional.primitives import MAPS, computing_map
 from functional.rules.core import RULES
 from functional.rules.vocabulary import LOCAL_SIZES, MACROS, Macro
 from functional.strategies import Strategy, argument, seq, top_down, try_
@@ -53,6 +54,9 @@ class Move:
     powers_of_two: tuple[str, ...] = ()  # tuned parameters that must be powers of two
     allowed: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict)  # tuned parameters limited to these values
     needs: frozenset = frozenset()  # device intrinsics its result uses: offered only where the device has them
+    # its result stores a value every item reads (packed panels): only in program-level code, whose stored values
+    # are kernels of their own; inside a parallel map's function each item would store it
+    program_level: bool = False
 
 
 # ------------------------------------------------------------------------- node tests
@@ -319,6 +323,16 @@ def _local_row(e: Expr) -> dict:
 
 PADDINGS = (1, 2, 4)  # unused values at the end of a local row (the slot: those dividing the row length)
 
+def panels_read_transposed(e: Expr) -> bool:
+    """A map whose function reads, transposed, an array of 2D arrays the same for every element
+    (rules.macros transposed_panel_site: mm's panels of B after register blocking)."""
+    from functional.rules.macros import transposed_panel_site
+
+    head, args = spine(e)
+    return isinstance(head, Prim) and head.name in MAPS and len(args) == 2 and \
+        transposed_panel_site(args[0]) is not None
+
+
 # ------------------------------------------------------------------------- the moves
 
 
@@ -405,6 +419,8 @@ MAPPING_MOVES: tuple[Move, ...] = (
          ("b", "g"), {"g": VECTOR_WIDTHS}),
     Move("warp_tree", MAPPING, RULES["warp_tree"].equation, lambda: RULES["warp_tree"].strategy(),
          site=lambda e: applied(e, "iterate", 2) is not None, needs=frozenset({"warp_shuffle"})),
+    Move("transposed_panels", MAPPING, RULES["transposed_panels"].equation,
+         lambda: RULES["transposed_panels"].strategy(), site=lambda e: panels_read_transposed(e), program_level=True),
 )
 
 MOVES: Mapping[str, Move] = {m.name: m for m in ALGORITHMIC_MOVES + MAPPING_MOVES}
@@ -427,6 +443,7 @@ __all__ = [
     "copied_sequential_reduction",
     "lane_reduction",
     "loop_length",
+    "panels_read_transposed",
     "parallel_copy",
     "reads_parallel_stage",
     "reduce_tree_stage",

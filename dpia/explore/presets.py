@@ -30,7 +30,7 @@ import attrs
 from functional import schedules
 from functional.derivation import Derivation, derive
 from functional.errors import FunctionalError
-from functional.expr import Expr
+from functional.expr import Expr, Lambda
 from functional.infer import infer
 
 from .launch import DRIVER, LAUNCH, offered
@@ -84,7 +84,7 @@ _ROWS_VECTORIZED = ("register_blocking_2d(l1=s0, l2=s1)@root; lower_map_global(d
                     "lower_map_global(d=0)@1.0.1.0.1.1; vectorize_accumulator(w=s2)@1.0.1.0.1.1.0.1.0; "
                     "lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.0.0.1.0.0; "
                     "lower_map_seq_unroll()@1.0.1.0.1.1.0.1.0.1.0.0.1.0.0.0.1.0; "
-                    "accumulator_registers()@1.0.1.0.1.1.0.1.0")
+                    "accumulator_registers()@1.0.1.0.1.1.0.1.0; transposed_panels()@1")
 
 # tile_2d -> tile_reduction -> register_blocking_2d, then dpia.explore.mapping.tile_schemes:
 # the tiles in the memory hierarchy, A's local copy along k in vectors (swap_local_dims,
@@ -200,6 +200,25 @@ def _default_temporary_bytes(program: Expr, sizes: Mapping[str, int]) -> int:
     return global_temporary_bytes(derive(fixed, schedules.default_schedule(fixed))[0], sizes)
 
 
+def _input_bytes(program: Expr, sizes: Mapping[str, int]) -> int:
+    """Bytes of the program's inputs at these sizes."""
+    from functional.expr import NatLambda
+    from functional.nat import evaluate
+    from functional.types import VectorType
+    from imperative.ir import leaves
+
+    e, total = program, 0
+    while isinstance(e, (NatLambda, Lambda)):
+        if isinstance(e, Lambda):
+            for _, dims, elem in leaves(e.param.t or e.param.decl):
+                count = math.prod(int(evaluate(d, sizes)) for d in dims)
+                if isinstance(elem, VectorType):
+                    count, elem = count * int(evaluate(elem.width, sizes)), elem.elem
+                total += count * elem.dtype.itemsize
+        e = e.body
+    return total
+
+
 # The function body of `map (fun(x) => E) xs` at the program's root: where a batch's program E stands.
 _BATCH_BODY = (0, 1, 0)
 _BATCH_DIM = 2  # the OpenCL dimension the batch takes: the presets' own maps use 1 and 0
@@ -209,15 +228,19 @@ def batched(preset: Preset) -> Preset | None:
     """The preset inside a batch: for a program `map (fun(x) => E) xs` whose E is the program
     the preset was measured on (a batched matrix product), its steps at E (each path under
     the batch's function) and the batch map at the preset's outermost level on dimension 2
-    (a map_workgroup 2 over the batch for work-group presets, a map_global 2 for the others);
-    None for a preset without a skeleton or without such a level."""
+    (a map_workgroup 2 over the batch for work-group presets, a map_global 2 for the others),
+    without its program-level moves (Move.program_level); None for a preset without a skeleton
+    or without such a level."""
     if preset.skeleton is None:
         return None
     steps = parse_steps(preset.skeleton)
     level = next((s.move for s in steps if s.move in ("lower_map_global", "lower_map_workgroup")), None)
     if level is None:
         return None
-    moved = [attrs.evolve(s, path=_BATCH_BODY + s.path) for s in steps]
+    from .moves import MOVES
+
+    # a program-level move (packing) would run inside the batch map's function: left out
+    moved = [attrs.evolve(s, path=_BATCH_BODY + s.path) for s in steps if not MOVES[s.move].program_level]
     first_mapping = next(k for k, s in enumerate(moved) if s.move == level)
     moved.insert(first_mapping, Step(level, (), (("d", _BATCH_DIM),)))
     return attrs.evolve(preset, skeleton=Skeleton(tuple(moved)).name,
@@ -232,7 +255,8 @@ def _placed(presets) -> list[Preset]:
 def preset_for(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits) -> tuple[Preset, Expr, Derivation] | None:
     """The first preset of this kind of device that derives on the program (at its root,
     else inside a batch map: `batched`), fits the device at these sizes and keeps no more in
-    global temporaries than the default lowering, derived; None when none does."""
+    global temporaries than the default lowering or than one copy of the inputs (a packed
+    operand: mm_rows_vectorized's panels of B), derived; None when none does."""
     default_bytes = None
     for preset in _placed(PRESETS.get(_kind(limits), ())):
         try:
@@ -240,7 +264,7 @@ def preset_for(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits) ->
             if fits(low, sizes, limits) is not None:
                 continue
             if default_bytes is None:
-                default_bytes = _default_temporary_bytes(program, sizes)
+                default_bytes = max(_default_temporary_bytes(program, sizes), _input_bytes(program, sizes))
             if global_temporary_bytes(low, sizes) <= default_bytes:
                 return preset, low, derivation
         except FunctionalError:

@@ -339,6 +339,97 @@ rule("copy_element", "memory",
          "reads the copy.  The seed's `toLocal (copy2D tileA)`.")
 
 
+# ------------------------------------------------------------------ panels stored transposed
+
+
+def transposed_panel_site(f: Expr, path: tuple = ()) -> tuple | None:
+    """The path (from `f`) of the first array of 2D arrays P in the body of the function `f` that
+    mentions nothing bound in `f` (the same for every element: a program's input or a view of
+    one) and is the data of a map whose function reads its element transposed: `map (fun(y) =>
+    ... transpose y ...) P`.  mm's panels of B after register blocking: `split 32 (transpose b)`,
+    each item reading its panel's rows K times 4 KB apart."""
+    binders: set = set()
+    body = f
+    while isinstance(body, Lambda):
+        binders.add(body.param.name)
+        body, path = body.body, path + (0,)
+    return _panel_in(body, frozenset(binders), path)
+
+
+def _panel_in(e: Expr, binders: frozenset, path: tuple) -> tuple | None:
+    head, args = spine(e)
+    if isinstance(head, Prim) and head.name in MAPS and len(args) == 2 and _reads_transposed(args[0]):
+        data = args[1]
+        t = data.t
+        if (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and isinstance(t.elem.elem, ArrayType)
+                and not (free_identifiers(data) & binders)):
+            return path + (1,)
+    if isinstance(e, Lambda):
+        return _panel_in(e.body, binders | {e.param.name}, path + (0,))
+    for k, c in enumerate(e.children()):
+        found = _panel_in(c, binders, path + (k,))
+        if found is not None:
+            return found
+    return None
+
+
+def _reads_transposed(g: Expr) -> bool:
+    """`fun(y) => B` with `transpose y` in B."""
+    if not isinstance(g, Lambda):
+        return False
+    from ..expr import walk
+
+    return any(applied(x, "transpose", 1) is not None and isinstance(applied(x, "transpose", 1)[0], Identifier)
+               and applied(x, "transpose", 1)[0].name == g.param.name for x in walk(g.body))
+
+
+def _panels_side(m):
+    head, args = spine(m.root)
+    if not (isinstance(head, Prim) and head.name in MAPS and len(args) == 2):
+        return "not a map"
+    return None if transposed_panel_site(args[0]) is not None else \
+        "no array of 2D arrays the same for every element is read transposed in the function"
+
+
+def _panels_build(m):
+    from ..strategies import at_path, replace_at
+
+    head, (f, xs) = spine(m.root)
+    path = transposed_panel_site(f)
+    if path is None:
+        raise NotApplicable("no panel read transposed")
+    panels = at_path(f, path)
+    taken = free_identifiers(m.root) | {x.param.name for x in _lambdas(f)}
+    name = next(n for n in (f"panels{k}" for k in range(1, 10_000)) if n not in taken)
+    stored = fl.to_global(fl.map(fl.transpose, panels))
+    ident = Identifier(name)
+    return fl.let(stored, Lambda(ident, App(App(head, replace_at(f, path, fl.map(fl.transpose, ident))), xs)))
+
+
+def _lambdas(e: Expr):
+    from ..expr import walk
+
+    return [x for x in walk(e) if isinstance(x, Lambda)]
+
+
+def _ex_panels(rng):
+    m, k, c, q = inst.size(rng, 1, 1, 4), inst.size(rng, 1, 2, 5), int(rng.choice([1, 2, 4])), inst.size(rng, 1, 1, 3)
+    prog = fl.fun([array(m, f32), array(k, array(c * q, f32))], lambda xs, b: fl.map(
+        lambda x: fl.map(lambda y: fl.reduce(fl.add, x, fl.map(lambda v: v * x, fl.join(fl.transpose(y)))),
+                         fl.split(c, fl.transpose(b))), xs))
+    return prog, (inst.data(rng, m), inst.data(rng, k, c * q)), {}
+
+
+rule("transposed_panels", "memory",
+     "map f xs -> let (to_global (map transpose P)) (fun(Q) => map f[P := map transpose Q] xs)   (P in f an array "
+     "of 2D arrays mentioning nothing bound in f, read transposed: `map (fun(y) => ... transpose y ...) P`)",
+     lhs=V("_node"), side=_panels_side, build=_panels_build, example=_ex_panels,
+     doc="Packing, as BLAS libraries pack a matrix product's panels: the panels every element reads (mm's columns "
+         "of B, split into blocks, read row by row by each work-item's k loop) are stored once, each transposed, "
+         "so the reads are contiguous (on PoCL at 1024^3, 4 KB apart per k step before: 23 -> 11 ms).  Exact: "
+         "transpose (transpose y) = y; to_global is the identity.")
+
+
 # ============================================================================ strategies
 
 
