@@ -25,7 +25,8 @@ def main() -> None:
     import functional as fl
     import seed
     from dpia.explore.presets import PRESETS, derive_preset
-    from dpia.explore.space import parse_steps, Skeleton
+    from dpia.explore.space import Skeleton, parse_steps
+    from dpia.programs import at_sizes
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=1024)
@@ -48,7 +49,7 @@ def main() -> None:
         unpacked = attrs.evolve(preset, skeleton=Skeleton(tuple(s for s in steps if s.move != "transposed_panels")).name)
         for label, variant in (("unpacked", unpacked), ("packed", preset)):
             try:
-                low, _ = derive_preset(program, sizes, variant)
+                low = at_sizes(derive_preset(program, sizes, variant)[0], sizes)  # as dpia.compile runs a preset
             except Exception as exc:  # noqa: BLE001 -- a preset that does not fit these sizes
                 print(f"  {preset} {label}: {type(exc).__name__}: {str(exc)[:200]}")
                 continue

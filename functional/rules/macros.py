@@ -401,7 +401,9 @@ def _panels_build(m):
     panels = at_path(f, path)
     taken = free_identifiers(m.root) | {x.param.name for x in _lambdas(f)}
     name = next(n for n in (f"panels{k}" for k in range(1, 10_000)) if n not in taken)
-    stored = fl.to_global(fl.map(fl.transpose, panels))
+    t = panels.t  # [n][r][c]: stored as [n][c][r], copied by maps the lowering then places (a kernel of its own)
+    transposed = ArrayType(t.size, ArrayType(t.elem.elem.size, ArrayType(t.elem.size, t.elem.elem.elem)))
+    stored = fl.to_global(_copy(fl.map(fl.transpose, panels), transposed))
     ident = Identifier(name)
     return fl.let(stored, Lambda(ident, App(App(head, replace_at(f, path, fl.map(fl.transpose, ident))), xs)))
 
@@ -421,7 +423,7 @@ def _ex_panels(rng):
 
 
 rule("transposed_panels", "memory",
-     "map f xs -> let (to_global (map transpose P)) (fun(Q) => map f[P := map transpose Q] xs)   (P in f an array "
+     "map f xs -> let (to_global (copy (map transpose P))) (fun(Q) => map f[P := map transpose Q] xs)   (P in f an array "
      "of 2D arrays mentioning nothing bound in f, read transposed: `map (fun(y) => ... transpose y ...) P`)",
      lhs=V("_node"), side=_panels_side, build=_panels_build, example=_ex_panels,
      doc="Packing, as BLAS libraries pack a matrix product's panels: the panels every element reads (mm's columns "
