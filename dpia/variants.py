@@ -174,7 +174,7 @@ def preset_variant(program: Expr, sizes: dict, limits, note: str = "") -> tuple[
         return None
     preset, low, derivation = found
     return low, Variant("preset", derivation.to_text(), note=f"{note}; preset {preset}" if note else f"preset {preset}",
-                        at_sizes=True)
+                        launch=preset.launch(), at_sizes=True)
 
 
 def choose_variant(program: Expr, sizes: dict | None = None, device_key: str | None = None,

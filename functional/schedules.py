@@ -506,9 +506,11 @@ def tensor_core_nest(bm: int, bn: int, wm: int, wn: int) -> Strategy:
 
 
 def _store() -> Strategy:
-    from .default_lowering import store_where_needed
+    """The default lowering's last phases: what the steps left high level (the packed copy's maps)
+    placed, then stored."""
+    from .default_lowering import parallelise, store_where_needed
 
-    return store_where_needed()
+    return seq(parallelise(), store_where_needed())
 
 
 def mm_rows_vectorized(rows: int = 4, cols: int = 16, width: int = 8) -> Strategy:
@@ -541,7 +543,7 @@ def mm_rows_vectorized(rows: int = 4, cols: int = 16, width: int = 8) -> Strateg
         top_down(_rule("materialise_reduce_init_unrolled")),
         top_down(_rule("write_reduction_unrolled")),
         top_down(_rule("transposed_panels")),
-        _store(),  # the packed copy's loops (copy_global)
+        _store(),  # the packed copy's loops
     )))
 
 

@@ -141,14 +141,19 @@ def test_a_2d_stencils_space_offers_shapes_and_a_shaped_point_compiles_and_check
     np.testing.assert_allclose(kernel(*grid), interpret(jacobi2d_5, *grid), rtol=1e-5)
 
 
-def test_a_1d_program_gets_1d_shapes_and_presets_keep_the_drivers_launch():
+def test_a_1d_program_gets_1d_shapes_and_presets_keep_their_launch():
     space = Space.build(DOT, {"N": 1 << 12}, CPU)
     assert space.family("default").choices[LAUNCH] == launch_values(1)  # one map: 1D shapes only
     # a split makes a nest of two maps, which a global launch may map onto two dimensions
     assert launch_values(2) in {f.choices.get(LAUNCH) for f in space.families}
-    # a preset keeps the driver's launch; a skeleton mapping its maps onto work-groups has no slot
-    points = [preset.point.as_dict() for kind in PRESETS.values() for preset in kind]
-    assert all(p.get(LAUNCH, DRIVER) == DRIVER for p in points)
+    # a preset keeps the launch it was measured with (the driver's unless it names a shape); a skeleton
+    # mapping its maps onto work-groups has no slot
+    presets = [preset for kind in PRESETS.values() for preset in kind]
+    points = [preset.point.as_dict() for preset in presets]
+    assert all(p.get(LAUNCH, DRIVER) == (code(preset.shape) if preset.shape else DRIVER)
+               for preset, p in zip(presets, points))
+    assert any(p.get(LAUNCH, DRIVER) == DRIVER for p in points) and any(preset.shape for preset in presets)
+    assert all(preset.launch() == ({"local_shape": preset.shape} if preset.shape else {}) for preset in presets)
     assert any(LAUNCH in p for p in points) and any(LAUNCH not in p for p in points)
     assert launch_options({LAUNCH: DRIVER}) == {} and launch_options({}) == {}
 

@@ -38,8 +38,9 @@ Then, for each mapping, the loops (`loop_schemes`, at most MAX_LOOP_SCHEMES):
                 registers always with the maps unrolled (registers need constant indices)
     packing     where an item's function reads panels of the same array transposed (mm's columns
                 of B in blocks, after register blocking: rows 4 KB apart per k step), each
-                scheme's twin with the panels stored transposed first (transposed_panels, as
-                BLAS packs them: PoCL mm 1024^3 23 -> 11 ms)
+                scheme with its accumulator in registers (a k loop of vector FMAs, bound by those
+                reads) also with the panels stored transposed first (transposed_panels, as BLAS
+                packs them: PoCL mm 1024^3 23 -> 9 ms, 8 x 8 groups)
     intrinsics  where the device offers them (DeviceLimits.intrinsics), each scheme's twin
                 with the moves that use them (`intrinsic_steps`): work-group trees whose last
                 steps exchange values by warp shuffles (warp_tree)
@@ -444,8 +445,9 @@ def loop_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
             out += [(before + unroll + after + steps, {**acc_slots, **new}) for steps, new in host]
     out = out[:MAX_LOOP_SCHEMES]
     packing = _packing_step(e)
-    if packing is not None:  # each scheme, then its twin with the panels packed (its last step: no path moves)
-        out = [scheme for steps, new in out for scheme in ((steps, new), (steps + (packing,), new))]
+    if packing is not None:  # a scheme with its accumulator in registers, then its twin with the panels packed
+        out = [scheme for steps, new in out for scheme in ((steps, new),) + (
+            ((steps + (packing,), new),) if any(s.move == "accumulator_registers" for s in steps) else ())]
     return out
 
 

@@ -33,7 +33,7 @@ from functional.errors import FunctionalError
 from functional.expr import Expr, Lambda
 from functional.infer import infer
 
-from .launch import DRIVER, LAUNCH, offered
+from .launch import DRIVER, LAUNCH, code, launch_options, offered
 from .space import DeviceLimits, Point, Skeleton, Step, parse_steps, point_facts, with_size_facts
 
 
@@ -44,14 +44,22 @@ class Preset:
     measured: str = ""
     skeleton: str | None = None  # its skeleton's name in the generated space (None: the strategy alone)
     values: Mapping[str, int] = attrs.field(factory=dict, converter=lambda v: dict(v))  # its slots' values
+    # the local shape of its kernels without work-groups it was measured with (dpia.explore.launch's
+    # shapes); None: the driver's
+    shape: tuple[int, ...] | None = None
 
     @property
     def point(self) -> Point | None:
         if self.skeleton is None:
             return None
-        # the launch the strategy was measured with: the driver's (dpia.explore.launch)
-        launch = {LAUNCH: DRIVER} if offered(parse_steps(self.skeleton)) else {}
+        # the launch the strategy was measured with (dpia.explore.launch)
+        launch = {LAUNCH: code(self.shape) if self.shape else DRIVER} if offered(parse_steps(self.skeleton)) else {}
         return Point(self.skeleton, {**launch, **self.values})
+
+    def launch(self) -> dict:
+        """runtime.Kernel's launch options it was measured with (empty: the driver's)."""
+        point = self.point
+        return launch_options(point.as_dict()) if point is not None else {}
 
     def schedule(self):
         """The named strategy of functional.schedules it reproduces."""
@@ -132,13 +140,15 @@ PRESETS: Mapping[str, tuple[Preset, ...]] = {
                _CHUNKED_VECTORS, {"s0": 65536, "s1": 8}),
         # benchmarks/mm_cpu_sweep.py over rows x cols x width on the H200 host's 16-core
         # AVX-512 Xeon: 8 x 32 in float16 was the best block (4 x 16 in float8: 0.21x)
+        # B's panels packed (rule transposed_panels) and groups of 8 x 8 items, each sharing 8 panels and 8
+        # blocks of rows in the caches: benchmarks/mm_cpu_packing.py on the 2-core AVX-512 Xeon, 1024^3
         Preset("mm_rows_vectorized", {"rows": 8, "cols": 32, "width": 16},
-               "mm 1024^3 on PoCL: 0.54x numpy/OpenBLAS, 0.76x with a local size of 64 (session 10)",
-               _ROWS_VECTORIZED, {"s0": 8, "s1": 32, "s2": 16}),
+               "mm 1024^3 on PoCL: 0.86x numpy/OpenBLAS packed in 8 x 8 groups (0.35x unpacked; session 29)",
+               _ROWS_VECTORIZED, {"s0": 8, "s1": 32, "s2": 16}, shape=(8, 8, 1)),
         # for sizes the 8 x 32 block does not divide, and CPUs of 8 lanes (a budget of 128 values)
         Preset("mm_rows_vectorized", {"rows": 4, "cols": 16, "width": 8},
-               "mm 1024^3 on PoCL: 0.41x numpy/OpenBLAS (session 3)",
-               _ROWS_VECTORIZED, {"s0": 4, "s1": 16, "s2": 8}),
+               "mm 1024^3 on PoCL: 0.55x numpy/OpenBLAS packed in 8 x 8 groups (0.15x unpacked; session 29)",
+               _ROWS_VECTORIZED, {"s0": 4, "s1": 16, "s2": 8}, shape=(8, 8, 1)),
     ),
 }
 

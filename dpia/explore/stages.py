@@ -105,6 +105,9 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
         divides = {name: slot.divides for name, slot in slots.items() if slot.divides}
         slot_sizes = {name: slot.sizes for name, slot in slots.items()}
         if heuristics.launch and offered(variant.steps + steps):  # the launch shape of kernels without work-groups
+            # up to the dimensions its maps can take, or its mapping gives them (mm's blocks: global 1 over
+            # the rows' map, global 0 over the map under its layout views, a nest no longer perfect)
+            dims = max([dims] + [dict(st.fixed)["d"] + 1 for st in steps if st.move == "lower_map_global"])
             choices[LAUNCH], slot_sizes[LAUNCH] = launch_values(dims), ()  # it splits no length
         within = {name: slot.within for name, slot in slots.items() if slot.within}
         within_slot = {name: slot.within_slot for name, slot in slots.items() if slot.within_slot}
