@@ -431,6 +431,8 @@ def test_the_preset_a_baseline_replays_is_its_points_trial_in_the_search():
     spec = run.baseline_spec("run", CPU)
     assert spec.variant == "preset" and run.trials[spec.index].point == preset.point
     assert LAUNCH in preset.point.as_dict()  # a kernel without work-groups: its shape is a slot
+    # replayed with the launch it was measured with, as dpia run launches it (stored so with the candidate)
+    assert preset.shape and spec.launch == {"local_shape": preset.shape} == preset.launch()
     run.on_done(spec, Outcome("ok", time_s=1e-3), "derivation")
     assert run.trials[spec.index].succeeded and run.trials[spec.index].time_s == 1e-3
     proposed = [Point(s.family_name, s.params) for _ in range(4) for s in run.propose(8)]

@@ -392,7 +392,7 @@ class _Run:
         found = preset_for(self.program, self.sizes, limits)
         if found is None:
             return None
-        spec = self._replay(found[2].to_text(), "preset")
+        spec = self._replay(found[2].to_text(), "preset", found[0].launch())  # as dpia run launches it
         if found[0].point is not None:
             self._preset_point = (spec.index, found[0].point)
             self._preset_trial()
