@@ -174,3 +174,16 @@ def test_an_accumulator_that_items_of_a_free_dimension_update_is_updated_once():
     one_dim = ROW_SUMS.format(rows=5).replace("map_local 0 (fun(x) => x * 2.0) p", "map_seq (fun(x) => x * 2.0) p")
     assert "get_local_id(0)" not in cg.emit(dpia.translate(_lowered(one_dim)))
     assert "(get_local_id(0) == 0)" in cg.emit(dpia.translate(low))
+
+
+def test_a_value_global_items_would_share_in_one_kernel_is_refused():
+    """Stored in map_global 1's function, outside the map_global 0 its function runs: every item of
+    dimension 0 would write it (one slot per row) and read the others' writes, with no barrier across
+    work-groups.  Refused, naming the dimensions, rather than run with a race."""
+    import dpia
+    from imperative.passes import PlacementError
+
+    program = fl.infer(fl.parse("fun(xss: 4.8.f32) => map_global 1 (fun(x) => let (to_global (map_seq (fun(v) => "
+                                "v * 2.0) x)) (fun(t) => map_global 0 (fun(y) => y + at t 0) x)) xss"))
+    with pytest.raises(PlacementError, match=r"global dimension 0 share \(inside map_global 1's function"):
+        dpia.translate(program)
