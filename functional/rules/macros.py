@@ -45,7 +45,8 @@ Macro strategies (apply at the node named in each docstring):
 from __future__ import annotations
 
 from .. import dsl as fl
-from ..expr import App, Expr, Identifier, Lambda, NatLambda, Prim, applied, free_identifiers, spine, substitute
+from ..expr import (App, Expr, Identifier, Lambda, NatLambda, Prim, applied, bound_names, free_identifiers, spine,
+                    substitute)
 from ..nat import Nat, Var, power
 from ..primitives import MAPS, REDUCTIONS
 from ..strategies import (Failure, Strategy, Success, argument, fmap, function, lchoice, normalize, seq, some,
@@ -379,8 +380,8 @@ def _reads_transposed(g: Expr) -> bool:
         return False
     from ..expr import walk
 
-    return any(applied(x, "transpose", 1) is not None and isinstance(applied(x, "transpose", 1)[0], Identifier)
-               and applied(x, "transpose", 1)[0].name == g.param.name for x in walk(g.body))
+    return any((arg := applied(x, "transpose", 1)) is not None and isinstance(arg[0], Identifier)
+               and arg[0].name == g.param.name for x in walk(g.body))
 
 
 def _panels_side(m):
@@ -399,19 +400,13 @@ def _panels_build(m):
     if path is None:
         raise NotApplicable("no panel read transposed")
     panels = at_path(f, path)
-    taken = free_identifiers(m.root) | {x.param.name for x in _lambdas(f)}
+    taken = free_identifiers(m.root) | bound_names(f)
     name = next(n for n in (f"panels{k}" for k in range(1, 10_000)) if n not in taken)
     t = panels.t  # [n][r][c]: stored as [n][c][r], copied by maps the lowering then places (a kernel of its own)
     transposed = ArrayType(t.size, ArrayType(t.elem.elem.size, ArrayType(t.elem.size, t.elem.elem.elem)))
     stored = fl.to_global(_copy(fl.map(fl.transpose, panels), transposed))
     ident = Identifier(name)
     return fl.let(stored, Lambda(ident, App(App(head, replace_at(f, path, fl.map(fl.transpose, ident))), xs)))
-
-
-def _lambdas(e: Expr):
-    from ..expr import walk
-
-    return [x for x in walk(e) if isinstance(x, Lambda)]
 
 
 def _ex_panels(rng):
