@@ -149,16 +149,33 @@ def pytest_configure(config):
 
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
-    if _SESSION_FOLDER not in config.stash:
-        return
-    folder = config.stash[_SESSION_FOLDER]
-    os.environ.pop("DPIA_RECORD_KERNELS", None)
-    bad = config.stash[_REPLAYER].check(Path(folder))
-    config.stash[_REPLAYER].close()
-    shutil.rmtree(folder, ignore_errors=True)
-    if bad:
-        config.stash[_SESSION_PROBLEMS] = describe(bad)
+    if _SESSION_FOLDER in config.stash:
+        folder = config.stash[_SESSION_FOLDER]
+        os.environ.pop("DPIA_RECORD_KERNELS", None)
+        bad = config.stash[_REPLAYER].check(Path(folder))
+        config.stash[_REPLAYER].close()
+        shutil.rmtree(folder, ignore_errors=True)
+        if bad:
+            config.stash[_SESSION_PROBLEMS] = describe(bad)
+    worker_output = getattr(config, "workeroutput", None)
+    if worker_output is not None:  # a pytest-xdist worker: the controller reports (pytest_testnodedown)
+        worker_output["oclgrind"] = config.stash[_REPLAYER].record()
+        worker_output["oclgrind_problems"] = config.stash.get(_SESSION_PROBLEMS, None)
+    elif _SESSION_PROBLEMS in config.stash:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist's controller: a worker's Oclgrind counts join the session's summary and
+    the problems its fixtures' launches had fail the session (as without workers)."""
+    output = getattr(node, "workeroutput", None) or {}
+    config = node.config
+    if "oclgrind" in output:
+        config.stash[_REPLAYER].merge(output["oclgrind"])
+    if output.get("oclgrind_problems"):
+        earlier = config.stash.get(_SESSION_PROBLEMS, "")
+        config.stash[_SESSION_PROBLEMS] = "\n".join(filter(None, (earlier, output["oclgrind_problems"])))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -309,9 +309,9 @@ class Replayer:
     checked: set = attrs.Factory(set)      # ... of every kernel checked clean under Oclgrind
     unoptimised: set = attrs.Factory(set)  # ... checked at -cl-opt-disable (freeze)
     sixteen_lanes: set = attrs.Factory(set)  # ... checked without the uninitialised check (16-lane vectors)
-    launches_checked: int = 0
     launches_too_large: int = 0
     _seen: dict = attrs.Factory(dict)      # launch digest -> its Finding
+    _merged_launches: set = attrs.Factory(set)  # launch digests checked by pytest-xdist workers (merge)
     _worker: Isolated = attrs.Factory(Isolated)
 
     def check(self, folder: Path) -> list[Finding]:
@@ -332,7 +332,6 @@ class Replayer:
             key = _digest(entry)
             if key not in self._seen:
                 self._seen[key] = self._worker.check_recorded(entry["program"].name, recorded)
-                self.launches_checked += 1
             finding = self._seen[key]
             if finding.clean:
                 self.checked.add(entry["source_sha1"])
@@ -347,11 +346,24 @@ class Replayer:
     def close(self) -> None:
         self._worker.close()
 
+    def record(self) -> dict:
+        """What `summary` counts, as plain data: a pytest-xdist worker sends it to the
+        controller, which `merge`s every worker's into the session's one line."""
+        return {"built": sorted(self.built), "launched": sorted(self.launched), "checked": sorted(self.checked),
+                "unoptimised": sorted(self.unoptimised), "sixteen_lanes": sorted(self.sixteen_lanes),
+                "distinct": sorted(self._seen), "too_large": self.launches_too_large}
+
+    def merge(self, record: dict) -> None:
+        for name in ("built", "launched", "checked", "unoptimised", "sixteen_lanes"):
+            getattr(self, name).update(record[name])
+        self._merged_launches.update(record["distinct"])
+        self.launches_too_large += record["too_large"]
+
     def summary(self) -> str:
         return (f"Oclgrind: {len(self.built)} kernels built, {len(self.launched)} launched, {len(self.checked)} "
                 f"checked clean under Oclgrind ({len(self.unoptimised)} with -cl-opt-disable for the "
                 f"uninitialised check, {len(self.sixteen_lanes)} with 16-lane vectors without it), "
-                f"{self.launches_checked} distinct launches checked, "
+                f"{len(self._merged_launches | set(self._seen))} distinct launches checked, "
                 f"{self.launches_too_large} launches too large to check; {len(self.launched - self.checked)} "
                 f"kernels launched but not checked clean")
 

@@ -92,3 +92,39 @@ def test_oclgrind_reports_a_float16_read_from_an_initialised_buffer_as_uninitial
         queue.finish()
     assert np.array_equal(out, xs)  # every value read and written, yet:
     assert "Uninitialized value written to global memory" in stderr[0]
+
+
+def test_a_workers_counts_and_fixture_problems_reach_the_controller():
+    """Under pytest-xdist each worker checks its own launches; the controller's summary line
+    counts every worker's, and a problem found in a worker's fixtures fails the session."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from tests import conftest
+    from tests.oclgrind import Replayer
+
+    worker = Replayer(enabled=False)
+    worker.built.update({"k1", "k2"})
+    worker.launched.add("k1")
+    worker.checked.add("k1")
+    worker.launches_too_large = 3
+    worker_config = SimpleNamespace(stash=pytest.Stash(), workeroutput={})
+    worker_config.stash[conftest._REPLAYER] = worker
+    worker_config.stash[conftest._SESSION_PROBLEMS] = "race in a fixture's kernel"
+    worker_session = SimpleNamespace(config=worker_config, exitstatus=pytest.ExitCode.OK)
+    conftest.pytest_sessionfinish(worker_session, 0)
+    assert worker_session.exitstatus == pytest.ExitCode.OK  # the worker leaves it to the controller
+
+    controller = Replayer(enabled=False)
+    controller_config = SimpleNamespace(stash=pytest.Stash())
+    controller_config.stash[conftest._REPLAYER] = controller
+    for _ in range(2):  # two workers that saw the same kernels
+        conftest.pytest_testnodedown(SimpleNamespace(config=controller_config,
+                                                     workeroutput=worker_config.workeroutput), None)
+    assert controller.summary().startswith("Oclgrind: 2 kernels built, 1 launched, 1 checked clean")
+    assert "6 launches too large" in controller.summary()
+    session = SimpleNamespace(config=controller_config, exitstatus=pytest.ExitCode.OK)
+    conftest.pytest_sessionfinish(session, 0)
+    assert session.exitstatus == pytest.ExitCode.TESTS_FAILED
+    assert "race in a fixture's kernel" in controller_config.stash[conftest._SESSION_PROBLEMS]
