@@ -153,6 +153,9 @@ class Translator:
             if name == "zip":
                 return seq(self.acc(args[0], env, ViewAcc("zip_acc", (0,), out, args[0].t)),
                            self.acc(args[1], env, ViewAcc("zip_acc", (1,), out, args[1].t)))
+            if name == "concat":  # each part written in place: the second one its first's length further
+                return seq(self.acc(args[0], env, ViewAcc("offset_acc", (Nat.const(0),), out, args[0].t)),
+                           self.acc(args[1], env, ViewAcc("offset_acc", (args[0].t.size,), out, args[1].t)))
             if name == "pair":
                 return seq(self.acc(args[0], env, ProjAcc(out, 0, args[0].t)),
                            self.acc(args[1], env, ProjAcc(out, 1, args[1].t)))
@@ -696,6 +699,8 @@ def translate_program(typed: Expr, name: str = "program", intrinsics: frozenset 
         raise _with_fix(typed, exc) from None
     body, sizes = typed, []
     while isinstance(body, NatLambda):
+        if any(v.name == body.var.name for v in sizes):  # each is a kernel parameter named after it
+            raise TranslationError(f"two of the program's sizes are named {body.var.name}: give them distinct names")
         sizes.append(body.var)
         body = body.body
     inputs = []

@@ -283,14 +283,45 @@ def neighbourhood_tiles(target: Target | None = None, tiles: dict | None = None)
             return Failure("neighbourhood_tiles: not a nest of two or three maps the tiles take")
         macro = macros[dims]
         for sizes in tiles.get(dims, ()):
-            tiled = macro.strategy(**dict(zip(macro.params, sizes)))(e)
-            if tiled.ok:
-                mapped = _tiles_mapped(tiled.expr, dims)
-                if mapped is not None:
-                    return Success(mapped[0], tuple(fission) + tiled.steps + mapped[1])
+            done = _tiled(macro, sizes, e, dims)
+            if done is not None:
+                return Success(done[0], tuple(fission) + done[1])
+        for sizes in tiles.get(dims, ()):  # the outermost length cut at the tile's largest multiple
+            done = _tiled_with_remainder(macro, sizes, e, dims)
+            if done is not None:
+                return Success(done[0], tuple(fission) + done[1])
         return Failure("neighbourhood_tiles: no tile divides the nest")
 
     return Strategy("neighbourhood_tiles", run)
+
+
+def _tiled(macro, sizes: tuple, e: Expr, dims: int) -> tuple[Expr, tuple[Step, ...]] | None:
+    tiled = macro.strategy(**dict(zip(macro.params, sizes)))(e)
+    if not tiled.ok:
+        return None
+    mapped = _tiles_mapped(tiled.expr, dims)
+    return None if mapped is None else (mapped[0], tiled.steps + mapped[1])
+
+
+def _tiled_with_remainder(macro, sizes: tuple, e: Expr, dims: int) -> tuple[Expr, tuple[Step, ...]] | None:
+    """A nest whose outermost constant length n the tile's first size t does not divide:
+    map_split_at (t * (n // t)), the first part tiled as above, the remainder (fewer than t
+    rows or planes) left a map for the later phases (a kernel of its own), both written in
+    place through concat's acceptor."""
+    n = spine(e)[1][1].t.size.as_int() if isinstance(spine(e)[1][1].t, ArrayType) else None
+    t = sizes[0]
+    if n is None or n <= t or n % t == 0:
+        return None
+    steps: list[Step] = []
+    cut = _apply_at(e, (), "map_split_at", {"k": t * (n // t)}, steps)
+    if cut is None:
+        return None
+    first = arg_path(2, 0)  # concat's first part
+    done = _tiled(macro, sizes, at_path(cut, first), dims)
+    if done is None:
+        return None
+    steps.extend(attrs.evolve(s, path=first + s.path) for s in done[1])
+    return replace_at(cut, first, done[0]), tuple(steps)
 
 
 TENSOR_CORE_TILES = ((128, 128, 64, 64), (64, 128, 64, 64), (64, 64, 32, 32), (32, 32, 16, 16), (16, 16, 16, 8))

@@ -33,7 +33,7 @@ import numpy as np
 from .errors import DSLError
 from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, NatApp, NatLambda, Prim, UserFun, bound_names
 from .expr import fresh_name, free_identifiers, nat_var_names, substitute, substitute_nat
-from .nat import Nat, NatLike, Var, as_nat
+from .nat import Nat, NatLike, Var, as_nat, facts_text
 from .nat import substitute as nat_substitute
 from .primitives import PRIMITIVES
 from .types import SCALARS, ScalarType, Type, map_nats
@@ -125,6 +125,12 @@ def fun(param_types: Sequence[Type], fn: Callable) -> Expr:
 
     for t in param_types:
         map_nats(t, visit)
+    names: dict[str, Var] = {}
+    for v in seen:
+        if names.setdefault(v.name, v) != v:  # one name, two variables (other facts): a kernel has one parameter
+            raise DSLError(f"two size variables are named {v.name} (facts {facts_text(names[v.name]) or '{}'} and "
+                           f"{facts_text(v) or '{}'}): give them different names, or use one variable for both",
+                           origin=origin())
     for v in reversed(seen):
         body = NatLambda(v, body, origin=body.origin)
     return body

@@ -222,7 +222,7 @@ class _Walk:
                 return self.acc(args[0], path + arg_path(n, 0), ctx, space)
             if name in WRITE_VIEWS:
                 return self.acc(args[0], path + arg_path(n, 0), ctx, space)
-            if name in ("zip", "pair"):
+            if name in ("zip", "pair", "concat"):
                 return self.acc(args[0], path + arg_path(n, 0), ctx, space) or \
                     self.acc(args[1], path + arg_path(n, 1), ctx, space)
             if name == "let":

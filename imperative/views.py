@@ -254,6 +254,9 @@ def _write_view(v: ViewAcc, path: tuple) -> Acc:
     if kind == "scatter_acc":
         fun, n = ps
         return write(target, (_apply_index(fun, head, n),) + rest)
+    if kind == "offset_acc":  # a part of concat's result: its element i is the target's i + offset
+        (offset,) = ps
+        return write(target, (head + offset,) + rest)
     if kind == "zip_acc":  # writing component k of an array of pairs
         (k,) = ps
         return write(target, (head, P(k)) + rest)

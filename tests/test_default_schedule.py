@@ -21,6 +21,8 @@ from functional.errors import StrategyError
 from functional.nat import as_nat
 from functional.default_lowering import Target
 from functional.strategies import identity
+from imperative.ir import AddressSpace, New
+from imperative.ir import walk as commands
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
@@ -204,10 +206,11 @@ def test_a_3d_stencil_in_lockstep_is_a_3d_launch_of_tiles_and_agrees(name):
     _agrees(program, low, {})
 
 
-def test_a_3d_stencil_no_tile_divides_is_the_plain_3d_launch():
+def test_a_3d_stencil_no_tile_fits_is_the_plain_3d_launch():
+    """One plane (no remainder to cut), 5 rows (no 1 x 2 x 1 tile)."""
     from suite import _by
 
-    program = fl.infer(fix_sizes(_by["jacobi3d_7"].program, {"D": 5, "H": 5, "W": 7}))
+    program = fl.infer(fix_sizes(_by["jacobi3d_7"].program, {"D": 1, "H": 5, "W": 7}))
     low = _lowered_for(program, Target(lockstep_items=True))
     assert "map_global 2" in str(low) and "map_seq" not in str(low)
     _agrees(program, low, {})
@@ -334,13 +337,31 @@ def test_a_nest_over_neighbourhoods_in_lockstep_computes_a_tile_per_item_and_agr
     _agrees(program, low, {})
 
 
-def test_the_tile_is_the_first_that_divides_and_none_where_none_does():
+def test_the_tile_is_the_first_that_divides_else_the_first_whose_rows_leave_a_remainder():
     assert "split 2 (" in str(_lowered_for(_suite_program("jacobi2d_5", {"H": 6, "W": 5}),
                                             Target(lockstep_items=True)))  # 2 x 1: 6 rows, 5 columns
-    untiled = _suite_program("jacobi2d_5", {"H": 5, "W": 7})
-    low = _lowered_for(untiled, Target(lockstep_items=True))
-    assert "map_seq_unroll" not in str(low) and "map_global 1" in str(low)
-    _agrees(untiled, low, {})
+    # 5 x 7: no tile divides; 4 x 1 tiles take 4 rows (map_split_at), the last row is a map of its own,
+    # both written in place through concat (two kernels, no temporary)
+    odd = _suite_program("jacobi2d_5", {"H": 5, "W": 7})
+    low = _lowered_for(odd, Target(lockstep_items=True))
+    text = str(low)
+    assert text.startswith("fun(grid: 5.7.f32) => concat (join (map_global 1") and "(split 4 (take 4 (" in text
+    assert "(drop 4 (" in text and "split 1 row" in text
+    program = dpia.translate(low)
+    assert not [c for c in commands(program.body) if isinstance(c, New) and c.mem.space is AddressSpace.GLOBAL]
+    _agrees(odd, low, {})
+    # a single row of an odd length: no tile, no remainder to cut
+    one_row = _suite_program("jacobi2d_5", {"H": 1, "W": 7})
+    assert "map_seq_unroll" not in str(_lowered_for(one_row, Target(lockstep_items=True)))
+
+
+@pytest.mark.parametrize("name, sizes", [("hotspot2d", {"H": 13, "W": 9}), ("conv2d_5x5", {"H": 11, "W": 9}),
+                                         ("jacobi3d_7", {"D": 7, "H": 5, "W": 3})])
+def test_a_remainder_of_rows_or_planes_the_tile_leaves_agrees_in_lockstep(name, sizes):
+    program = _suite_program(name, sizes)
+    low = _lowered_for(program, Target(lockstep_items=True))
+    assert str(low).split("=> ", 1)[1].startswith("concat (join (map_global") and "map_seq_unroll" in str(low)
+    _agrees(program, low, {})
 
 
 def test_neighbourhood_tiles_leave_cpus_and_nests_without_neighbourhoods_alone():

@@ -62,6 +62,24 @@ def test_the_launch_rounds_the_global_size_up_and_covers_every_count():
     assert launch_plan(symbolic, {"M": 37, "N": 45}, shape=(16, 16)) == ((48, 48), (16, 16))
 
 
+def test_a_gpu_drivers_launch_has_a_dimension_0_its_local_sizes_divide(monkeypatch):
+    """NVIDIA's OpenCL chooses a local size that divides the global one: a prime count got
+    groups of one item.  On a GPU the driver's launch rounds dimension 0 up to a multiple of
+    DRIVER_MULTIPLE (the loops' guards keep the extra items idle); CPUs keep the count."""
+    from codegen_opencl import runtime
+
+    symbolic = dpia.translate(parse(SYMBOLIC_2D)).body
+    assert launch_plan(symbolic, {"M": 37, "N": 8191}, driver_multiple=256) == ((8192, 37), None)
+    assert launch_plan(symbolic, {"M": 37, "N": 200}, driver_multiple=256) == ((200, 37), None)  # within one group
+    assert launch_plan(symbolic, {"M": 37, "N": 8191}) == ((8191, 37), None)
+    assert launch_plan(symbolic, {"M": 37, "N": 8191}, shape=(32, 8), driver_multiple=256) == ((8192, 40), (32, 8))
+    # the rounded launch computes the same (run on PoCL as if it were a GPU)
+    monkeypatch.setattr(runtime, "driver_multiple_for", lambda device: 256)
+    program = fl.infer(parse(SYMBOLIC_2D))
+    xs = np.random.default_rng(1).standard_normal((3, 1001)).astype(np.float32)
+    np.testing.assert_allclose(dpia.compile(program)(xs), interpret(program, xs), rtol=1e-6)
+
+
 def test_a_kernel_with_work_groups_ignores_the_shape():
     body = dpia.translate(parse(GROUPED)).body
     assert launch_plan(body, {}, shape=(32, 8)) == launch_plan(body, {})

@@ -39,6 +39,37 @@ rule("split_join", "split-join", "map f xs -> join (map (map f) (split n xs))",
      example=_ex_split_join,
      doc="Proof (seed): join (map (map f) (split n xs)) = join [map f chunk | chunk] = map f xs.")
 
+
+
+def _split_at_side(m):
+    """Both parts non-empty (a map's result has no empty arrays): 0 < k < n, provably."""
+    whole, cut = length(m.xs), as_nat(m.k)
+    if not (is_nonneg(cut - 1) and is_nonneg(whole - cut - 1)):
+        return f"{cut} does not provably split the length {whole} into two non-empty parts"
+    return None
+
+
+def _ex_split_at(rng):
+    total = inst.size(rng, 1, 2, 9)
+    f = inst.pick(rng, inst.UNARY)
+    if rng.random() < 0.5:
+        n, k = total, int(rng.integers(1, total))
+    else:  # symbolic: a cut the declared range keeps inside (N >= 2, k = 1 or N - 1)
+        n = nat("N", lo=2)
+        total = max(total, 2)
+        k = 1 if rng.random() < 0.5 else n - 1
+    prog = inst.vector_program(n, lambda xs: fl.map(f, xs))
+    return prog, (inst.data(rng, total),), {"k": k}
+
+
+rule("map_split_at", "split-join", "map f xs -> concat (map f (take k xs)) (map f (drop k xs))   (0 < k < length xs)",
+     lhs=P("map", V("f"), V("xs")), params=("k",), side=_split_at_side,
+     build=lambda m: fl.concat(fl.map(m.f, fl.take(m.k, m.xs)), fl.map(m.f, fl.drop(m.k, m.xs))),
+     example=_ex_split_at,
+     doc="Proof: concat [f x1, ..., f xk] [f x(k+1), ..., f xn] = map f xs.  A length no tile divides is cut at "
+         "its largest multiple of the tile: the multiple is tiled, the remainder (the guarded part) mapped "
+         "as it is.")
+
 # -------------------------------------------------------------------- fusion / fission
 
 

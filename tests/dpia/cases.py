@@ -208,6 +208,13 @@ CASES = {
         lambda x: fl.select(x < 0.0, fl.cast(fl.f32, fl.cast(fl.i32, x * 10.0)), fl.sqrt(x)), xs)), (_f32(16),)),
     "take_drop_concat": (fl.fun([fl.array(N64, fl.f32)], lambda xs: fl.map_global(lambda x: x * 3.0, fl.concat(
         fl.drop(60, xs), fl.take(4, xs)))), (_f32(64),)),
+    # concat of computed arrays written in place (each part through its offset): two kernels at program
+    # level, two loops inside a work-item's function; no temporary
+    "concat_written_in_place": (fl.fun([fl.array(64, fl.f32), fl.array(M, fl.array(N, fl.f32))], lambda xs, m: fl.pair(
+        fl.concat(fl.map_global(lambda x: x * 2.0, fl.take(60, xs)), fl.map_global(lambda x: x + 1.0, fl.drop(60, xs))),
+        fl.map_global(lambda r: fl.concat(fl.map_seq(lambda x: x * x, fl.take(2, r)),
+                                          fl.map_seq(lambda x: 0.0 - x, fl.drop(2, r))), m))),
+        (_f32(64), _f32(5, 6))),
     "mm_naive": (fl.fun([fl.array(M, fl.array(K, fl.f32)), fl.array(K, fl.array(N, fl.f32))],
                         lambda a, b: fl.map_global(lambda r: fl.map_seq(lambda c: _dot(r, c), fl.transpose(b)), a)),
                  (_f32(5, 6), _f32(6, 3))),

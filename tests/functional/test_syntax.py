@@ -1092,3 +1092,19 @@ def test_size_limits_leave_ordinary_sizes_alone():
     assert len(((n + 1) ** 10).terms) == 11
     with pytest.raises(fl.NatError, match="exponent 5000"):
         n ** 5000
+
+
+def test_two_sizes_of_one_name_are_refused_where_the_program_is_written():
+    """A program's sizes are its kernels' parameters, named after them: two variables of one
+    name would be one parameter declared twice.  The DSL refuses two variables of one name
+    (other facts) in its parameters' types; a text may shadow a size (alpha-equivalence
+    above), which the translation refuses, naming it."""
+    import dpia
+    import functional as fl
+    from functional.dsl import DSLError
+
+    with pytest.raises(DSLError, match=r"two size variables are named N \(facts \{multiple_of=64\} and \{\}\)"):
+        fl.fun([fl.array(fl.nat("N", multiple_of=64), fl.f32), fl.array(fl.nat("N"), fl.f32)], lambda a, b: a)
+    shadowed = fl.infer(parse("fun(N: nat, N: nat, a: N.f32) => map_global 0 (fun(x) => x) a"))
+    with pytest.raises(dpia.TranslationError, match="two of the program's sizes are named N"):
+        dpia.translate(shadowed)
