@@ -6,7 +6,8 @@ imperative language, and the library's entry points:
     kernel = dpia.compile(expr)                 # run it: kernel(*arrays), kernel.source, kernel.time(*arrays)
 
 `dpia.compile` of a low-level program compiles it as written.  A high-level program (map or
-reduce left and nothing lowered yet, `dpia.variants.is_high_level`) gives a VariantKernel
+reduce left and nothing lowered yet), or one lowered in part that the translation refuses as
+it stands (`dpia.variants.needs_lowering`), gives a VariantKernel
 (`dpia.variants`): at each call the sizes come from the inputs' shapes, and per sizes it
 runs the tuning database's best variant for this device (replayed from its derivation),
 else a preset measured on this kind of device that fits the sizes (`dpia.explore.presets`), else
@@ -98,17 +99,18 @@ def compile(expr: Expr, device=None, db=None, name: str = "program", pipeline=No
             tuned_for: str | None = None, **launch):
     """A runnable kernel (the driver: imports codegen_opencl).  A low-level program is
     compiled as written (`db` and `tuned_for` unused) by `pipeline`'s stages translate ..
-    build (default `dpia.pipeline.PIPELINE`); a high-level one gives a VariantKernel
+    build (default `dpia.pipeline.PIPELINE`); a high-level one, or one lowered in part that the
+    translation refuses as it stands (`dpia.variants.needs_lowering`), gives a VariantKernel
     choosing, per input sizes, the tuning database `db`'s best variant (a TuningDB or path;
     None: $DPIA_TUNING_DB or the per-user cache; False: none) or the default lowering, each
     compiled by the same stages.  `tuned_for`: the device key (runtime.device_key) whose
     best variant to run on `device` instead of `device`'s own (another device's kernel
     here: portability experiments)."""
     from .pipeline import PIPELINE, Options
-    from .variants import VariantKernel, is_high_level
+    from .variants import VariantKernel, needs_lowering
 
     check_kernel_name(name)
-    if is_high_level(expr):
+    if needs_lowering(expr):
         return VariantKernel(expr, device=device, db=db, name=name, pipeline=pipeline, tuned_for=tuned_for, **launch)
     if device is None:  # chosen now: the translation uses the intrinsics it offers
         from codegen_opencl.runtime import choose_device

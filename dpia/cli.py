@@ -775,7 +775,7 @@ def _show(args: argparse.Namespace) -> int:
     from .explore.launch import describe as describe_launch
     from .pipeline import PIPELINE, Options
     from .programs import size_vars
-    from .variants import is_high_level
+    from .variants import needs_lowering
 
     loaded = _load_program(args, complete=False, inputs=False)
     device = _open_device(args.device) if args.device else None
@@ -783,7 +783,7 @@ def _show(args: argparse.Namespace) -> int:
     if (complete or args.stage == "build") and device is None:
         device = _open_device(None)
     with _warnings_to_stderr("show"):
-        low, variant = _shown_variant(loaded, device, args.db, complete, is_high_level(loaded.program))
+        low, variant = _shown_variant(loaded, device, args.db, complete, needs_lowering(loaded.program))
     derivation = Derivation.from_text(variant["derivation"]) if variant["derivation"] else None
     last = args.stage or "emit"
     values = {"low": low, "derivation": derivation}

@@ -43,6 +43,9 @@ class Options:
     warmup: int = 2
     sizes: Mapping[str, int] | None = None  # the real sizes, for the resources stage
     limits: Any = None  # dpia.explore.space.DeviceLimits: the resources stage checks against them (None: no check)
+    # whether the resources stage refuses too little occupancy too (a pruning heuristic: never for the explorer's
+    # baseline, what dpia run uses, which a small problem leaves under-occupied on every device)
+    occupancy: bool = True
     # the device intrinsics the translation may use (imperative.ir.INTRINSIC_OPS' capabilities, e.g.
     # "tensor_cores_tf32"); None: those `device` offers (codegen_opencl.runtime.device_intrinsics), none without one
     intrinsics: frozenset | None = None
@@ -138,7 +141,8 @@ def resources(host_plan: HostPlan, options: Options) -> HostPlan:
     from .explore.resources import kernel_resources, resource_problem
 
     shape = options.launch.get("local_shape")
-    problem = resource_problem(kernel_resources(host_plan.program, options.sizes, shape), options.limits)
+    problem = resource_problem(kernel_resources(host_plan.program, options.sizes, shape), options.limits,
+                               occupancy=options.occupancy)
     if problem is not None:
         raise DeviceFitError(problem)
     return host_plan

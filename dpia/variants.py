@@ -72,14 +72,24 @@ class Variant:
     at_sizes: bool = False
 
 
-def is_high_level(program: Expr) -> bool:
+def needs_lowering(program: Expr) -> bool:
     """A program for the variant machinery: nothing in it is lowered yet (a program that only
-    rearranges its inputs is high level too: the default lowering adds its copy loops).  A
-    program with any low-level primitive was lowered by hand (perhaps in part): it is
-    compiled as written."""
+    rearranges its inputs too: the default lowering adds its copy loops), or it is lowered in
+    part and the translation refuses it as it stands (a `reduce_seq` inside a high-level map:
+    the default lowering completes it, keeping what was chosen by hand, as the explorer
+    does).  A program the translation takes as written is compiled as written."""
+    from functional.infer import infer
     from functional.primitives import has_low_level
 
-    return not has_low_level(program)
+    from .translate import TranslationError, translate_program
+
+    if not has_low_level(program):
+        return True
+    try:
+        translate_program(program if program.t is not None else infer(program))
+    except TranslationError:
+        return True
+    return False
 
 
 # ---------------------------------------------------------------------------- the database
@@ -327,4 +337,4 @@ class VariantKernel:
 
 
 __all__ = ["KINDS", "ForeignVariantError", "TuningWarning", "Variant", "VariantKernel", "at_sizes", "choose_variant",
-           "default_variant", "is_high_level", "open_database", "preset_variant", "tuned_variant"]
+           "default_variant", "needs_lowering", "open_database", "preset_variant", "tuned_variant"]

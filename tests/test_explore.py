@@ -747,6 +747,18 @@ def test_a_baseline_gets_at_most_half_a_timeout_beyond_the_budget():
     assert result.default is None and result.abandoned == 1 and result.speedup is None
 
 
+def test_a_problem_too_small_to_fill_the_device_still_has_its_baseline_as_best():
+    """Occupancy (work-groups or items per compute unit) prunes the search; it never refuses
+    the baseline, what dpia run uses: a dot product of 7 elements leaves every candidate
+    under-occupied, and the exploration reports the baseline (found by a bug hunt: `best:
+    none`, every candidate refused)."""
+    dot = fl.infer(seed.dot)
+    result = explore(dot, {"N": 7}, max_candidates=6, workers=1, seed=0)
+    assert result.default is not None and result.best is not None
+    assert result.best.time_s <= result.default.time_s
+    assert any("too few" in kind for kind in result.infeasible)  # the other candidates were pruned
+
+
 def test_the_default_schedule_can_be_the_baseline():
     result = explore(TOTAL, {"N": 1 << 14}, max_candidates=1, workers=1, skeletons=SUM_SKELETONS,
                      baseline="default", evaluator=Evaluator(repeat=3))

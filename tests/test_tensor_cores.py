@@ -434,3 +434,23 @@ def test_an_allowed_tf32_matrix_product_runs_on_tensor_cores_by_default():
     rng = np.random.default_rng(11)
     a, b = rng.standard_normal((32, 16)).astype(np.float32), rng.standard_normal((16, 32)).astype(np.float32)
     np.testing.assert_allclose(dpia.compile(low)(a, b), _reference(a, b), rtol=0, atol=1e-4)
+
+
+def test_no_preset_replaces_a_default_lowering_on_tensor_cores():
+    """The presets are float32 kernels of the CUDA cores: where the device's default lowering
+    runs the products on tensor cores, dpia run and the explorer's baseline use it (H100, TF32
+    mm 4096^3: the register-blocked preset, which derives on TF32 products and rounds its
+    operands, 26.2 TFLOP/s; the default 72.7).  Devices without tensor cores, and float32
+    products, keep the preset."""
+    from dpia.explore.presets import preset_for
+    from dpia.explore.space import DeviceLimits
+
+    with_tensor_cores = DeviceLimits(1024, 49152, 132, "GPU", 128, intrinsics=("warp_shuffle", "tensor_cores_tf32"))
+    without = DeviceLimits(1024, 49152, 132, "GPU", 128, intrinsics=("warp_shuffle",))
+    sizes = {"M": 4096, "N": 4096, "K": 4096}  # the preset's sizes (it needs many work-groups)
+    tf32 = fl.infer(_tf32_mm(16))
+    assert preset_for(tf32, sizes, with_tensor_cores) is None
+    assert preset_for(tf32, sizes, without)[0].strategy_name == "mm_register_blocked"
+    f32 = fl.infer(fl.parse("fun(M: nat, N: nat, K: nat, a: M.K.f32, b: K.N.f32) => map (fun(r) => map (fun(c) => "
+                            "reduce (+) 0.0 (map (fun(p) => fst p * snd p) (zip r c))) (transpose b)) a"))
+    assert preset_for(f32, sizes, with_tensor_cores)[0].strategy_name == "mm_register_blocked"

@@ -137,7 +137,24 @@ def test_a_partly_lowered_program_compiles_as_written():
     partly = fl.fun([fl.array(m, fl.array(8, fl.f32))], lambda xss: fl.map_global(
         lambda r: fl.reduce_seq(fl.add, 0.0, r), fl.map(fl.map(fl.neg), xss)))
     assert S.high_level_left(partly)  # a high-level map is left, but the user lowered the rest by hand
-    assert isinstance(dpia.compile(partly), Kernel)
+    assert isinstance(dpia.compile(partly), Kernel)  # the translation takes it: a view of its rows
+
+
+@pytest.mark.parametrize("text", [
+    "fun(M: nat, K: nat, a: M.K.f32) => map (fun(r) => reduce_seq (+) 0.0 r) a",
+    "fun(M: nat, K: nat, a: M.K.f32) => generate M (fun(i) => reduce_seq (fun(acc, k) => acc + at (at a i) k) 0.0 "
+    "(generate K (fun(k) => k)))",
+])
+def test_a_partly_lowered_program_the_translation_refuses_is_completed_by_the_default_lowering(text):
+    """A fold by hand (reduce_seq: its accumulator may differ from its elements) inside a map or
+    generate the program leaves high level: the translation refuses it as it stands, so
+    dpia.compile completes it as the explorer does, keeping the reduce_seq (found by a bug hunt:
+    dpia run refused what dpia explore ran)."""
+    program = fl.infer(fl.parse(text))
+    kernel = dpia.compile(program, db=False)
+    assert isinstance(kernel, VariantKernel)
+    _check(kernel, program, {"M": 5, "K": 9})
+    assert kernel.variant.kind == "default" and "reduce_seq" in kernel.variant.derivation.splitlines()[0]
 
 
 # ----------------------------------------------------------------------------------- presets

@@ -169,8 +169,9 @@ class Evaluator:
         sizes = dict(spec.sizes) if spec is not None else None
         launch = dict(spec.launch) if spec is not None else {}
         intrinsics = None if self.limits is None else frozenset(self.limits.intrinsics)
+        occupancy = spec is None or not spec.baseline  # the baseline runs whatever its occupancy (dpia run does)
         return Options(name="candidate", tolerance=self.tolerance, sizes=sizes, limits=self.limits, launch=launch,
-                       intrinsics=intrinsics, **changes)
+                       intrinsics=intrinsics, occupancy=occupancy, **changes)
 
     def run_stage(self, name: str, spec: Spec, *taken, **options):
         """The pipeline's stage `name` on the values it takes (`options`: Options fields)."""

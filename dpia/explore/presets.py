@@ -210,6 +210,24 @@ def _default_temporary_bytes(program: Expr, sizes: Mapping[str, int]) -> int:
     return global_temporary_bytes(derive(fixed, schedules.default_schedule(fixed))[0], sizes)
 
 
+def _default_on_tensor_cores(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits) -> bool:
+    """Whether the device's default lowering runs the program's products on tensor cores
+    (mma_sync, a collective of a warp): the presets are float32 kernels of the CUDA cores,
+    slower there (H100, TF32 mm 4096^3: the register-blocked preset, rounding its operands,
+    26.2 TFLOP/s; the default 72.7; benchmarks/RESULTS.md session 30)."""
+    from functional.expr import Prim, walk
+    from functional.primitives import COLLECTIVES
+
+    from ..programs import fix_sizes
+
+    fixed = infer(fix_sizes(program, dict(sizes)))
+    try:
+        low = derive(fixed, schedules.default_schedule(fixed, limits.lowering_target()))[0]
+    except FunctionalError:
+        return False
+    return any(isinstance(x, Prim) and x.name in COLLECTIVES for x in walk(low))
+
+
 def _input_bytes(program: Expr, sizes: Mapping[str, int]) -> int:
     """Bytes of the program's inputs at these sizes."""
     from functional.expr import NatLambda
@@ -267,6 +285,8 @@ def preset_for(program: Expr, sizes: Mapping[str, int], limits: DeviceLimits) ->
     else inside a batch map: `batched`), fits the device at these sizes and keeps no more in
     global temporaries than the default lowering or than one copy of the inputs (a packed
     operand: mm_rows_vectorized's panels of B), derived; None when none does."""
+    if limits.lowering_target().tensor_cores and _default_on_tensor_cores(program, sizes, limits):
+        return None
     default_bytes = None
     for preset in _placed(PRESETS.get(_kind(limits), ())):
         try:

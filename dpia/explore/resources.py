@@ -160,8 +160,9 @@ def main_kernel(resources: Sequence[KernelResources]) -> KernelResources:
     return max(resources, key=lambda r: r.work)  # max keeps the first of equal keys
 
 
-def resource_problem(resources: Sequence[KernelResources], limits: DeviceLimits) -> str | None:
-    """The first reason a device with `limits` cannot run these kernels well, or None.
+def resource_problem(resources: Sequence[KernelResources], limits: DeviceLimits, occupancy: bool = True) -> str | None:
+    """The first reason a device with `limits` cannot run these kernels well, or None
+    (`occupancy` False: only what it cannot run at all).
 
     Each kernel in plan order is checked for its work-group size (in all and per
     dimension), local memory and private
@@ -189,7 +190,7 @@ def resource_problem(resources: Sequence[KernelResources], limits: DeviceLimits)
         if r.private_values > limits.private_values:
             return (f"private memory: kernel {r.name} holds {r.private_values} 32-bit values per work-item "
                     f"> {limits.private_values}")
-    if not resources:
+    if not resources or not occupancy:
         return None
     main = main_kernel(resources)
     if main.work_group_size is not None and main.work_group_size < limits.simd_width:
