@@ -138,6 +138,7 @@ from typing import Iterator
 import attrs
 
 from .expr import App, Expr, Identifier, Lambda, NatApp, NatLambda, Prim, applied, spine
+from .nat import as_nat
 from .primitives import is_view_fn
 from .rules.core import RULES
 from .primitives import LOOP_MAPS, LOW_REDUCTIONS, has_computation, has_low_level
@@ -187,6 +188,41 @@ def lowering_sites(e: Expr, path: tuple = (), ctx: str = HOST,
     return iter(out)
 
 
+def _around_hand_parallel(f: Expr) -> tuple[str, dict] | None:
+    """The lowering of a host map whose function holds parallel code written by hand (a
+    program lowered in part), None where it holds none: map_global of the lowest dimension
+    its map_globals leave free, or map_workgroup of one its map_workgroups leave free where
+    the code needs a work-group (map_local, to_local, a warp's reductions or collectives);
+    map_seq where neither fits (map_global 0 inside map_global 0 is refused)."""
+    from .expr import walk
+    from .primitives import COLLECTIVES, WARP_REDUCTIONS
+
+    global_dims, group_dims, group_code = set(), set(), False
+    for x in walk(f):
+        if not isinstance(x, Prim):
+            continue
+        if x.name == "map_global":
+            global_dims.add(int(as_nat(x.params[0]).as_int()))
+        elif x.name == "map_workgroup":
+            group_dims.add(int(as_nat(x.params[0]).as_int()))
+        elif x.name in ("map_local", "to_local") or x.name in WARP_REDUCTIONS or x.name in COLLECTIVES:
+            group_code = True
+    if not (global_dims or group_dims or group_code):
+        return None
+    if global_dims and (group_dims or group_code):
+        return "lower_map_seq", {}
+    taken, rule = (group_dims, "lower_map_workgroup") if group_dims or group_code else (global_dims, "lower_map_global")
+    free = [d for d in range(3) if d not in taken]
+    return (rule, {"d": free[0]}) if free else ("lower_map_seq", {})
+
+
+def _free_global_dim(node: Expr) -> int:
+    """The dimension of a map_global made of a host map or generate `node`: one its function's
+    hand-written map_globals leave free (0 where it has none)."""
+    around = _around_hand_parallel(spine(node)[1][0]) if spine(node)[1] else None
+    return around[1]["d"] if around is not None and around[0] == "lower_map_global" else 0
+
+
 def _sites(e: Expr, path: tuple, ctx: str, out: list, dims: int = 2) -> None:
     """lowering_sites' walk, appending to `out` in its order (one list, not a generator per
     node: the space's build asks for the sites of thousands of programs)."""
@@ -208,6 +244,15 @@ def _sites(e: Expr, path: tuple, ctx: str, out: list, dims: int = 2) -> None:
     name = head.name
     if name == "map" and _computing_map(e):
         f_path = path + arg_path(n, 0)
+        around = _around_hand_parallel(args[0]) if ctx == HOST else None
+        if around is not None:  # parallel maps written by hand inside: a dimension they leave free
+            rule, params = around
+            out.append((path, rule, params))
+            inner = function_context(ctx, rule[len("lower_"):]) if rule != "lower_map_seq" else HOST_SEQ
+            _sites(args[0], f_path, inner, out, dims)
+            if n == 2:
+                _sites(args[1], path + arg_path(n, 1), ctx, out, dims)
+            return
         nest = _map_nest(e, path, dims) if ctx == HOST and n == 2 else []
         if len(nest) > 1:
             for d, (map_path, _) in zip(range(len(nest) - 1, -1, -1), nest):
@@ -446,7 +491,7 @@ def store_where_needed(fuel: int = 10_000) -> Strategy:
             if need.rule.startswith("materialise_") and applied(node, f"to_{need.rule[len('materialise_'):]}", 1):
                 return Failure(f"store: {need.why} at {'.'.join(map(str, need.path))}, which is stored already "
                                f"(a bug in the storage analysis)")
-            params = {"d": 0} if need.rule == "lower_map_global" else {}
+            params = {"d": _free_global_dim(node)} if need.rule in ("lower_map_global", "generate_as_map_global") else {}
             if need.rule == "copy_local":  # spread over the local dimensions the enclosing groups have
                 params = {"groups": sum(1 << d for d in enclosing_group_dims(e, need.path))}
             result = RULES[need.rule].strategy(**params)(node)

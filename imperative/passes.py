@@ -46,7 +46,7 @@ import attrs
 from functional.errors import FunctionalError
 from functional.nat import Nat
 from functional.nat import Var as NatVar
-from functional.types import AddressSpace, ArrayType, boolean, i32
+from functional.types import AddressSpace, ArrayType, TupleType, boolean, i32
 
 from .ir import (
     Acc, Assign, Barrier, Cmd, Exp, For, Idx, IdxAcc, If, Level, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program,
@@ -110,10 +110,47 @@ def _rewrite(cmd: Cmd, assign, cond) -> Cmd:
     return go(cmd)
 
 
+PRIVATE_COPY_LIMIT = 4096  # scalars: a value each item computes whole in shared global code, kept per item
+
+
+def _scalar_count(t) -> int | None:
+    """Scalars in a value of type `t` (None: a size not known before the program runs)."""
+    if isinstance(t, ArrayType):
+        n, inner = t.size.as_int(), _scalar_count(t.elem)
+        return None if n is None or inner is None else n * inner
+    if isinstance(t, TupleType):
+        parts = [_scalar_count(e) for e in t.elems]
+        return None if None in parts else sum(parts)
+    return 1
+
+
+def _written_in(cmd: Cmd, mem: Mem, dims: set) -> bool:
+    """Whether a parallel loop over global dimension `dims` in `cmd` writes `mem`."""
+    def writes(c):
+        return any(isinstance(a, Assign) and _acc_mem(a.acc) == mem for a in walk(c))
+
+    return any(isinstance(c, ParFor) and c.level is Level.GLOBAL and c.dim in dims and writes(c.body)
+               for c in walk(cmd))
+
+
+def _acc_mem(a: Acc) -> Mem | None:
+    while not isinstance(a, MemAcc):
+        a = getattr(a, "array", None) or getattr(a, "tuple_", None) or getattr(a, "target", None)
+        if a is None:
+            return None
+    return a.mem
+
+
 def _slot(cmd: Cmd, loops: tuple, found: list) -> Cmd:
     if isinstance(cmd, New) and cmd.mem.space is AddressSpace.GLOBAL and loops:
         outer = {loop.dim for loop in loops if loop.level is Level.GLOBAL}
         sharing = sorted({c.dim for c in walk(cmd.body) if isinstance(c, ParFor) and c.level is Level.GLOBAL} - outer)
+        if outer and sharing and not _written_in(cmd.body, cmd.mem, set(sharing)) \
+                and (_scalar_count(cmd.mem.type) or PRIVATE_COPY_LIMIT + 1) <= PRIVATE_COPY_LIMIT:
+            # the items of those dimensions each compute the whole value (no loop of theirs writes it): each keeps
+            # its own copy, in private memory
+            return attrs.evolve(cmd, mem=attrs.evolve(cmd.mem, space=AddressSpace.PRIVATE),
+                                body=_slot(cmd.body, loops, found))
         if outer and sharing:
             # the allocation runs in code the items of those dimensions share, and a kernel has no barrier
             # across work-groups: they would all write it at once (the same slot) and read each other's writes

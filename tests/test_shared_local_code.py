@@ -176,14 +176,34 @@ def test_an_accumulator_that_items_of_a_free_dimension_update_is_updated_once():
     assert "(get_local_id(0) == 0)" in cg.emit(dpia.translate(low))
 
 
-def test_a_value_global_items_would_share_in_one_kernel_is_refused():
+def test_a_value_global_items_compute_whole_in_shared_code_is_kept_per_item():
     """Stored in map_global 1's function, outside the map_global 0 its function runs: every item of
-    dimension 0 would write it (one slot per row) and read the others' writes, with no barrier across
-    work-groups.  Refused, naming the dimensions, rather than run with a race."""
+    dimension 0 computes the whole value (map_seq), so each keeps its own copy in private memory
+    (one global slot per row would be written by all of them at once, with no barrier across
+    work-groups).  A random program of the fuzzer's reached it through the default lowering."""
+    import numpy as np
+
+    import dpia
+    from imperative.ir import AddressSpace, New
+    from imperative.ir import walk as commands
+
+    text = ("fun(xss: 4.8.f32) => map_global 1 (fun(x) => let (to_global (map_seq (fun(v) => v * 2.0) x)) "
+            "(fun(t) => map_global 0 (fun(y) => y + at t 0) x)) xss")
+    program = fl.infer(fl.parse(text))
+    news = [c for c in commands(dpia.translate(program).body) if isinstance(c, New)]
+    assert [c.mem.space for c in news] == [AddressSpace.PRIVATE]
+    xss = np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32)
+    np.testing.assert_allclose(dpia.compile(program)(xss), interpret(program, xss), rtol=1e-6)
+
+
+def test_a_value_global_items_write_in_parallel_in_shared_code_is_refused():
+    """Written by map_global 0 inside map_global 1's function and read by every item of dimension
+    0: each would need the others' writes, and no barrier spans work-groups.  Refused, naming the
+    dimensions, rather than run with a race."""
     import dpia
     from imperative.passes import PlacementError
 
-    program = fl.infer(fl.parse("fun(xss: 4.8.f32) => map_global 1 (fun(x) => let (to_global (map_seq (fun(v) => "
-                                "v * 2.0) x)) (fun(t) => map_global 0 (fun(y) => y + at t 0) x)) xss"))
+    program = fl.infer(fl.parse("fun(xss: 4.8.f32) => map_global 1 (fun(x) => let (to_global (map_global 0 "
+                                "(fun(v) => v * 2.0) x)) (fun(t) => map_global 0 (fun(y) => y + at t 0) x)) xss"))
     with pytest.raises(PlacementError, match=r"global dimension 0 share \(inside map_global 1's function"):
         dpia.translate(program)

@@ -16,7 +16,7 @@ from dpia.programs import canonical, fix_sizes, load, random_inputs, relative_er
 from dpia.explore.tuning import Candidate, TuningDB
 from dpia.variants import TuningWarning, Variant, VariantKernel, choose_variant
 from functional import schedules as S
-from functional.derivation import derive
+from functional.derivation import Derivation, derive
 
 SEED = Path(__file__).resolve().parents[1] / "examples" / "seed.py"
 
@@ -140,21 +140,31 @@ def test_a_partly_lowered_program_compiles_as_written():
     assert isinstance(dpia.compile(partly), Kernel)  # the translation takes it: a view of its rows
 
 
-@pytest.mark.parametrize("text", [
-    "fun(M: nat, K: nat, a: M.K.f32) => map (fun(r) => reduce_seq (+) 0.0 r) a",
-    "fun(M: nat, K: nat, a: M.K.f32) => generate M (fun(i) => reduce_seq (fun(acc, k) => acc + at (at a i) k) 0.0 "
-    "(generate K (fun(k) => k)))",
+@pytest.mark.parametrize("text, outer", [
+    ("fun(M: nat, K: nat, a: M.K.f32) => map (fun(r) => reduce_seq (+) 0.0 r) a", "map_global 0"),
+    ("fun(M: nat, K: nat, a: M.K.f32) => generate M (fun(i) => reduce_seq (fun(acc, k) => acc + at (at a i) k) 0.0 "
+     "(generate K (fun(k) => k)))", "map_global 0"),
+    # parallel maps by hand inside: the host map takes a dimension they leave free, or a work-group
+    ("fun(M: nat, K: nat, a: M.K.f32) => map (fun(r) => map_global 0 (fun(x) => x * x) r) a", "map_global 1"),
+    ("fun(M: nat, K: nat, a: 3.M.K.f32) => map (fun(p) => map_global 0 (fun(r) => reduce_seq (+) 0.0 r) p) a",
+     "map_global 1"),
+    ("fun(M: nat, K: nat, a: M.K.f32) => map (fun(r) => reduce (+) 0.0 (to_local (map (fun(x) => x * x) r))) a",
+     "map_workgroup 0"),
 ])
-def test_a_partly_lowered_program_the_translation_refuses_is_completed_by_the_default_lowering(text):
-    """A fold by hand (reduce_seq: its accumulator may differ from its elements) inside a map or
-    generate the program leaves high level: the translation refuses it as it stands, so
-    dpia.compile completes it as the explorer does, keeping the reduce_seq (found by a bug hunt:
-    dpia run refused what dpia explore ran)."""
+def test_a_partly_lowered_program_the_translation_refuses_is_completed_by_the_default_lowering(text, outer):
+    """A fold by hand (reduce_seq: its accumulator may differ from its elements), a parallel map
+    or local memory inside a map or generate the program leaves high level: the translation
+    refuses it as it stands, so dpia.compile completes it as the explorer does, keeping what was
+    written by hand (found by two bug hunts: dpia run refused what dpia explore ran; the
+    completion put map_global 0 around map_global 0)."""
     program = fl.infer(fl.parse(text))
     kernel = dpia.compile(program, db=False)
     assert isinstance(kernel, VariantKernel)
-    _check(kernel, program, {"M": 5, "K": 9})
-    assert kernel.variant.kind == "default" and "reduce_seq" in kernel.variant.derivation.splitlines()[0]
+    sizes = {"M": 5, "K": 9}
+    _check(kernel, program, sizes)
+    assert kernel.variant.kind == "default"
+    low = Derivation.from_text(kernel.variant.derivation).replay()
+    assert str(low).split("=> ", 1)[1].startswith(outer), str(low)
 
 
 # ----------------------------------------------------------------------------------- presets

@@ -365,14 +365,20 @@ def _ex_generate(rng):
     return prog, (inst.data(rng, m),), {}
 
 
-for _target in ("map_global", "map_seq"):
-    rule(f"generate_as_{_target}", "lowering",
-         f"generate n f -> {_target} f (generate n (fun(i) => i))   (f loops or allocates: the array is written by "
-         f"a loop instead of recomputed where it is read)",
-         lhs=P("generate", V("f"), params=("n",)),
-         build=lambda m, t=_target: fl._prim(t, (0,) if t == "map_global" else (), (
-             m.f, fl.generate(m.n, lambda i: i))),
-         example=_ex_generate)
+rule("generate_as_map_global", "lowering",
+     "generate n f -> map_global d f (generate n (fun(i) => i))   (f loops or allocates: the array is written by "
+     "a loop instead of recomputed where it is read; d: a dimension no map_global inside f has, default 0)",
+     lhs=P("generate", V("f"), params=("n",)), params=("d",), defaults=(0,),
+     side=lambda m: None if int(m.d.as_int() if hasattr(m.d, "as_int") else m.d) in (0, 1, 2) else "d is 0, 1 or 2",
+     build=lambda m: fl._prim("map_global", (int(m.d.as_int() if hasattr(m.d, "as_int") else m.d),),
+                              (m.f, fl.generate(m.n, lambda i: i))),
+     example=_ex_generate)
+rule("generate_as_map_seq", "lowering",
+     "generate n f -> map_seq f (generate n (fun(i) => i))   (f loops or allocates: the array is written by "
+     "a loop instead of recomputed where it is read)",
+     lhs=P("generate", V("f"), params=("n",)),
+     build=lambda m: fl._prim("map_seq", (), (m.f, fl.generate(m.n, lambda i: i))),
+     example=_ex_generate)
 
 
 # ------------------------------------------------------------------------ device intrinsics
