@@ -635,20 +635,28 @@ def first_chunk(n) -> int:
     return c
 
 
-def _take_drop(e: Expr, path: tuple, m, steps: list) -> Expr | None:
+def _take_drop(e: Expr, path: tuple, m, steps: list) -> tuple[Expr, tuple] | None:
     """The reduction at `path` in two parts, `reduce f (reduce f z (take m xs)) (drop m xs)`,
     take and drop pushed through the data's maps and zips so each part reads the inputs (not
-    a stored copy); None where a rule does not apply."""
+    a stored copy); data the program stores (to_local, ...) is computed once instead, `let xs
+    (fun(ys) => ...)` (reduce_take_drop_shared: each part would store it again).  (program,
+    path of the inner reduction over `take m`) or None where a rule does not apply."""
+    from .expr import walk
+    from .primitives import STORES
     from .rules.macros import r
     from .strategies import normalize, try_
 
+    data = spine(at_path(e, path))[1][2]
+    if any(isinstance(x, Prim) and x.name in STORES for x in walk(data)):
+        e = _apply_at(e, path, "reduce_take_drop_shared", {"m": m}, steps)
+        return None if e is None else (e, path + (1, 0) + arg_path(3, 1))
     e = _apply_at(e, path, "reduce_take_drop", {"m": m}, steps)
     if e is None:
         return None
     cuts = r("take_map") | r("drop_map") | r("take_zip") | r("drop_zip")
     pushed = try_(normalize(cuts))(at_path(e, path))
     steps.extend(attrs.evolve(s, path=path + s.path) for s in pushed.steps)
-    return replace_at(e, path, pushed.expr)
+    return replace_at(e, path, pushed.expr), path + arg_path(3, 1)
 
 
 def _stage(e: Expr, path: tuple, split: str, chunk: int, stage: int, steps: list,
@@ -666,10 +674,10 @@ def _stage(e: Expr, path: tuple, split: str, chunk: int, stage: int, steps: list
     n = spine(at_path(e, path))[1][2].t.size
     whole = chunk * (n // chunk)
     if whole != n and stage == 0:  # both parts read the data through its maps: fuse them into each part
-        e = _take_drop(e, path, whole, steps)
-        if e is None:
+        cut = _take_drop(e, path, whole, steps)
+        if cut is None:
             return None
-        path = path + arg_path(3, 1)  # reduce f (THIS) (drop m xs)
+        e, path = cut  # reduce f (THIS) (drop m xs)
     elif whole != n:  # the partial results of the previous stage, computed once
         e = _apply_at(e, path, "reduce_take_drop_shared", {"m": whole}, steps)
         if e is None:
@@ -976,10 +984,10 @@ def _vectorise_reduction(e: Expr, site: tuple, steps: list) -> Expr | None:
     if vectorised is not None:
         return vectorised
     trial: list[Step] = []
-    split = _take_drop(e, site, w * (n // w), trial)
-    if split is None:
+    cut = _take_drop(e, site, w * (n // w), trial)
+    if cut is None:
         return None
-    done = _apply_at(split, site + arg_path(3, 1), rule, {"w": w}, trial)
+    done = _apply_at(cut[0], cut[1], rule, {"w": w}, trial)
     if done is None:
         return None
     steps.extend(trial)

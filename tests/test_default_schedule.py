@@ -475,3 +475,15 @@ def test_a_row_map_over_views_of_its_row_is_split_off_first_and_never_into_a_sto
     low = _lowered_for(indexed, Target(lockstep_items=True))
     assert dpia.compile(low).source.count("kernel void") == 1
     _agrees(indexed, low, {})
+
+
+@pytest.mark.parametrize("target", [Target(), Target(lockstep_items=True)], ids=["cpu", "gpu"])
+def test_a_stored_row_a_vector_reduction_cuts_is_stored_once(target):
+    """A reduction over data the program stores (to_local, written by hand), vectorised with a
+    remainder (100 = 96 + 4): both parts read one stored copy (reduce_take_drop_shared), where
+    pushing take and drop into the data stored it twice (found by a bug hunt)."""
+    program = fl.infer(fl.parse("fun(a: 7.100.f32) => map (fun(r) => reduce (+) 0.0 (to_local (map (fun(x) => "
+                                "x * x) r))) a"))
+    low = _lowered_for(program, target)
+    assert str(low).count("to_local") == 1 and "take 96 ys" in str(low) and "drop 96 ys" in str(low)
+    _agrees(program, low, {})
