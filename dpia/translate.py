@@ -213,6 +213,12 @@ class Translator:
             self._check_nesting(e, level, dim)
             private = _mem_of(out)
             if private is not None and private.name in self.private_temporaries:
+                outer = [d for lv, d in self.levels if lv is Level.GLOBAL and d != dim]
+                if level is Level.GLOBAL and outer:  # global items span work-groups: no barrier waits for them all
+                    self.fail(e, f"{head.name} {dim} writes an array inside map_global {outer[-1]}'s function that "
+                                 f"its item then reads: it needs every item of dimension {dim}, across work-groups, "
+                                 f"and no barrier in one kernel waits for them; compute it at program level (a "
+                                 f"kernel of its own) or with map_seq inside the item")
                 self.fail(e, f"{head.name} {dim} writes a private temporary (to_private): each item has its own "
                              f"private memory, so the elements other items write are missing from it; store the "
                              f"array in memory the items share (to_global, or to_local in a work-group's code)")

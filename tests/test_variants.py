@@ -336,3 +336,15 @@ def test_a_baseline_row_says_it_is_the_default_lowering(private_db):
     kernel = dpia.compile(total)
     _check(kernel, total, sizes)
     assert kernel.variant.kind == "tuned" and "the default lowering" in kernel.variant.note
+
+
+def test_a_parallel_map_by_hand_that_a_fold_in_another_items_code_reads_is_refused_saying_why():
+    """`generate 5 (fun(i) => reduce (+) 0 (map_global 0 ... x))`: the completion makes the
+    generate map_global 1; each of its items would fold what every item of dimension 0 wrote,
+    across work-groups, and no barrier in one kernel waits for them all."""
+    program = fl.infer(fl.parse("fun(N: nat, x: N.f32) => generate 5 (fun(i) => reduce (+) 0.0 (map_global 0 "
+                                "(fun(v) => v * cast f32 i) x))"))
+    kernel = dpia.compile(program, db=False)
+    with pytest.raises(dpia.TranslationError, match=r"map_global 0 writes an array inside map_global 1's function "
+                                                    r".*no barrier in one kernel waits for them"):
+        kernel(np.ones(64, np.float32))
