@@ -75,6 +75,7 @@ from imperative.ir import (
     Skip,
     View,
     ViewAcc,
+    mem_written,
     seq,
 )
 
@@ -211,7 +212,7 @@ class Translator:
         if head.name in _LEVELS:
             level, dim = _LEVELS[head.name], head.params[0]
             self._check_nesting(e, level, dim)
-            private = _mem_of(out)
+            private = mem_written(out)
             if private is not None and private.name in self.private_temporaries:
                 outer = [d for lv, d in self.levels if lv is Level.GLOBAL and d != dim]
                 if level is Level.GLOBAL and outer:  # global items span work-groups: no barrier waits for them all
@@ -681,17 +682,8 @@ def _write_link(head: Prim, fargs: list):
     return (_WRITE_VIEWS[head.name], _view_params(head, head.t.param))  # param: the array it is applied to
 
 
-def _mem_of(a: Acc) -> Mem | None:
-    """The memory an acceptor writes into (through indices, projections and views)."""
-    while not isinstance(a, MemAcc):
-        a = getattr(a, "array", None) or getattr(a, "tuple_", None) or getattr(a, "target", None)
-        if a is None:
-            return None
-    return a.mem
-
-
 def _space_of(a: Acc) -> AddressSpace | None:
-    mem = _mem_of(a)
+    mem = mem_written(a)
     return None if mem is None else mem.space
 
 

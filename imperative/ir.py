@@ -307,6 +307,16 @@ def sub_commands(cmd: Cmd) -> tuple:
     return ()
 
 
+def mem_written(a: Acc) -> Mem | None:
+    """The memory an acceptor writes into, through indices, projections and views (before
+    view resolution); None for one that names no memory."""
+    while not isinstance(a, MemAcc):
+        a = getattr(a, "array", None) or getattr(a, "tuple_", None) or getattr(a, "target", None)
+        if a is None:
+            return None
+    return a.mem
+
+
 def walk(cmd: Cmd):
     """Every command, parents before children."""
     stack = [cmd]

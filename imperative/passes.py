@@ -50,7 +50,7 @@ from functional.types import AddressSpace, ArrayType, TupleType, boolean, i32
 
 from .ir import (
     Acc, Assign, Barrier, Cmd, Exp, For, Idx, IdxAcc, If, Level, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program,
-    Proj, ProjAcc, Seq, Skip, Store, View, ViewAcc, seq, sub_commands, walk,
+    Proj, ProjAcc, Seq, Skip, Store, View, ViewAcc, mem_written, seq, sub_commands, walk,
 )
 from .common_values import share_common_values
 from .simplify import simplify_conditions
@@ -127,18 +127,10 @@ def _scalar_count(t) -> int | None:
 def _written_in(cmd: Cmd, mem: Mem, dims: set) -> bool:
     """Whether a parallel loop over global dimension `dims` in `cmd` writes `mem`."""
     def writes(c):
-        return any(isinstance(a, Assign) and _acc_mem(a.acc) == mem for a in walk(c))
+        return any(isinstance(a, Assign) and mem_written(a.acc) == mem for a in walk(c))
 
     return any(isinstance(c, ParFor) and c.level is Level.GLOBAL and c.dim in dims and writes(c.body)
                for c in walk(cmd))
-
-
-def _acc_mem(a: Acc) -> Mem | None:
-    while not isinstance(a, MemAcc):
-        a = getattr(a, "array", None) or getattr(a, "tuple_", None) or getattr(a, "target", None)
-        if a is None:
-            return None
-    return a.mem
 
 
 def _slot(cmd: Cmd, loops: tuple, found: list) -> Cmd:
