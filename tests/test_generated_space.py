@@ -214,3 +214,47 @@ def test_a_length_that_is_a_product_of_slots_constrains_the_points():
     for params in random.Random(0).sample(dropped, min(3, len(dropped))):
         with pytest.raises(FunctionalError, match="does not divide"):
             _derive(space, Point(family.name, params))
+
+
+# ------------------------------------------------------------------------------- cuts
+
+
+def test_check_sizes_keep_the_real_remainder_of_a_cut():
+    from dpia.explore.space import check_size
+
+    assert check_size(1, 4099, 64, 256) == 515  # 4099 = 16 * 256 + 3: two multiples of 256 and the 3 left over
+    assert check_size(2, 4098, 64, 32) == 66  # 4098 = 128 * 32 + 2, and even
+    assert check_size(1, 100, 64, 32) == 68
+    assert check_size(1, 40, 64, 32) == 40  # never above the real size
+    assert check_size(4, 4096, 64) == 64  # no cut: as before
+
+
+@pytest.mark.parametrize("name", ["scal", "sum", "rows"])
+def test_a_length_without_divisors_is_cut_at_a_multiple_that_the_later_moves_split(name):
+    """At a prime size the divisors offer no split; stage 1 cuts the length at a multiple of a
+    power of two (map_cut, reduce_cut) and splits the multiple.  Those points derive, are
+    checked at sizes with the real remainder, and compute the program there on PoCL."""
+    import dpia
+
+    program, sizes = {
+        "scal": (fl.fun([fl.f32, fl.array(N, fl.f32)], seed.scal_body), {"N": 4099}),
+        "sum": (TOTAL, {"N": 4099}),
+        "rows": (fl.fun([fl.array(M, fl.array(N, fl.f32))], lambda xss: fl.map(lambda r: fl.map(
+            lambda x: x * 3.0, r), xss)), {"M": 67, "N": 96}),
+    }[name]
+    space = Space.build(program, sizes, CPU, heuristics=SHORTER)
+    cut = [f for f in space.families if f.steps and f.steps[0].move in ("map_cut", "reduce_cut")]
+    split_after = [f for f in cut if any(st.move in ("split_join", "reduce_split", "reduce_tree", "tile_nest_2d")
+                                         for st in f.steps[1:])]
+    assert split_after, [f.name for f in cut][:5]
+    rng = random.Random(name)
+    for skeleton in [split_after[0]] + rng.sample(cut, min(3, len(cut))):
+        point = rng.choice(space.by_family()[skeleton.name])
+        a = dict(skeleton.steps[0].fixed)["a"]
+        check = space.check_sizes(point)
+        (size, real), = [(check[v], sizes[v]) for v in skeleton.residues]
+        assert size % a == real % a and (size >= 2 * a or size == real), (skeleton.name, check)
+        low, derivation = _derive(space, point)
+        inputs = random_inputs(space.program, check, 0)
+        got = dpia.compile(low)(*inputs)
+        assert relative_error(got, fl.interpret(space.program, *inputs)) < 1e-4, (str(point), check)

@@ -59,6 +59,7 @@ from functional.infer import memoised
 from functional.nat import Nat, NatError, Var, divides, evaluate, substitute
 from functional.primitives import MAPS, REDUCTIONS
 from functional.rules.core import free_identifier_types
+from functional.rules.vocabulary import cut_values
 from functional.strategies import at_path, children, replace_at
 
 from .moves import ALGORITHMIC_MOVES, MOVES, Move
@@ -93,6 +94,7 @@ REGISTER_BLOCKINGS = frozenset({"register_blocking_1d", "register_blocking_2d"})
 REDUCTION_SPLITS = frozenset({"reduce_split", "reduce_two_stage", "reduce_tree", "split_k", "tile_reduction",
                               "reduce_vectorize_two_stage"})
 INTERCHANGES = frozenset({"interchange", "interchange_swap"})
+CUTS = frozenset({"map_cut", "reduce_cut"})
 
 EXCLUSIONS: tuple[Exclusion, ...] = (
     Exclusion(INTERCHANGES, INTERCHANGES, INSIDE,
@@ -110,13 +112,20 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
               "a tiling keeps the order of the nest it tiles, so interchanging before it reaches the same loop "
               "orders; and which map of a tile gets which OpenCL dimension is stage 2's choice "
               "(Lift: no interchange after tiling or blocking)"),
+    Exclusion(TILINGS | REGISTER_BLOCKINGS | REDUCTION_SPLITS | {"vectorize", "reduce_vectorize"}, CUTS, OVERLAPPING,
+              "a length is cut before it is split: a split length has the divisors a cut is for, and the sequence "
+              "that cuts first reaches the splits of the multiple"),
+    Exclusion(CUTS, CUTS, OVERLAPPING,
+              "one cut per length: cutting a part again, or the reduction of a cut map, leaves remainders of "
+              "remainders where one cut of the whole gives the same multiple"),
 )
 
 # The kind of split each parameter makes (by move, or by (move, parameter) where a move makes
 # two kinds): a parameter does not split a length a parameter of the same kind already split.
-TILE, BLOCK, CHUNK, LANES = "tile", "register block", "reduction chunk", "vector lanes"
+TILE, BLOCK, CHUNK, LANES, CUT = "tile", "register block", "reduction chunk", "vector lanes", "cut"
 SPLIT_KINDS: Mapping[str | tuple[str, str], str] = {
     **{m: TILE for m in TILINGS}, **{m: BLOCK for m in REGISTER_BLOCKINGS}, **{m: CHUNK for m in REDUCTION_SPLITS},
+    **{m: CUT for m in CUTS},
     "vectorize": LANES, "reduce_vectorize": LANES, ("reduce_vectorize_two_stage", "w"): LANES,
 }
 
@@ -127,9 +136,10 @@ def split_kind(move: str, param: str) -> str | None:
 
 # The order a variant's extensions are tried in, so that a spent budget keeps the moves that
 # restructure a nest for reuse (Lift's collection lists the blockings and tilings first):
-# register blockings, tilings, reduction splits, vector lanes, then the rest; within one of
-# these, the moves with more parameters (2D before 1D: they decide more) first.
-FIRST = (BLOCK, TILE, CHUNK, LANES)
+# cuts (offered only where a length lacks the divisors the others need), register blockings,
+# tilings, reduction splits, vector lanes, then the rest; within one of these, the moves with
+# more parameters (2D before 1D: they decide more) first.
+FIRST = (CUT, BLOCK, TILE, CHUNK, LANES)
 
 
 def move_rank(move: str) -> int:
@@ -214,6 +224,9 @@ class Variant:
     # where each step's result stands in `expr` (its path), None once a later move rewrote a
     # node containing it (the exclusions that need its place then do not apply)
     places: tuple[tuple[int, ...] | None, ...] = ()
+    # size variable -> the modulus its check sizes keep the real size's residue in: a cut at a
+    # multiple of a leaves both parts non-empty only where the size is the real one modulo a
+    residues: Mapping[str, int] = attrs.field(factory=dict)
 
     @property
     def text(self) -> str:
@@ -810,10 +823,8 @@ def _children(body: Expr, variant: Variant, moves, sizes, heuristics: Heuristics
         if move.name == "split_join" and map_depth(variant.expr) > heuristics.split_join_depth:
             continue
         for path, node in nodes:
-            child = _extend(variant, move, path, node, sizes, heuristics, seen, memo,
-                            node_probe(replayed, path) if replayed is not None else None)
-            if child is not None:
-                yield child
+            yield from _extend(variant, move, path, node, sizes, heuristics, seen, memo,
+                               node_probe(replayed, path) if replayed is not None else None)
 
 
 def _context_key(move: Move, node: Expr, trials: tuple) -> tuple:
@@ -822,30 +833,72 @@ def _context_key(move: Move, node: Expr, trials: tuple) -> tuple:
 
 
 def _extend(variant: Variant, move: Move, path: tuple, node: Expr, sizes, heuristics: Heuristics, seen: set,
-            memo: dict, probe: Probe | None = None) -> Variant | None:
+            memo: dict, probe: Probe | None = None) -> Iterator[Variant]:
+    """The variant with `move` at `path`: one per choice of its cuts (none: one)."""
     if node.t is None or not move.site(node):
-        return None
+        return
     if (heuristics.commuting_once and out_of_order(variant, path)) or excluded_by(variant, move.name, path, heuristics):
-        return None
+        return
     slots = trial_slots(move, node, sizes, variant.slots, len(variant.slots), probe)
     if slots is None or resplits(variant, move.name, path, slots):
-        return None
-    trials = tuple((p, s.trial) for p, (_, s) in slots.items())
-    key = _context_key(move, node, trials)
-    if key not in memo:
-        memo[key] = _apply(move, node, dict(trials))
-    if memo[key] is None:
-        return None
-    expr = replace_at(variant.expr, path, memo[key])
-    text = str(expr)
-    if text in seen or not acceptable(expr, heuristics, tuple(st.move for st in variant.steps) + (move.name,)):
-        return None
-    seen.add(text)
-    step = Step(move.name, path, (), tuple((p, name) for p, (name, _) in slots.items()))
-    places = variant.places or tuple(st.path for st in variant.steps)
-    moved = tuple(None if p is None or _inside(p, path) else p for p in places)  # rewritten with the node at path
-    return Variant(variant.steps + (step,), {**variant.slots, **{n: s for n, s in slots.values()}}, expr,
-                   moved + (path,))
+        return
+    for fixed, residues in cut_choices(move, node, sizes):
+        trials = tuple(fixed.items()) + tuple((p, s.trial) for p, (_, s) in slots.items())
+        key = _context_key(move, node, trials)
+        if key not in memo:
+            memo[key] = _apply(move, node, dict(trials))
+        if memo[key] is None:
+            continue
+        expr = replace_at(variant.expr, path, memo[key])
+        text = str(expr)
+        if text in seen or not acceptable(expr, heuristics, tuple(st.move for st in variant.steps) + (move.name,)):
+            continue
+        seen.add(text)
+        step = Step(move.name, path, tuple(fixed.items()), tuple((p, name) for p, (name, _) in slots.items()))
+        places = variant.places or tuple(st.path for st in variant.steps)
+        moved = tuple(None if p is None or _inside(p, path) else p for p in places)  # rewritten with the node at path
+        together = dict(variant.residues)
+        for name, modulus in residues.items():
+            together[name] = math.lcm(together.get(name, 1), modulus)
+        yield Variant(variant.steps + (step,), {**variant.slots, **{n: s for n, s in slots.values()}}, expr,
+                      moved + (path,), together)
+
+
+CUT_ALIGNMENTS = (32, 256, 2048)
+"""The multiples a cut offers (map_cut, reduce_cut): a small remainder (a few rows of a grid),
+and long multiples whose splits reach work-group and vector sizes; each only where it does not
+divide the length at the real sizes and the multiple is at least half of it."""
+
+
+def cut_choices(move: Move, node: Expr, sizes: Mapping[str, int]) -> list[tuple[dict[str, int], dict[str, int]]]:
+    """(fixed values of the move's cuts, residues) per way to cut: [({}, {})] for a move
+    without cuts.  A cut `a` of a length of size variables keeps each of them at the real
+    size modulo a times the length's scale (N / 8 cut at a: modulo 8a) where it is checked."""
+    if not move.cuts:
+        return [({}, {})]
+    try:
+        spec = move.lengths(node)
+    except (AttributeError, IndexError, TypeError):
+        return []
+    options = []
+    for param in move.cuts:
+        target = spec.get(param)
+        try:
+            length = int(evaluate(target.length, sizes))
+        except (AttributeError, NatError, TypeError, ValueError):
+            return []
+        names = sorted(v.name for v in target.length.vars) if hasattr(target.length, "vars") else []
+        scale = size_scale(target.length)
+        options.append([(param, a, {name: a * scale for name in names})
+                        for a in CUT_ALIGNMENTS if a in cut_values(length) and 2 * a <= length])
+    out = []
+    for combo in itertools.product(*options):
+        residues: dict[str, int] = {}
+        for _, _, rs in combo:
+            for name, modulus in rs.items():
+                residues[name] = math.lcm(residues.get(name, 1), modulus)
+        out.append(({p: a for p, a, _ in combo}, residues))
+    return out
 
 
 def _apply(move: Move, node: Expr, trials: dict) -> Expr | None:
@@ -856,7 +909,7 @@ def _apply(move: Move, node: Expr, trials: dict) -> Expr | None:
     return result.expr if result.ok else None
 
 
-__all__ = ["ANYWHERE", "EXCLUSIONS", "INSIDE", "OVERLAPPING", "SPLIT_KINDS", "Exclusion", "Heuristics", "Probe", "Slot",
+__all__ = ["ANYWHERE", "CUT_ALIGNMENTS", "EXCLUSIONS", "INSIDE", "OVERLAPPING", "SPLIT_KINDS", "Exclusion", "Heuristics", "Probe", "Slot",
            "Variant", "acceptable", "add_mul_distance", "algorithmic_variants", "apply_steps", "at_real_multiples",
-           "constraints", "divisor_values", "excluded_by", "map_depth", "node_probe", "out_of_order", "positions",
+           "constraints", "cut_choices", "divisor_values", "excluded_by", "map_depth", "node_probe", "out_of_order", "positions",
            "probed_length", "probed_values", "program_constant", "replay", "resplits", "split_kind", "trial_slots"]

@@ -57,6 +57,10 @@ class Move:
     # its result stores a value every item reads (packed panels): only in program-level code, whose stored values
     # are kernels of their own; inside a parallel map's function each item would store it
     program_level: bool = False
+    # structural parameters that cut a length (vocabulary.Cut in `lengths`): stage 1 tries each of CUT_ALIGNMENTS
+    # that cuts the length at the real sizes as a fixed value (a skeleton each), so the multiple it leaves is one
+    # the later slots split by powers of two up to it
+    cuts: tuple[str, ...] = ()
 
 
 # ------------------------------------------------------------------------- node tests
@@ -342,10 +346,13 @@ def _applies(macro: Macro) -> Callable[[Expr], bool]:
 
 def _from_macro(macro: Macro) -> Move:
     """Stage 1's move for a macro of the vocabulary (functional.rules.vocabulary): declared
-    there once, with its equation, preconditions, parameters and the lengths they divide."""
-    return Move(macro.name, ALGORITHMIC, macro.equation, macro.strategy, macro.params,
+    there once, with its equation, preconditions, parameters and the lengths they divide
+    (or cut: those are the move's structural `cuts`, not tuned)."""
+    cuts = tuple(p for p in macro.params if p in macro.cuts)
+    return Move(macro.name, ALGORITHMIC, macro.equation, macro.strategy,
+                tuple(p for p in macro.params if p not in cuts),
                 lambda e: macro.lengths(e) or {}, _applies(macro), tuple(sorted(macro.power_of_two)),
-                dict(macro.values))
+                dict(macro.values), cuts=cuts)
 
 
 ALGORITHMIC_MOVES: tuple[Move, ...] = tuple(_from_macro(m) for m in MACROS.values())

@@ -276,6 +276,9 @@ class Skeleton:
     # slot -> d where the length it splits is a size variable over d (N / 8): a value v needs
     # that variable a multiple of v * d (point_facts); absent: 1
     slot_scales: Mapping[str, int] = attrs.field(factory=dict, converter=lambda c: dict(c))
+    # size variable -> modulus: its steps cut a length of it at multiples (map_cut, reduce_cut), so it is
+    # checked at the real size modulo that, where both parts of each cut are what they are at the real size
+    residues: Mapping[str, int] = attrs.field(factory=dict, converter=lambda c: dict(c))
     # the name, printed once from the steps (a build asks for it per skeleton and per point)
     _name: str = attrs.field(init=False, eq=False, repr=False)
 
@@ -390,13 +393,20 @@ def with_size_facts(program: Expr, multiples: Mapping[str, int]) -> Expr:
     return go(program)
 
 
-def check_size(multiple: int, real: int, floor: int = CHECK_FLOOR) -> int:
+def check_size(multiple: int, real: int, floor: int = CHECK_FLOOR, residue: int = 1) -> int:
     """The size a candidate is checked at: the smallest multiple of `multiple` at or above
     `floor`, and at least two multiples (two chunks, tiles or groups: indexing across them
-    is checked) where the real size allows; never above the real size."""
+    is checked) where the real size allows; never above the real size.  With a `residue`
+    modulus (a cut at multiples of it, Skeleton.residues): the smallest size at or above
+    that and twice the modulus that equals the real size modulo lcm(multiple, residue), so
+    each cut's multiple holds two of them and its remainder is the real one."""
     size = multiple * max(1, -(-floor // multiple))
     if size == multiple and 2 * multiple <= real:
         size = 2 * multiple
+    if residue > 1:
+        period = math.lcm(multiple, residue)
+        least = max(size, 2 * residue)
+        size = real % period + period * max(0, -(-(least - real % period) // period))
     return min(size, real)
 
 
@@ -482,7 +492,9 @@ class Space:
 
     def check_sizes(self, point: Point | None, floor: int = CHECK_FLOOR) -> dict[str, int]:
         needs = self.facts(point) if point is not None else {v.name: v.multiple_of for v in Shape.of(self.program).sizes}
-        return {name: check_size(needs.get(name, 1), real, floor) for name, real in self.sizes.items()}
+        residues = self.family(point.family).residues if point is not None else {}
+        return {name: check_size(needs.get(name, 1), real, floor, residues.get(name, 1))
+                for name, real in self.sizes.items()}
 
     # -- for search strategies ------------------------------------------------------------
 

@@ -114,7 +114,7 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
         slot_lengths = {name: slot.length for name, slot in slots.items() if slot.length}
         scales = {name: slot.scale for name, slot in slots.items() if slot.scale != 1}
         skeleton = Skeleton(variant.steps + steps, choices, divides, slot_sizes, within, within_slot, slot_lengths,
-                            scales)
+                            scales, variant.residues)
         if skeleton.name not in seen:
             seen.add(skeleton.name)
             out.append(skeleton)

@@ -42,27 +42,40 @@ rule("split_join", "split-join", "map f xs -> join (map (map f) (split n xs))",
 
 
 def _split_at_side(m):
-    """Both parts non-empty (a map's result has no empty arrays): 0 < k < n, provably."""
+    """0 < k < n for a constant cut; a symbolic one provably between 0 and n and not all of
+    it (the explorer's cut a * (n // a): a part is empty at the sizes a divides or exceeds,
+    where the map over it computes nothing)."""
     whole, cut = length(m.xs), as_nat(m.k)
-    if not (is_nonneg(cut - 1) and is_nonneg(whole - cut - 1)):
-        return f"{cut} does not provably split the length {whole} into two non-empty parts"
+    n, k = whole.as_int(), cut.as_int()
+    if n is not None and k is not None:
+        return None if 0 < k < n else f"{k} does not split the length {n} into two non-empty parts"
+    if cut == whole:
+        return f"{cut} is the whole length: nothing to split"
+    if not (is_nonneg(cut) and is_nonneg(whole - cut)):
+        return f"{cut} is not provably between 0 and the length {whole}"
     return None
 
 
 def _ex_split_at(rng):
     total = inst.size(rng, 1, 2, 9)
     f = inst.pick(rng, inst.UNARY)
-    if rng.random() < 0.5:
+    kind = rng.random()
+    if kind < 0.4:
         n, k = total, int(rng.integers(1, total))
-    else:  # symbolic: a cut the declared range keeps inside (N >= 2, k = 1 or N - 1)
+    elif kind < 0.7:  # symbolic: a cut the declared range keeps inside (N >= 2, k = 1 or N - 1)
         n = nat("N", lo=2)
         total = max(total, 2)
         k = 1 if rng.random() < 0.5 else n - 1
+    else:  # symbolic: the explorer's cut c * (N // c), at an N that c neither divides nor exceeds
+        c = int(rng.choice([2, 4, 8]))
+        n = nat("N")
+        total = c * int(rng.integers(1, 4)) + int(rng.integers(1, c))
+        k = c * (n // c)
     prog = inst.vector_program(n, lambda xs: fl.map(f, xs))
     return prog, (inst.data(rng, total),), {"k": k}
 
 
-rule("map_split_at", "split-join", "map f xs -> concat (map f (take k xs)) (map f (drop k xs))   (0 < k < length xs)",
+rule("map_split_at", "split-join", "map f xs -> concat (map f (take k xs)) (map f (drop k xs))   (0 < k < length xs; a symbolic k provably within 0 .. length xs)",
      lhs=P("map", V("f"), V("xs")), params=("k",), side=_split_at_side,
      build=lambda m: fl.concat(fl.map(m.f, fl.take(m.k, m.xs)), fl.map(m.f, fl.drop(m.k, m.xs))),
      example=_ex_split_at,

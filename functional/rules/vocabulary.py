@@ -12,7 +12,9 @@ Each entry declares
     lengths(node)         None where the node does not have the macro's shape, else
                           {param: what the parameter must divide}: a Nat (a length at the node)
                           or the name of another parameter (drawn first), so that the explorer
-                          draws values from divisors
+                          draws values from divisors; or Cut(length): the parameter is a power
+                          of two that does NOT divide the length, whose largest multiple below
+                          it is cut off (the remainder mapped or folded on its own)
     power_of_two, values  further restrictions on a parameter's values (e.g. vector widths)
     example(rng)          a random instance: (program, path of the node, params)
 
@@ -41,6 +43,10 @@ The moves, in the order of issue 12's list:
                           over n-arrays, component by component (one pass over xs; N-Body, MD)
     pair_reduce_fusion    pair (reduce f z (map g xs)) (reduce h w (map k xs)): one reduction of pairs
     hoist_invariant       a loop-invariant value of a map's function computed once, before it
+    map_cut               map f xs -> concat (map f (take (a * (n // a)) xs)) (map f (drop ...)):
+                          the largest multiple of a power of two a that does not divide n, so
+                          that a length with few divisors gets the splits of a multiple of a
+    reduce_cut            reduce f z xs -> reduce f (reduce f z (take (a * (n // a)) xs)) (drop ...)
     split_k               map (fun p => E[reduce f z D]) xs: every element's reduction in
                           n-chunks, the chunks' partial results first (a map over the chunks of
                           maps over the elements, a 2D grid), then each element's partials
@@ -82,7 +88,20 @@ from .algorithmic import generated_reduction, item_reduction, paired_reductions
 from .core import RULES, NotApplicable
 from .movement import map_fn, prim_fn_params
 
-LengthSpec = dict  # param -> Nat (a length at the node) or str (another parameter's name)
+LengthSpec = dict  # param -> Nat (a length at the node), str (another parameter's name) or Cut
+
+
+@attrs.frozen
+class Cut:
+    """A parameter that cuts `length` at its largest multiple: a power of two below the length
+    that does not divide it (one that divides it is a split's, not a cut's)."""
+
+    length: Nat
+
+
+def cut_values(n: int) -> list[int]:
+    """The powers of two a with 2 <= a < n that do not divide n: the cuts of a length n."""
+    return [1 << k for k in range(1, max(n, 2).bit_length()) if (1 << k) < n and n % (1 << k)]
 
 VECTOR_WIDTHS = (2, 4, 8, 16)  # OpenCL's vector widths (3 left out: it pads to 4)
 LOCAL_SIZES = tuple(2**k for k in range(1, 11))  # a tree in a work-group: 2 to 1024 items
@@ -100,6 +119,7 @@ class Macro:
     power_of_two: frozenset = frozenset()
     values: tuple = ()  # ((param, allowed values), ...)
     exact: bool = True  # False: re-associates floating-point operations
+    cuts: frozenset = frozenset()  # parameters that cut a length (Cut in `lengths`) rather than divide one
 
     def strategy(self, **params) -> Strategy:
         """The macro with these parameters, for the node it is given.  A wrong parameter
@@ -197,6 +217,9 @@ def choices(macro: Macro, node: Expr, sizes: dict | None = None, drawn: dict | N
             if target not in drawn:
                 continue
             n = int(drawn[target])
+        elif isinstance(target, Cut):
+            out[p] = cut_values(int(evaluate(target.length, sizes or {})))
+            continue
         else:
             n = int(evaluate(target, sizes or {}))
         vs = divisors(n)
@@ -872,13 +895,66 @@ _register(Macro(
     exact=False))
 
 
+# ------------------------------------------------------------------ cuts at a multiple
+
+
+def _cut_at_multiple(name: str, rule_name: str, param: str, data: Callable[[Expr], Expr | None]) -> Callable[..., Strategy]:
+    """The rule `rule_name` with its cut `param` at a * (n // a), n the length of the node's
+    data: symbolic where n is (the explorer's programs keep their size variables)."""
+
+    def make(a: int) -> Strategy:
+        def run(e: Expr) -> Result:
+            xs = data(e)
+            n = _len(xs) if xs is not None else None
+            if n is None:
+                return Failure(f"{name}: the node is not a map or reduction of an array")
+            return r(rule_name, **{param: a * (n // a)})(e)
+
+        return Strategy(f"{name}({a})", run)
+
+    return make
+
+
+def _ex_cut(rng, reduction: bool):
+    """A map or a reduction over a length with a power of two below it that does not divide it."""
+    n = int(rng.choice([k for k in range(3, 41) if k & (k - 1)]))
+    if reduction:
+        op, z = _monoid(rng)
+        return fl.fun([array(n, f32)], lambda xs: fl.reduce(op, z, fl.map(lambda x: x * 0.5 + 0.75, xs)))
+    g = inst.pick(rng, inst.UNARY)
+    if rng.random() < 0.5:
+        return fl.fun([array(n, f32)], lambda xs: fl.map(g, xs))
+    return fl.fun([array(n, array(3, f32))], lambda xss: fl.map(lambda row: fl.map(g, row), xss))
+
+
+_register(Macro(
+    "map_cut", "map f xs -> concat (map f (take (a * (n // a)) xs)) (map f (drop (a * (n // a)) xs))   "
+    "(map_split_at at the largest multiple of a in n)", ("a",),
+    _cut_at_multiple("map_cut", "map_split_at", "k", lambda e: (m := _map_args(e)) and m[1]),
+    lambda e: None if (m := _map_args(e)) is None or not _typed(e) else {"a": Cut(_len(m[1]))},
+    lambda rng: _found("map_cut", _ex_cut(rng, False), rng),
+    "a a power of two below n that does not divide it (the remainder is not empty)",
+    power_of_two=frozenset({"a"}), cuts=frozenset({"a"})))
+
+_register(Macro(
+    "reduce_cut", "reduce f z xs -> reduce f (reduce f z (take (a * (n // a)) xs)) (drop (a * (n // a)) xs)   "
+    "(reduce_take_drop at the largest multiple of a in n)", ("a",),
+    _cut_at_multiple("reduce_cut", "reduce_take_drop", "m", lambda e: (m := _reduce_args(e)) and m[2]),
+    lambda e: None if (m := _reduce_args(e)) is None or not _typed(e) else {"a": Cut(_len(m[2]))},
+    lambda rng: _found("reduce_cut", _ex_cut(rng, True), rng),
+    "a a power of two below n that does not divide it; any f (a left fold read in two parts)",
+    power_of_two=frozenset({"a"}), exact=False, cuts=frozenset({"a"})))
+
+
 __all__ = [
     "MACROS",
+    "Cut",
     "VECTOR_WIDTHS",
     "Macro",
     "apply_at",
     "choices",
     "concrete",
+    "cut_values",
     "divisors",
     "draw",
     "reduce_two_stage",

@@ -17,7 +17,7 @@ import functional as fl
 from functional.nat import evaluate
 from functional.random_programs import random_inputs
 from functional.rules.check import same_result
-from functional.rules.vocabulary import MACROS, apply_at, choices, draw, sites, specialise
+from functional.rules.vocabulary import MACROS, Cut, apply_at, choices, draw, sites, specialise
 from functional.strategies import Failure, at_path, replace_at
 
 INSTANCES = int(os.environ.get("VOCABULARY_INSTANCES", "12"))
@@ -45,6 +45,10 @@ def _divides(macro, node, params, sizes=None):
     spec = macro.lengths(node)
     assert spec is not None and set(spec) == set(macro.params), f"{macro.name}: lengths {spec} name other params"
     for p, target in spec.items():
+        if isinstance(target, Cut):  # a cut: below the length, not a divisor (the remainder is not empty)
+            n = int(evaluate(target.length, sizes or {}))
+            assert params[p] < n and n % params[p], f"{macro.name}: {p} = {params[p]} does not cut the length {n}"
+            continue
         n = params[target] if isinstance(target, str) else int(evaluate(target, sizes or {}))
         assert n % params[p] == 0, f"{macro.name}: {p} = {params[p]} does not divide its length {n}"
 
@@ -98,8 +102,8 @@ def test_a_non_divisor_is_a_clean_failure(name):
     node = at_path(typed, path)
     spec = macro.lengths(node)
     p, target = next((p, t) for p, t in spec.items() if not isinstance(t, str))
-    n = int(evaluate(target, {}))
-    bad = dict(params, **{p: n + 1})  # larger than the length: divides nothing
+    n = int(evaluate(target.length if isinstance(target, Cut) else target, {}))
+    bad = dict(params, **{p: n + 1})  # larger than the length: divides nothing, cuts nothing
     result = macro.strategy(**bad)(node)
     assert isinstance(result, Failure) and macro.name in result.reason
 
@@ -235,6 +239,8 @@ SUITE_CASES = {
     "fission": ["nn"],
     "hoist_invariant": ["atax_inline"],
     "split_k": ["atax", "mri_q"],
+    "map_cut": ["jacobi2d_5", "hotspot2d"],  # W = 12: a row cut at 8
+    "reduce_cut": ["conv2d_5x5", "separable_conv"],  # a window's 25 or 5 elements
 }
 
 SUITE_SIZES = {"N": 16, "M": 8, "K": 8, "F": 4, "H": 8, "W": 12, "D": 4}
