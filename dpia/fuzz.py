@@ -233,6 +233,7 @@ def _shape_text(value) -> str:
 # Sequences of up to two macro moves (the explorer's default is three): most programs' spaces
 # are the same, and the few large ones build in seconds rather than tens of seconds.
 SPACE_MOVES = 2
+FUZZ_CUTS = (2, 4, 8)  # the multiples cuts offer in the points' spaces (the explorer's: 32, 256, 2048)
 
 
 @functools.lru_cache(maxsize=1)  # a worker runs a seed's points one after the other
@@ -250,7 +251,9 @@ def _space_of(seed: int, device=None):
     # and at the generator's small sizes it would refuse most points: one compute unit is
     # asked for, the device's hard limits (work-group size, local and private memory) stay.
     limits = attrs.evolve(DeviceLimits.of(choose_device(device)), compute_units=1)
-    return generated, Space.build(generated.program, sizes, limits, heuristics=Heuristics(length=SPACE_MOVES))
+    # cuts at the small multiples the generator's lengths (mostly below 64) leave room for
+    heuristics = Heuristics(length=SPACE_MOVES, cuts=FUZZ_CUTS)
+    return generated, Space.build(generated.program, sizes, limits, heuristics=heuristics)
 
 
 def draw_points(space, seed: int, count: int) -> list:

@@ -168,6 +168,10 @@ class Heuristics:
         "register_blocking_1d": (1, 2), "register_blocking_2d": (2, 2), "tile_reduction": (1, 2),
         "reduce_tree": (0, 2)})
     max_variants: int = 320  # all lengths together
+    # the multiples a cut offers (map_cut, reduce_cut): a small remainder (a few rows of a grid), and long
+    # multiples whose splits reach work-group and vector sizes; each only where it does not divide the length
+    # at the real sizes and the multiple is at least half of it (the fuzzer's small programs take smaller ones)
+    cuts: tuple[int, ...] = (32, 256, 2048)
     exclusions: tuple[Exclusion, ...] = EXCLUSIONS
     commuting_once: bool = True  # moves at disjoint places tried in one order only (`out_of_order`)
     # stage 2's loop schemes (dpia.explore.mapping.loop_schemes); off: the mappings only
@@ -842,7 +846,7 @@ def _extend(variant: Variant, move: Move, path: tuple, node: Expr, sizes, heuris
     slots = trial_slots(move, node, sizes, variant.slots, len(variant.slots), probe)
     if slots is None or resplits(variant, move.name, path, slots):
         return
-    for fixed, residues in cut_choices(move, node, sizes):
+    for fixed, residues in cut_choices(move, node, sizes, heuristics.cuts):
         trials = tuple(fixed.items()) + tuple((p, s.trial) for p, (_, s) in slots.items())
         key = _context_key(move, node, trials)
         if key not in memo:
@@ -864,16 +868,12 @@ def _extend(variant: Variant, move: Move, path: tuple, node: Expr, sizes, heuris
                       moved + (path,), together)
 
 
-CUT_ALIGNMENTS = (32, 256, 2048)
-"""The multiples a cut offers (map_cut, reduce_cut): a small remainder (a few rows of a grid),
-and long multiples whose splits reach work-group and vector sizes; each only where it does not
-divide the length at the real sizes and the multiple is at least half of it."""
-
-
-def cut_choices(move: Move, node: Expr, sizes: Mapping[str, int]) -> list[tuple[dict[str, int], dict[str, int]]]:
-    """(fixed values of the move's cuts, residues) per way to cut: [({}, {})] for a move
-    without cuts.  A cut `a` of a length of size variables keeps each of them at the real
-    size modulo a times the length's scale (N / 8 cut at a: modulo 8a) where it is checked."""
+def cut_choices(move: Move, node: Expr, sizes: Mapping[str, int],
+                alignments: tuple[int, ...] = Heuristics().cuts) -> list[tuple[dict[str, int], dict[str, int]]]:
+    """(fixed values of the move's cuts, residues) per way to cut, a cut at each of the
+    `alignments` (Heuristics.cuts) that cuts the length at the real sizes: [({}, {})] for a
+    move without cuts.  A cut `a` of a length of size variables keeps each of them at the
+    real size modulo a times the length's scale (N / 8 cut at a: modulo 8a) where it is checked."""
     if not move.cuts:
         return [({}, {})]
     try:
@@ -890,7 +890,7 @@ def cut_choices(move: Move, node: Expr, sizes: Mapping[str, int]) -> list[tuple[
         names = sorted(v.name for v in target.length.vars) if hasattr(target.length, "vars") else []
         scale = size_scale(target.length)
         options.append([(param, a, {name: a * scale for name in names})
-                        for a in CUT_ALIGNMENTS if a in cut_values(length) and 2 * a <= length])
+                        for a in alignments if a in cut_values(length) and 2 * a <= length])
     out = []
     for combo in itertools.product(*options):
         residues: dict[str, int] = {}
@@ -909,7 +909,7 @@ def _apply(move: Move, node: Expr, trials: dict) -> Expr | None:
     return result.expr if result.ok else None
 
 
-__all__ = ["ANYWHERE", "CUT_ALIGNMENTS", "EXCLUSIONS", "INSIDE", "OVERLAPPING", "SPLIT_KINDS", "Exclusion", "Heuristics", "Probe", "Slot",
+__all__ = ["ANYWHERE", "EXCLUSIONS", "INSIDE", "OVERLAPPING", "SPLIT_KINDS", "Exclusion", "Heuristics", "Probe", "Slot",
            "Variant", "acceptable", "add_mul_distance", "algorithmic_variants", "apply_steps", "at_real_multiples",
            "constraints", "cut_choices", "divisor_values", "excluded_by", "map_depth", "node_probe", "out_of_order", "positions",
            "probed_length", "probed_values", "program_constant", "replay", "resplits", "split_kind", "trial_slots"]
