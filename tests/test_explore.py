@@ -932,3 +932,26 @@ def test_a_candidates_timeout_is_a_share_of_the_budget():
 
     assert candidate_timeout(300) == pytest.approx(75.0)
     assert candidate_timeout(10) == 60.0 and candidate_timeout(600) == 120.0 and candidate_timeout(None) == 120.0
+
+
+def test_an_exploration_at_a_prime_size_checks_and_times_cut_points(tmp_path):
+    """At a prime size the space's splits come from cuts (map_cut, reduce_cut); their points
+    are checked at sizes with the real remainder (Skeleton.residues), compiled at the real
+    size and timed, and the best is correct there."""
+    program = fl.fun([fl.array(N, fl.f32)], lambda xs: fl.reduce(fl.add, 0.0, fl.map(lambda x: x * x, xs)))
+    sizes = {"N": 4099}
+    found = generate_skeletons(program, sizes, Heuristics(length=2))
+    cut = [s for s in found if s.steps and s.steps[0].move == "reduce_cut"
+           and any(st.move in ("reduce_split", "reduce_tree") for st in s.steps)][:4]
+    assert cut and all(s.residues == {"N": dict(s.steps[0].fixed)["a"]} for s in cut)
+    with TuningDB(tmp_path / "t.sqlite") as db:
+        result = explore(program, sizes, db=db, seed=0, workers=1, skeletons=[found[0]] + cut, baseline="default",
+                         max_candidates=6)
+        stored = db.candidates(run_id=result.run_id)
+    measured = [c for c in stored if "_cut(" in c.params["family"] and c.status in ("ok", "slow")]  # checked, timed
+    assert measured, [(c.params["family"], c.status, c.error) for c in stored]
+    import dpia
+
+    xs = np.random.default_rng(0).standard_normal(4099).astype(np.float32)
+    got = dpia.compile(program, db=tmp_path / "t.sqlite")(xs)
+    assert abs(float(got) - float(np.sum(xs.astype(np.float64) ** 2))) < 1e-3 * float(np.sum(xs.astype(np.float64) ** 2))

@@ -258,3 +258,22 @@ def test_a_length_without_divisors_is_cut_at_a_multiple_that_the_later_moves_spl
         inputs = random_inputs(space.program, check, 0)
         got = dpia.compile(low)(*inputs)
         assert relative_error(got, fl.interpret(space.program, *inputs)) < 1e-4, (str(point), check)
+
+
+def test_a_slot_after_a_cut_divides_only_what_is_provable():
+    """After a cut at 256 the multiple's chunks number 32 * (N // 256): at N = 131075 that is
+    16384, a power of two by coincidence (131075 // 256 = 512).  Only 32 divides it at every
+    point, so no later split is offered a value that the derivation then refuses."""
+    from dpia.explore.algorithmic import provable_content
+
+    assert provable_content(32 * (N // 256), {"N": 131075}, 16384) == 32
+    assert provable_content(N / 64, {"N": 1 << 28}, 1 << 22) == 1 << 22  # a length of sizes: all of it
+    space = Space.build(TOTAL, {"N": 131075}, CPU, heuristics=SHORTER)
+    refused = []
+    for skeleton in [f for f in space.families if f.steps and f.steps[0].move == "reduce_cut"][:40]:
+        point = space.by_family()[skeleton.name][0]
+        try:
+            _derive(space, point)
+        except FunctionalError as exc:
+            refused.append((str(point), str(exc)[-200:]))
+    assert not refused, refused[:3]

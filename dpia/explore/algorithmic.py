@@ -405,6 +405,10 @@ def _length_slot(target: Nat, sizes: Mapping[str, int], slots: Mapping[str, Slot
                                  {v for whole, _ in quotient for v in slots[whole].sizes}))
         return Slot(values, _trial(values, used, length), parent, inherited, within_slot=quotient) if values else None
     if probed is not None:  # the divisors of the length at any of the slots' values
+        if names:  # of a size's floor quotient (a cut's multiple N // 256 chunks) only what is provable
+            content = provable_content(target, sizes, length)
+            if content != length:
+                probed = SlotLength(probed.scale * content / length, probed.powers)
         values = _only(probed_values(probed, slots, pow2), allowed)
         if not values:
             return None
@@ -417,6 +421,16 @@ def _length_slot(target: Nat, sizes: Mapping[str, int], slots: Mapping[str, Slot
     # a size over slots' values (N / s0) read from the trial values
     within = _quotient_of(target, sizes, length, slots) if not constant else None
     return Slot(values, _trial(values, used), None, names, within, scale=size_scale(target)) if values else None
+
+
+def provable_content(target: Nat, sizes: Mapping[str, int], length: int) -> int:
+    """The largest divisor of `length` (`target` at the real sizes) that divides `target` at
+    every point (at_real_multiples): all of it for a length of sizes, only the constant factor
+    of a floor quotient (32 * (N // 256): 32, however many 256s the real N holds)."""
+    strongest = at_real_multiples(target, sizes)
+    if length <= 1 or divides(length, strongest):
+        return length
+    return max((d for d in _divisors(length) if divides(d, strongest)), default=1)  # up to MAX_VALUE: a slot's most
 
 
 def at_real_multiples(length: Nat, sizes: Mapping[str, int]) -> Nat:
@@ -911,5 +925,5 @@ def _apply(move: Move, node: Expr, trials: dict) -> Expr | None:
 
 __all__ = ["ANYWHERE", "EXCLUSIONS", "INSIDE", "OVERLAPPING", "SPLIT_KINDS", "Exclusion", "Heuristics", "Probe", "Slot",
            "Variant", "acceptable", "add_mul_distance", "algorithmic_variants", "apply_steps", "at_real_multiples",
-           "constraints", "cut_choices", "divisor_values", "excluded_by", "map_depth", "node_probe", "out_of_order", "positions",
+           "constraints", "cut_choices", "divisor_values", "excluded_by", "map_depth", "node_probe", "out_of_order", "positions", "provable_content",
            "probed_length", "probed_values", "program_constant", "replay", "resplits", "split_kind", "trial_slots"]
