@@ -229,31 +229,36 @@ def test_check_sizes_keep_the_real_remainder_of_a_cut():
     assert check_size(4, 4096, 64) == 64  # no cut: as before
 
 
-@pytest.mark.parametrize("name", ["scal", "sum", "rows"])
+CUT_CASES = {  # program, sizes (no tile divides them), the moves one sampled skeleton must make
+    "scal": (fl.fun([fl.f32, fl.array(N, fl.f32)], seed.scal_body), {"N": 4099}, ("map_cut", "split_join")),
+    "sum": (TOTAL, {"N": 4099}, ("reduce_cut", "reduce_split")),
+    "rows": (fl.fun([fl.array(M, fl.array(N, fl.f32))], lambda xss: fl.map(lambda r: fl.map(lambda x: x * 3.0, r), xss)),
+             {"M": 67, "N": 96}, ("map_cut", "split_join")),
+    "grid": (suite.jacobi2d_5, {"H": 67, "W": 69}, ("map_cut", "map_cut_columns", "tile_nest_2d")),
+    "mm": (MM, {"M": 67, "N": 69, "K": 16}, ("map_cut_columns", "register_blocking_2d")),
+}
+
+
+@pytest.mark.parametrize("name", list(CUT_CASES))
 def test_a_length_without_divisors_is_cut_at_a_multiple_that_the_later_moves_split(name):
-    """At a prime size the divisors offer no split; stage 1 cuts the length at a multiple of a
-    power of two (map_cut, reduce_cut) and splits the multiple.  Those points derive, are
-    checked at sizes with the real remainder, and compute the program there on PoCL."""
+    """Where the sizes offer no split, stage 1 cuts a length at a multiple of a power of two
+    (map_cut, reduce_cut; a 2D map's rows alike, map_cut_columns) and splits or tiles the
+    multiple.  Those points derive, are checked at sizes with the real remainders, and
+    compute the program there on PoCL."""
     import dpia
 
-    program, sizes = {
-        "scal": (fl.fun([fl.f32, fl.array(N, fl.f32)], seed.scal_body), {"N": 4099}),
-        "sum": (TOTAL, {"N": 4099}),
-        "rows": (fl.fun([fl.array(M, fl.array(N, fl.f32))], lambda xss: fl.map(lambda r: fl.map(
-            lambda x: x * 3.0, r), xss)), {"M": 67, "N": 96}),
-    }[name]
-    space = Space.build(program, sizes, CPU, heuristics=SHORTER)
-    cut = [f for f in space.families if f.steps and f.steps[0].move in ("map_cut", "reduce_cut")]
-    split_after = [f for f in cut if any(st.move in ("split_join", "reduce_split", "reduce_tree", "tile_nest_2d")
-                                         for st in f.steps[1:])]
-    assert split_after, [f.name for f in cut][:5]
+    program, sizes, moves = CUT_CASES[name]
+    space = Space.build(program, sizes, CPU, heuristics=Heuristics(length=len(moves), per_depth=(64, 256, 256)))
+    cut = [f for f in space.families if f.steps and f.steps[0].move in ("map_cut", "map_cut_columns", "reduce_cut")]
+    wanted = [f for f in cut if all(any(st.move == m for st in f.steps) for m in moves)]
+    assert wanted, [f.name for f in cut][:5]
     rng = random.Random(name)
-    for skeleton in [split_after[0]] + rng.sample(cut, min(3, len(cut))):
+    for skeleton in [wanted[0]] + rng.sample(cut, min(2, len(cut))):
         point = rng.choice(space.by_family()[skeleton.name])
-        a = dict(skeleton.steps[0].fixed)["a"]
         check = space.check_sizes(point)
-        (size, real), = [(check[v], sizes[v]) for v in skeleton.residues]
-        assert size % a == real % a and (size >= 2 * a or size == real), (skeleton.name, check)
+        for size, modulus in skeleton.residues.items():
+            assert check[size] % modulus == sizes[size] % modulus, (skeleton.name, check)
+            assert check[size] >= 2 * modulus or check[size] == sizes[size], (skeleton.name, check)
         low, derivation = _derive(space, point)
         inputs = random_inputs(space.program, check, 0)
         got = dpia.compile(low)(*inputs)

@@ -94,7 +94,7 @@ REGISTER_BLOCKINGS = frozenset({"register_blocking_1d", "register_blocking_2d"})
 REDUCTION_SPLITS = frozenset({"reduce_split", "reduce_two_stage", "reduce_tree", "split_k", "tile_reduction",
                               "reduce_vectorize_two_stage"})
 INTERCHANGES = frozenset({"interchange", "interchange_swap"})
-CUTS = frozenset({"map_cut", "reduce_cut"})
+CUTS = frozenset({"map_cut", "map_cut_columns", "reduce_cut"})
 
 EXCLUSIONS: tuple[Exclusion, ...] = (
     Exclusion(INTERCHANGES, INTERCHANGES, INSIDE,
@@ -115,9 +115,10 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
     Exclusion(TILINGS | REGISTER_BLOCKINGS | REDUCTION_SPLITS | {"vectorize", "reduce_vectorize"}, CUTS, OVERLAPPING,
               "a length is cut before it is split: a split length has the divisors a cut is for, and the sequence "
               "that cuts first reaches the splits of the multiple"),
-    Exclusion(CUTS, CUTS, OVERLAPPING,
+    Exclusion(CUTS, {"map_cut", "reduce_cut"}, OVERLAPPING,
               "one cut per length: cutting a part again, or the reduction of a cut map, leaves remainders of "
-              "remainders where one cut of the whole gives the same multiple"),
+              "remainders where one cut of the whole gives the same multiple; a 2D map's rows are cut before "
+              "its columns (map_cut, then map_cut_columns in the multiple: the other order reaches the same)"),
 )
 
 # The kind of split each parameter makes (by move, or by (move, parameter) where a move makes

@@ -83,6 +83,34 @@ rule("map_split_at", "split-join", "map f xs -> concat (map f (take k xs)) (map 
          "its largest multiple of the tile: the multiple is tiled, the remainder (the guarded part) mapped "
          "as it is.")
 
+def _concat_body_side(m):
+    if not isinstance(m.lam, Lambda) or applied(m.lam.body, "concat", 2) is None:
+        return "the function's body is not a concat of two arrays"
+    return None
+
+
+def _ex_concat_columns(rng):
+    rows, k, rest = inst.size(rng, 1, 1, 4), inst.size(rng, 1, 1, 4), inst.size(rng, 1, 1, 4)
+    f, g = inst.pick(rng, inst.UNARY), inst.pick(rng, inst.UNARY)
+    prog = fl.fun([array(rows, array(k + rest, f32))], lambda xss: fl.map(
+        lambda r: fl.concat(fl.map(f, fl.take(k, r)), fl.map(g, fl.drop(k, r))), xss))
+    return prog, (inst.data(rng, rows * (k + rest)).reshape(rows, k + rest),), {}
+
+
+rule("map_concat_transpose", "split-join",
+     "map (fun(x) => concat (a x) (b x)) xs -> transpose (concat (transpose (map (fun(x) => a x) xs)) "
+     "(transpose (map (fun(x) => b x) xs)))",
+     lhs=P("map", V("lam"), V("xs")), side=_concat_body_side,
+     build=lambda m: fl.transpose(fl.concat(
+         fl.transpose(fl.map(Lambda(m.lam.param, applied(m.lam.body, "concat", 2)[0]), m.xs)),
+         fl.transpose(fl.map(Lambda(m.lam.param, applied(m.lam.body, "concat", 2)[1]), m.xs)))),
+     example=_ex_concat_columns,
+     doc="Proof: row i of either side is concat (a xs_i) (b xs_i): transposed, the concat of the two "
+         "maps' columns.  Every row's left and right parts become two nests of their own (a 2D map's "
+         "columns cut at a multiple: the left block tiled, the right strip mapped), each written in place "
+         "through the transposes' and concat's write views.")
+
+
 # -------------------------------------------------------------------- fusion / fission
 
 

@@ -43,6 +43,9 @@ The moves, in the order of issue 12's list:
                           over n-arrays, component by component (one pass over xs; N-Body, MD)
     pair_reduce_fusion    pair (reduce f z (map g xs)) (reduce h w (map k xs)): one reduction of pairs
     hoist_invariant       a loop-invariant value of a map's function computed once, before it
+    map_cut_columns       a 2D map's rows cut alike: the left block and the right strip as two
+                          nests (transpose (concat (transpose L) (transpose R))), the block's
+                          rows a multiple of a long
     map_cut               map f xs -> concat (map f (take (a * (n // a)) xs)) (map f (drop ...)):
                           the largest multiple of a power of two a that does not divide n, so
                           that a length with few divisors gets the splits of a multiple of a
@@ -934,6 +937,60 @@ _register(Macro(
     lambda e: None if (m := _map_args(e)) is None or not _typed(e) else {"a": Cut(_len(m[1]))},
     lambda rng: _found("map_cut", _ex_cut(rng, False), rng),
     "a a power of two below n that does not divide it (the remainder is not empty)",
+    power_of_two=frozenset({"a"}), cuts=frozenset({"a"})))
+
+def _column_length(e: Expr):
+    """The row length of a 2D map `map (fun(x) => map f D) xs` (or `map (map f) xs`), else None."""
+    m = _map_args(e)
+    if m is None or not isinstance(e.t, ArrayType) or not isinstance(e.t.elem, ArrayType):
+        return None
+    f = m[0]
+    inner = f.body if isinstance(f, Lambda) else f
+    head, args = spine(inner)
+    if not (getattr(head, "name", None) == "map" and len(args) == (2 if isinstance(f, Lambda) else 1)):
+        return None
+    return e.t.elem.size
+
+
+def map_cut_columns(a: int) -> Strategy:
+    """At a 2D map: each row's map cut at the largest multiple k of a in the row length L
+    (map_split_at), the two parts made nests of their own (map_concat_transpose), and each
+    part's rows as data where its function is a map of a view of the row (map_fission):
+
+        map (fun(x) => map f (R x)) xs -> transpose (concat (transpose (map (map f) (map (fun(x) =>
+            take k (R x)) xs))) (transpose (map (map f) (map (fun(x) => drop k (R x)) xs))))"""
+
+    def run(e: Expr) -> Result:
+        length = _column_length(e)
+        if length is None:
+            return Failure("map_cut_columns: the node is not a 2D map")
+        split = seq(try_(r("eta_expand_map")), fmap(r("map_split_at", k=a * (length // a))), r("map_concat_transpose"))
+        part = try_(r("map_fission"))  # the rows' views as data where f is independent of the row
+        return seq(split, argument(seq(function(argument(argument(part))), argument(argument(part)))))(e)
+
+    return Strategy(f"map_cut_columns({a})", run)
+
+
+def _ex_cut_columns(rng):
+    """A 2D map (rows of a matrix, or a product's rows and columns) whose rows' length has a cut."""
+    rows = int(rng.integers(1, 4))
+    n = int(rng.choice([k for k in range(3, 21) if k & (k - 1)]))
+    g = inst.pick(rng, inst.UNARY)
+    if rng.random() < 0.5:
+        return fl.fun([array(rows, array(n, f32))], lambda xss: fl.map(lambda row: fl.map(g, row), xss))
+    k = int(rng.integers(1, 4))
+    return fl.fun([array(rows, array(k, f32)), array(k, array(n, f32))], lambda a, b: fl.map(
+        lambda row: fl.map(lambda col: fl.reduce(fl.add, 0.0, fl.map(lambda p: fl.fst(p) * fl.snd(p), fl.zip(row, col))),
+                           fl.transpose(b)), a))
+
+
+_register(Macro(
+    "map_cut_columns", "map (fun(x) => map f (R x)) xs -> transpose (concat (transpose (map (fun(x) => map f (take k "
+    "(R x))) xs)) (transpose (map (fun(x) => map f (drop k (R x))) xs)))   (k = a * (L // a), L the rows' length)",
+    ("a",), map_cut_columns,
+    lambda e: None if (n := _column_length(e)) is None or not _typed(e) else {"a": Cut(n)},
+    lambda rng: _found("map_cut_columns", _ex_cut_columns(rng), rng),
+    "a a power of two below the rows' length that does not divide it",
     power_of_two=frozenset({"a"}), cuts=frozenset({"a"})))
 
 _register(Macro(

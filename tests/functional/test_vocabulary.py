@@ -240,7 +240,8 @@ SUITE_CASES = {
     "hoist_invariant": ["atax_inline"],
     "split_k": ["atax", "mri_q"],
     "map_cut": ["jacobi2d_5", "hotspot2d"],  # W = 12: a row cut at 8
-    "reduce_cut": ["conv2d_5x5", "separable_conv"],  # a window's 25 or 5 elements
+    "reduce_cut": ["conv2d_5x5", "separable_conv"],
+    "map_cut_columns": ["jacobi2d_5", "hotspot2d"],  # W = 12 columns cut at 8
 }
 
 SUITE_SIZES = {"N": 16, "M": 8, "K": 8, "F": 4, "H": 8, "W": 12, "D": 4}
