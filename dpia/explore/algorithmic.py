@@ -26,6 +26,13 @@ value, the strongest fact a point declares (`at_real_multiples`: 9 never divides
 A point is valid only where the products divide, so stage 3 draws no point whose split the
 rules refuse.
 
+Where a length lacks the divisors the splits need (a prime size), a cut (map_cut, reduce_cut,
+map_cut_columns) takes its largest multiple of a power of two a: `a` is structural, one
+variant per value of `Heuristics.cuts` that does not divide the length at the real sizes
+(`cut_choices`), so the multiple a * (N // a) is a length the later slots split by the
+divisors of a (only the provable factor of a floor quotient counts: `provable_content`); the
+variant records the residue its check sizes keep (`Variant.residues`).
+
 Lift's heuristics bound the sequences (dpia.explore.algorithmic.Heuristics):
 
 * the nesting depth of maps (`max_map_depth`), how often one move is used (`per_move`), the

@@ -57,7 +57,7 @@ class Move:
     # its result stores a value every item reads (packed panels): only in program-level code, whose stored values
     # are kernels of their own; inside a parallel map's function each item would store it
     program_level: bool = False
-    # structural parameters that cut a length (vocabulary.Cut in `lengths`): stage 1 tries each of CUT_ALIGNMENTS
+    # structural parameters that cut a length (vocabulary.Cut in `lengths`): stage 1 tries each of Heuristics.cuts
     # that cuts the length at the real sizes as a fixed value (a skeleton each), so the multiple it leaves is one
     # the later slots split by powers of two up to it
     cuts: tuple[str, ...] = ()
