@@ -41,11 +41,11 @@ rule("split_join", "split-join", "map f xs -> join (map (map f) (split n xs))",
 
 
 
-def _split_at_side(m):
-    """0 < k < n for a constant cut; a symbolic one provably between 0 and n and not all of
-    it (the explorer's cut a * (n // a): a part is empty at the sizes a divides or exceeds,
-    where the map over it computes nothing)."""
-    whole, cut = length(m.xs), as_nat(m.k)
+def cut_within(whole, cut) -> str | None:
+    """Why `cut` does not cut the length `whole` in two, or None: 0 < k < n for constants; a
+    symbolic cut provably between 0 and n and not all of it (the cut c * (n // c) of the
+    default lowering and the explorer: a part is empty at the sizes c divides or exceeds)."""
+    whole, cut = as_nat(whole), as_nat(cut)
     n, k = whole.as_int(), cut.as_int()
     if n is not None and k is not None:
         return None if 0 < k < n else f"{k} does not split the length {n} into two non-empty parts"
@@ -76,7 +76,7 @@ def _ex_split_at(rng):
 
 
 rule("map_split_at", "split-join", "map f xs -> concat (map f (take k xs)) (map f (drop k xs))   (0 < k < length xs; a symbolic k provably within 0 .. length xs)",
-     lhs=P("map", V("f"), V("xs")), params=("k",), side=_split_at_side,
+     lhs=P("map", V("f"), V("xs")), params=("k",), side=lambda m: cut_within(length(m.xs), m.k),
      build=lambda m: fl.concat(fl.map(m.f, fl.take(m.k, m.xs)), fl.map(m.f, fl.drop(m.k, m.xs))),
      example=_ex_split_at,
      doc="Proof: concat [f x1, ..., f xk] [f x(k+1), ..., f xn] = map f xs.  A length no tile divides is cut at "
@@ -1320,18 +1320,9 @@ rule("vectorize_columns", "vectorisation",
 
 def _take_drop_side(m):
     """Constant sizes: both parts non-empty (an empty one gains nothing).  Symbolic ones:
-    0 <= m <= n provable, m not n itself; a part may be empty at some sizes (m = c * (n // c)
-    is 0 for n < c), which the proof allows: the fold of no elements is its start."""
-    whole = length(m.xs)
-    n, k = whole.as_int(), as_nat(m.m).as_int()
-    if n is not None and k is not None:
-        return None if 0 < k < n else f"{k} does not split the length {n} into two non-empty parts"
-    cut = as_nat(m.m)
-    if cut == whole:
-        return f"{cut} is the whole length: nothing to split"
-    if not (is_nonneg(cut) and is_nonneg(whole - cut)):
-        return f"{cut} is not provably between 0 and the length {whole}"
-    return None
+    a part may be empty at some sizes (m = c * (n // c) is 0 for n < c), which the proof
+    allows: the fold of no elements is its start."""
+    return cut_within(length(m.xs), m.m)
 
 
 def _ex_take_drop(rng):
