@@ -52,7 +52,8 @@ def ptx_counts(program) -> str:
         return ""
     counts = {name: len(re.findall(pat, ptx)) for name, pat in (
         ("mma", r"mma\.sync"), ("ld.shared", r"ld\.shared\.[fbu]32"), ("ld.shared.v2", r"ld\.shared\.v2"),
-        ("ld.shared.v4", r"ld\.shared\.v4"), ("cvt.rna", r"cvt\.rna"), ("bar", r"bar\.sync"))}
+        ("ld.shared.v4", r"ld\.shared\.v4"), ("cvt.rna", r"cvt\.rna"), ("bar", r"bar\.sync"),
+        ("cp.async", r"cp\.async\.c[ag]"))}
     return " ".join(f"{k}={v}" for k, v in counts.items())
 
 

@@ -161,6 +161,7 @@ class _Printer:
         self.vector_bytes: dict[str, int] = {}  # leaf -> the widest vector read or written through it
         self.vector_leaves: set[str] = set()  # private leaves that are one vector: declared as vector variables
         self.one_item_each = False  # the kernel being printed has no work-groups (see emit)
+        self.async_copies = False  # the kernel being printed issues cp.async copies: its barriers wait for them first
 
     def exp(self, e: Exp) -> str:
         if isinstance(e, Lit):
@@ -284,6 +285,8 @@ class _Printer:
             return f"dpia_mma_tf32({', '.join(a)})"
         if name == "vec":
             return f"(({c_type(e.type, self.opencl)})({', '.join(a)}))"
+        if name == "async_copy":  # where not issued as cp.async (see _async_copy): the value as it is
+            return a[0]
         if name == "user_fun":
             uf = e.params[0]
             params = ", ".join(f"{c_type(t, self.opencl)} {n}" for n, t in uf.params)
@@ -306,6 +309,12 @@ class _Printer:
                 raise EmitError(f"vector {access.leaf} accessed at vector {access.index.to_c()}")
             return access.leaf
         return f"((private {c_type(access.type, self.opencl)}*)&{access.leaf})[{access.index.to_c()}]"
+
+    def address(self, access) -> str:
+        """The address of a Load or Store of local or global memory (an asynchronous copy's operands)."""
+        if isinstance(access.type, VectorType):
+            return f"({self.vector_pointer(access, const=isinstance(access, Load))} + {access.index.to_c()})"
+        return f"({access.leaf} + {access.index.to_c()})"
 
     def vector_pointer(self, access, const: bool) -> str:
         """`((global const float4*)leaf)`: the leaf seen as an array of vectors."""
@@ -348,6 +357,9 @@ class _Printer:
         if isinstance(c, Seq):
             return [line for x in c.cmds for line in self.cmd(x, depth, hoisted)]
         if isinstance(c, Assign):
+            if self.opencl and _async_copy(c):
+                self.user_funs[f"dpia_cp_async{_async_copy(c)}"] = _cp_async(_async_copy(c))
+                return [pad + f"dpia_cp_async{_async_copy(c)}({self.address(c.acc)}, {self.address(_async_source(c.value))});"]
             if isinstance(c.acc, Store) and self._private(c.acc) and _too_wide(c.acc.type) \
                     and c.acc.leaf not in self.vector_leaves:
                 return self._split_store(c, depth, hoisted)
@@ -406,7 +418,8 @@ class _Printer:
             return out + [pad + "}"]
         if isinstance(c, Barrier):
             flags = " | ".join(f for f, on in (("CLK_LOCAL_MEM_FENCE", c.local), ("CLK_GLOBAL_MEM_FENCE", c.global_)) if on)
-            return [pad + f"barrier({flags});"]
+            wait = [pad + 'asm volatile("cp.async.wait_all;" ::: "memory");'] if self.async_copies else []
+            return wait + [pad + f"barrier({flags});"]
         raise EmitError(f"cannot print {c!r}")
 
     def declare(self, m: Mem) -> str:
@@ -453,6 +466,60 @@ INDEX_LIMIT = 2**31 - 1  # the largest value of a 32-bit OpenCL int
 INDEX_TYPES = ("int", "long")
 
 
+# Asynchronous copies (`async_copy`, from dpia.translate's double buffering where the device offers
+# them): a global read of 4, 8 or 16 bytes stored as it is into local memory is issued as PTX
+# cp.async (sm_80 and later), which copies without passing through the item's registers, so the item
+# goes on to the products while the copy is in flight; each barrier of such a kernel first waits for
+# the item's copies (cp.async.wait_all), so what the barrier publishes has arrived.  A local address
+# is passed as the 32-bit shared-window offset `(uint)(size_t)p` (../shared/reference/gpu.md).
+_ASYNC_BYTES = (4, 8, 16)
+
+
+def _async_source(v: Exp) -> Load | None:
+    """The global read an asynchronous copy's value is, as a Load of its own type: `async_copy
+    x[i]`, or lane k of `async_copy x[i]` (a vector read whose lanes are stored apart, e.g. a
+    tile transposed as it is staged: x's scalar element w i + k), else None."""
+    lane = None
+    if isinstance(v, Op) and v.name == "lane" and v.params[0].as_int() is not None:
+        lane, v = v.params[0].as_int(), v.args[0]
+    if not (isinstance(v, Op) and v.name == "async_copy" and isinstance(v.args[0], Load)):
+        return None
+    src = v.args[0]
+    if lane is None:
+        return src
+    if not isinstance(src.type, VectorType) or _three(src.type):
+        return None
+    return Load(src.leaf, src.index * src.type.width + lane, src.type.elem, src.space)
+
+
+def _async_copy(c: Assign) -> int:
+    """The bytes of an assignment the printer issues as cp.async, else 0."""
+    src, dst = _async_source(c.value), c.acc
+    if src is None or not isinstance(dst, Store):
+        return 0
+    if src.space is not AddressSpace.GLOBAL or dst.space is not AddressSpace.LOCAL or src.type != dst.type:
+        return 0
+    t = dst.type
+    lanes = t.width.as_int() if isinstance(t, VectorType) else 1
+    scalar = t.elem if isinstance(t, VectorType) else t
+    size = lanes * _SCALAR_BYTES.get(getattr(scalar, "name", ""), 0) if lanes is not None else 0
+    return size if size in _ASYNC_BYTES and not (isinstance(t, VectorType) and _three(t)) else 0
+
+
+_SCALAR_BYTES = {"f32": 4, "i32": 4, "u32": 4, "f64": 8, "i64": 8, "u64": 8, "f16": 2, "i16": 2, "u16": 2, "i8": 1,
+                 "u8": 1}
+
+
+def _cp_async(size: int) -> str:
+    """The helper issuing one cp.async of `size` bytes (.cg, past L1, where it may: 16 bytes)."""
+    cache = "cg" if size == 16 else "ca"
+    return "\n".join([
+        f"inline void dpia_cp_async{size}(local void* dst, global const void* src) {{",
+        f'  asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size};" :: "r"((uint)(size_t)dst), "l"(src) '
+        ': "memory");',
+        "}"])
+
+
 # Device intrinsics, as inline PTX (NVIDIA's OpenCL compiler accepts `asm volatile`; the runtime
 # builds a program that uses them only for a device that offers them, runtime.check_intrinsics).
 # shfl.sync.down: lane i receives lane i + delta's value (its own past lane 31); every lane of the
@@ -493,18 +560,22 @@ def _tf32(t, opencl: bool) -> tuple[str, str]:
 
 
 # A warp's m16n8k8 TF32 product on its lanes' fragments (functional.primitives, mma_sync): each lane
-# passes its own four elements of C, four of A and two of B, rounded to TF32 here (cvt.rna: the
-# instruction itself would drop the low bits), and gets its four elements of D.  All 32 lanes of the
-# warp run it together (.sync.aligned), as the translation's lane loop arranges.  Not `asm volatile`:
-# nothing here touches memory, and a volatile asm keeps NVIDIA's compiler from sharing the fragment
-# reads of a k-step's tiles across its products (H100, 4 warps of 4 x 8 tiles: 192 local loads a
-# step, 32 without volatile; benchmarks/RESULTS.md).
+# passes its own four elements of C, four of A and two of B, rounded to TF32, and gets its four
+# elements of D.  The tensor cores read an operand's top 19 bits (they truncate: the float32 bits as
+# they are give twice cvt.rna's error, benchmarks/RESULTS.md session 32), so half a TF32 ulp (0x1000)
+# added to the bits first makes that truncation round to nearest, ties away from zero: cvt.rna's
+# result, by one integer add instead of a conversion (the conversions cost 15 % of a hand-written
+# kernel's time; infinities and NaNs keep their top bits).  All 32 lanes of the warp run it together
+# (.sync.aligned), as the translation's lane loop arranges.  Not `asm volatile`: nothing here touches
+# memory, and a volatile asm keeps NVIDIA's compiler from sharing the fragment reads of a k-step's
+# tiles across its products (H100, 4 warps of 4 x 8 tiles: 192 local loads a step, 32 without
+# volatile; benchmarks/RESULTS.md).
 _MMA_TF32 = "\n".join([
     "float4 dpia_mma_tf32(float4 c, float4 a, float2 b) {",
     "  float d0 = c.s0, d1 = c.s1, d2 = c.s2, d3 = c.s3;",
-    "  uint a0, a1, a2, a3, b0, b1;",
-    *(f'  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"({r}) : "f"({v}));'
-      for r, v in [("a0", "a.s0"), ("a1", "a.s1"), ("a2", "a.s2"), ("a3", "a.s3"), ("b0", "b.s0"), ("b1", "b.s1")]),
+    "  const uint half_ulp = 0x1000u;",
+    "  uint a0 = as_uint(a.s0) + half_ulp, a1 = as_uint(a.s1) + half_ulp, a2 = as_uint(a.s2) + half_ulp,",
+    "       a3 = as_uint(a.s3) + half_ulp, b0 = as_uint(b.s0) + half_ulp, b1 = as_uint(b.s1) + half_ulp;",
     '  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "',
     '      "{%0, %1, %2, %3};" : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)',
     '      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));',
@@ -705,6 +776,7 @@ def emit(p: Program, target: str = "opencl", index: str | None = None, plan=None
         pr.vector_bytes = _vector_accesses(ph.body)
         # a kernel without work-groups is launched with an item per element of its maps
         pr.one_item_each = not any(isinstance(c, ParFor) and c.level is Level.WORKGROUP for c in walk(ph.body))
+        pr.async_copies = opencl and any(isinstance(c, Assign) and _async_copy(c) for c in walk(ph.body))
         body = pr.cmd(ph.body, 1, hoisted)
         if opencl:
             sig = ",\n    ".join(decl for decl, _, _ in params)

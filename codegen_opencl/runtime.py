@@ -122,7 +122,8 @@ def device_intrinsics(device) -> frozenset[str]:
     reports: warp shuffles (`shfl.sync` in inline PTX, opencl._PTX_INTRINSICS) on NVIDIA's GPUs,
     whose OpenCL compiler accepts inline PTX (measured on the H200: ../shared/reference/gpu.md),
     and TF32 tensor cores (`mma.sync.m16n8k8`, opencl._MMA_TF32) on those of compute capability
-    8.0 or later (cl_nv_device_attribute_query); none on any other device (PoCL and Oclgrind
+    8.0 or later (cl_nv_device_attribute_query), which also have asynchronous copies to local memory
+    (`cp.async`, opencl._cp_async); none on any other device (PoCL and Oclgrind
     offer no subgroups either)."""
     nvidia = "NVIDIA" in device.platform.name.upper() and bool(device.type & _import_cl().device_type.GPU)
     if not nvidia:
@@ -131,11 +132,12 @@ def device_intrinsics(device) -> frozenset[str]:
         major = int(device.compute_capability_major_nv)
     except Exception:  # noqa: BLE001 -- no attribute query: no tensor cores assumed
         major = 0
-    return frozenset({"warp_shuffle"} | ({"tensor_cores_tf32"} if major >= 8 else set()))
+    return frozenset({"warp_shuffle"} | ({"tensor_cores_tf32", "async_copy"} if major >= 8 else set()))
 
 
 # What each intrinsic is for, in the words of the program's primitives (for refusals).
-_INTRINSIC_USES = {"warp_shuffle": "reduce_warp: warp shuffles", "tensor_cores_tf32": "mma_sync: TF32 tensor cores"}
+_INTRINSIC_USES = {"warp_shuffle": "reduce_warp: warp shuffles", "tensor_cores_tf32": "mma_sync: TF32 tensor cores",
+                   "async_copy": "reduce_seq_double_buffered: asynchronous copies (cp.async)"}
 
 
 def device_key(device) -> str:

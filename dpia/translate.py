@@ -31,9 +31,10 @@ from typing import Callable
 import attrs
 
 from functional.errors import excerpt
-from functional.expr import App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, spine, substitute_nat, walk
+from functional.expr import (App, Expr, Identifier, Lambda, Literal, NatApp, NatLambda, Prim, free_identifiers, spine,
+                             substitute_nat, walk)
 from functional.infer import constant_index, infer
-from functional.nat import ARITHMETIC, Nat, in_range
+from functional.nat import ARITHMETIC, Nat, divides, floordiv, in_range
 from functional.storage import first_need
 from functional.strategies import at_path
 from functional.nat import Var as NatVar
@@ -56,6 +57,7 @@ from functional.types import (
 from imperative.ir import (
     Acc,
     Assign,
+    Cmd,
     Exp,
     For,
     Idx,
@@ -72,12 +74,14 @@ from imperative.ir import (
     Program,
     Proj,
     ProjAcc,
+    Seq,
     Skip,
     View,
     ViewAcc,
     mem_written,
     seq,
 )
+from imperative.ir import walk as walk_cmds
 
 from .phrases import AccessError, TranslationError, check_access  # noqa: F401 -- AccessError: re-raised with its fix
 
@@ -482,6 +486,8 @@ class Translator:
         n = xs.t.size
 
         def loop(v: Exp):
+            if head.name == "reduce_seq_double_buffered":
+                return self._double_buffered(e, f, acc_mem, v, xs.t, env)
             i = self.loop_var("i", n)
             elem = Idx(v, Nat.atom(i), xs.t.elem)
             return For(i, n, self._step(e, f, acc_mem, elem, env), unroll=PRIMITIVES[head.name].unroll)
@@ -491,16 +497,80 @@ class Translator:
         return self.con(xs, env, lambda v: New(acc_mem, seq(self.acc(z, env, MemAcc(acc_mem)), loop(v), k(acc_mem))))
 
     def _step(self, e: Expr, f: Expr, acc_mem: Mem, elem: Exp, env: dict):
-        """One step of a reduction, `acc := f acc x`.  An accumulator of several scalars (a
-        tuple) is written component by component, so a later component would read an earlier
-        one already updated: its next value is computed into a temporary first."""
-        def into(out: Acc):
-            return self.apply(f, [acc_mem, elem], env, lambda call, env2: self.acc(call, env2, out))
+        """One step of a reduction, `acc := f acc x`."""
+        return self._update(e, acc_mem, lambda out: self.apply(f, [acc_mem, elem], env, lambda call, env2: self.acc(
+            call, env2, out)))
 
+    def _update(self, e: Expr, acc_mem: Mem, into: Callable[[Acc], "Cmd"]):  # noqa: F821
+        """`acc := (what `into` writes)`.  An accumulator of several scalars (a tuple) is written
+        component by component, so a later component would read an earlier one already updated:
+        its next value is computed into a temporary first."""
         if not (isinstance(e.t, TupleType) and _all_scalars(e.t)):
             return into(MemAcc(acc_mem))
         nxt = Mem(self.fresh("next"), e.t, AddressSpace.PRIVATE)
         return New(nxt, seq(into(MemAcc(nxt)), self.copy(nxt, MemAcc(acc_mem), e)))
+
+    def _double_buffered(self, e: Expr, f: Expr, acc_mem: Mem, v: Exp, xs_t: ArrayType, env: dict):
+        """reduce_seq_double_buffered (fun(acc, x) => let V (fun(y) => B)) z xs, V its staging:
+
+            new A (V's buffers), B (a second copy) {
+              stage(x0, A);
+              for i < n / 2 {
+                stage(x(2i+1), B);  acc := B[acc, x(2i), y := A's value];
+                if 2i+2 < n { stage(x(2i+2), A) };  acc := B[acc, x(2i+1), y := B's value] }
+              for t < n % 2 { acc := B[acc, x(n-1), y := A's value] } }
+
+        where stage(x, A) is V's translation writing its stores (to_local ...) into A.  Element
+        i + 1 is staged before the step on element i reads the other buffer: with the barriers
+        the barrier pass then places (one per element), a work-group's copy of the next tile runs
+        beside the products of this one, and on a device with asynchronous copies (cp.async) its
+        plain global -> local copies are issued as such (`async_copy`: imperative.ir).  No step
+        is inside a conditional (a step may need barriers of its own: a barrier in a conditional
+        is not placed); the last odd element is a loop of n % 2 iterations."""
+        staged_step = _staged_step(f)
+        if staged_step is None:
+            self.fail(e, "reduce_seq_double_buffered's function must be fun(acc, x) => let V (fun(y) => B): "
+                         "the staging V, then the step B")
+        acc_param, x_param, value, y_param, body = staged_step
+        if acc_param.name in free_identifiers(value):
+            self.fail(e, "the staging of reduce_seq_double_buffered reads the accumulator: it cannot run a step ahead")
+        n = xs_t.size
+
+        def element(j: Nat) -> Exp:
+            return Idx(v, j, xs_t.elem)
+
+        def staged(j: Nat):
+            cmd = self.con(value, {**env, x_param.name: element(j)}, lambda r: _Staged(r))
+            peeled = _peel_staging(cmd)
+            if peeled is None:
+                self.fail(value, "the staged value is not V's stores seen through views: stage it with to_local")
+            mems, produce, r = peeled
+            if "async_copy" in self.intrinsics:
+                produce = _asynchronous(produce, frozenset(m.name for m in mems))
+            return mems, produce, r
+
+        def step(r: Exp, j: Nat):
+            bound = {**env, acc_param.name: acc_mem, x_param.name: element(j), y_param.name: r}
+            return self._update(e, acc_mem, lambda out: self.acc(body, bound, out))
+
+        i = self.loop_var("i", floordiv(n, Nat.const(2)))
+        even, odd, next_even = Nat.atom(i) * 2, Nat.atom(i) * 2 + 1, Nat.atom(i) * 2 + 2
+        first_mems, first, r_a = staged(Nat.const(0))
+        if _mentions(r_a, v):
+            self.fail(value, "the staged value reads the elements beyond what it stores: it cannot be double-buffered")
+        b_mems, produce_b, r_b = staged(odd)
+        again_mems, produce_a, _ = staged(next_even)  # into the first buffers again (the same allocations)
+        produce_a = _renamed(produce_a, {m.name: f for m, f in zip(again_mems, first_mems)})
+        more = Op("lt", (), (NatExp(next_even, i32), NatExp(n, i32)), boolean)
+        pairs = For(i, i.hi, seq(produce_b, step(r_a, even), If(more, produce_a), step(r_b, odd)))
+        last = Skip()
+        if not divides(2, n):
+            t = self.loop_var("t", n % 2)
+            last = For(t, t.hi, step(r_a, n - 1))
+        cmd = seq(first, pairs, last)
+        for m in reversed(first_mems + b_mems):
+            cmd = New(m, cmd)
+        return cmd
 
     def _iterate(self, e: Expr, head: Prim, args: list, env: dict, k: K):
         """Unrolled: step j applies `f` at the length it then has; each step stores its
@@ -578,6 +648,79 @@ class Translator:
                 env[name] = v
                 call = App(call, Identifier(name, t=_fun_param(call.t)), t=_fun_result(call.t))
         return then(call, env)
+
+
+@attrs.frozen(repr=False)
+class _Staged(Cmd):  # noqa: F821 -- where a staging's translation hands its value on (never printed)
+    value: Exp
+
+
+def _staged_step(f: Expr):
+    """(acc, x, V, y, B) of `fun(acc, x) => let V (fun(y) => B)`, else None."""
+    if not (isinstance(f, Lambda) and isinstance(f.body, Lambda)):
+        return None
+    head, args = spine(f.body.body)
+    if not (isinstance(head, Prim) and head.name == "let" and len(args) == 2 and isinstance(args[1], Lambda)):
+        return None
+    return f.param, f.body.param, args[0], args[1].param, args[1].body
+
+
+def _peel_staging(cmd):
+    """(the allocations, the commands that fill them, the value) of a staging's translation
+    `new a { ... new b { ...; <the value> } }`, else None (the value computed inside a loop)."""
+    mems, produce = [], []
+    while True:
+        if isinstance(cmd, _Staged):
+            return mems, seq(*produce), cmd.value
+        if isinstance(cmd, New):
+            mems.append(cmd.mem)
+            cmd = cmd.body
+        elif isinstance(cmd, Seq) and not any(isinstance(c, _Staged) for x in cmd.cmds[:-1] for c in walk_cmds(x)):
+            produce.extend(cmd.cmds[:-1])
+            cmd = cmd.cmds[-1]
+        else:
+            return None
+
+
+def _mentions(x, target) -> bool:
+    """`target` occurs in the expression `x`."""
+    if x == target:
+        return True
+    if isinstance(x, tuple):
+        return any(_mentions(y, target) for y in x)
+    if isinstance(x, Exp) and attrs.has(type(x)):
+        return any(_mentions(getattr(x, a.name), target) for a in attrs.fields(type(x)))
+    return False
+
+
+def _renamed(x, names: dict):
+    """`x` (a command, acceptor or expression) with the memories named in `names` replaced."""
+    if isinstance(x, Mem):
+        return names.get(x.name, x)
+    if isinstance(x, tuple):
+        return tuple(_renamed(y, names) for y in x)
+    if isinstance(x, (Cmd, Exp, Acc)) and attrs.has(type(x)):
+        changes = {a.name: _renamed(getattr(x, a.name), names) for a in attrs.fields(type(x)) if a.init}
+        return attrs.evolve(x, **changes)
+    return x
+
+
+def _asynchronous(cmd, staged: frozenset):
+    """The staging's plain copies into its buffers (`buf[i] := x`, x read as it is) marked as
+    asynchronous copies (Op async_copy): the printer issues those that turn out to be a global
+    read of 4, 8 or 16 bytes into local memory as cp.async, and the others as assignments."""
+    if isinstance(cmd, Assign):
+        target = mem_written(cmd.acc)
+        if target is not None and target.name in staged and not isinstance(cmd.value, (Op, Lit)):
+            return Assign(cmd.acc, Op("async_copy", (), (cmd.value,), cmd.value.type))
+        return cmd
+    if isinstance(cmd, Seq):
+        return seq(*(_asynchronous(c, staged) for c in cmd.cmds))
+    if isinstance(cmd, (New, For, ParFor)):
+        return attrs.evolve(cmd, body=_asynchronous(cmd.body, staged))
+    if isinstance(cmd, If):
+        return attrs.evolve(cmd, then=_asynchronous(cmd.then, staged), orelse=_asynchronous(cmd.orelse, staged))
+    return cmd
 
 
 def _all_scalars(t) -> bool:

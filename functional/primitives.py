@@ -950,6 +950,13 @@ declare("reduce_seq", LOW, (), 3, _fold_scheme, _fold_meaning,
 declare("reduce_seq_unroll", LOW, (), 3, _fold_scheme, _fold_meaning,
         "reduce_seq_unroll f z xs = reduce_seq f z xs   (unrolled)", implements="reduce",
         role="reduce", loop="seq", unroll=True)
+# Double buffering (a tile staged while the previous one is used): f = fun(acc, x) => let V (fun(y) => B),
+# V the staging (local memory, not reading acc).  The translation (dpia.translate) keeps two copies of
+# V's buffers and stages element i + 1 into one before step i reads the other, so a work-group's copy of
+# the next tile overlaps the products of this one (asynchronously where the device has cp.async).
+declare("reduce_seq_double_buffered", LOW, (), 3, _fold_scheme, _fold_meaning,
+        "reduce_seq_double_buffered f z xs = reduce_seq f z xs   (f's staging of element i + 1, in a second "
+        "buffer, before its step on element i)", implements="reduce", role="reduce", loop="seq")
 
 
 # A work-group's tree of partial results ended in registers: the lanes of the first warp pass

@@ -275,7 +275,9 @@ class Barrier(Cmd):
 #   shuffle_down h w   lane i of a warp receives lane i + h's w (its own w past the warp's end)
 #   mma_tf32 c a b     lane i's part of the warp's m16n8k8 product c + tf32(a) tf32(b) on fragments
 #                      (functional.primitives, mma_sync): float4 c, float4 a, float2 b -> float4
-INTRINSIC_OPS = {"shuffle_down": "warp_shuffle", "mma_tf32": "tensor_cores_tf32"}
+#   async_copy x      x, copied into local memory asynchronously where the printer can (PTX cp.async;
+#                      dpia.translate's double buffering), else as it is
+INTRINSIC_OPS = {"shuffle_down": "warp_shuffle", "mma_tf32": "tensor_cores_tf32", "async_copy": "async_copy"}
 
 
 def intrinsics_used(cmd: Cmd) -> frozenset[str]:

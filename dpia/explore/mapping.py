@@ -59,6 +59,9 @@ schedules place them (functional.schedules.mm_register_blocked):
                 vectors, padded or interleaved rows: slots for the vector width, the rows
                 of the reshaped copy, the padding, the interleaving), the copies' layouts
                 combined (at most MAX_LAYOUTS)
+    buffering   each of those also with the group's tile loop double-buffered (double_buffer:
+                the next tiles staged into a second buffer while these are used; cp.async
+                copies where the device has them)
 
 Everything no step lowers the default lowering completes: reductions as loops, inner maps as
 loops, storage.
@@ -556,6 +559,7 @@ def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
                     (store_copies_local / _private); an item's constant accumulator in registers
                     (accumulator_registers); a group's 2D accumulator spread over its items
                     (accumulator_among_items)
+        buffering   each scheme also with the group's tile loop double-buffered (double_buffer)
 
     Empty where a variant has no register-blocked tile reduction.  `replay`, where given,
     derives the variant (`e`) at other values of its slots: the layouts' lengths are probed
@@ -585,10 +589,15 @@ def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
     # the group's accumulator contains the copies: its place is the same whatever their layouts
     where = contexts(e)
     spread: list[Step] = []
-    _everywhere(e, "accumulator_among_items", spread, lambda p: where.get(p) == GROUP)
+    spread_e, _ = _everywhere(e, "accumulator_among_items", spread, lambda p: where.get(p) == GROUP)
+    # each scheme's twin with the group's tile loop double-buffered (the next tiles copied while these are used)
+    twins = ((), (DOUBLE_BUFFER,)) if apply_steps(spread_e, (DOUBLE_BUFFER,), {}) is not None else ((),)
     placed = _memoised(lambda values: _replayed(replay, tuple(steps), values)) if replay is not None else None
-    return [(tuple(steps) + layout + tuple(spread), new_slots)
-            for layout, new_slots in layouts(e, sizes, slots, placed)]
+    return [(tuple(steps) + layout + tuple(spread) + twin, new_slots)
+            for layout, new_slots in layouts(e, sizes, slots, placed) for twin in twins]
+
+
+DOUBLE_BUFFER = Step("double_buffer", ())
 
 
 def _memoised(f: Callable[[Mapping[str, int]], Expr | None]) -> Callable[[Mapping[str, int]], Expr | None]:

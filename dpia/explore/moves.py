@@ -403,6 +403,8 @@ MAPPING_MOVES: tuple[Move, ...] = (
          "(a work-group's copies of its tiles in local memory)", store_copies("local"), site=copied_pair),
     Move("store_copies_private", MAPPING, "let (copy a, copy b) f -> let (to_private (copy a), to_private "
          "(copy b)) f   (a work-item's copies in private memory)", store_copies("private"), site=copied_pair),
+    Move("double_buffer", MAPPING, RULES["double_buffer"].equation + "   (the first such fold: a group's tile loop)",
+         lambda: top_down(RULES["double_buffer"].strategy())),
     Move("accumulator_among_items", MAPPING, "reduce_seq f z xs -> map_local 1 (map_local 0 id) (to_private "
          "(reduce_seq f (map_local 1 (map_local 0 id) z) xs))   (a work-group's 2D accumulator, each item's "
          "part in its registers)", accumulator_among_items, site=two_dimensional_accumulator),

@@ -666,3 +666,76 @@ rule("materialise_fragments_by_lanes", "lowering",
      "lane)) z) xs   (a warp's fragment accumulators [..][32][r] start from values each lane writes itself)",
      lhs=P({"reduce_seq", "reduce_seq_unroll"}, V("f"), V("z"), V("xs"), bind="r"), side=_fragments_init_side,
      build=lambda m: App(App(App(Prim(m.r), m.f), lanes_copy(m.z.t, m.z)), m.xs), example=_fragment_fold(True))
+
+
+# ------------------------------------------------------------------ double buffering
+
+
+_STAGE_PASSING = frozenset({"pair", "fst", "snd", "let"})
+
+
+def _stages_only(v) -> bool:
+    """`v` computes nothing but stores into local memory (to_local ...), seen through read views
+    (maps of views among them), pairs and lets: all of it lands in buffers the translation can
+    allocate twice."""
+    from ..primitives import READ_VIEWS, is_view_fn
+
+    if isinstance(v, (Identifier, Literal)):
+        return True
+    if isinstance(v, Lambda):
+        return _stages_only(v.body)
+    head, args = spine(v)
+    if not isinstance(head, Prim):
+        return False
+    if head.name == "to_local":
+        return True
+    if head.name == "map" and args and is_view_fn(args[0]):  # a view of each element
+        return all(_stages_only(a) for a in args[1:])
+    return (head.name in READ_VIEWS or head.name in _STAGE_PASSING) and all(_stages_only(a) for a in args)
+
+
+def _double_buffer_side(m) -> str | None:
+    f = m.f
+    if not (isinstance(f, Lambda) and isinstance(f.body, Lambda)):
+        return "the function is not fun(acc, x) => ..."
+    head, args = spine(f.body.body)
+    if not (isinstance(head, Prim) and head.name == "let" and len(args) == 2 and isinstance(args[1], Lambda)):
+        return "the step does not start by staging a value (let V (fun(y) => ...))"
+    value = args[0]
+    if f.param.name in free_identifiers(value):
+        return "the staging reads the accumulator: it cannot run a step ahead"
+    if not any(isinstance(x, Prim) and x.name == "to_local" for x in _walk(value)):
+        return "the staging stores nothing in local memory"
+    if not _stages_only(value):
+        return "the staging computes outside its stores (to_local ...)"
+    return None
+
+
+def _walk(e):
+    from ..expr import walk
+
+    return walk(e)
+
+
+def _ex_double_buffer(rng):
+    n, m = int(rng.integers(1, 6)), inst.size(rng)
+    scale = float(rng.integers(1, 4))
+
+    def step(acc, x):
+        staged = fl.to_local(fl.map_seq(fl.lam(lambda v: v * scale), x))
+        return fl.let(staged, fl.lam(lambda y: acc + fl.reduce_seq(fl.add, 0.0, y)))
+
+    prog = inst.matrix_program(n, m, lambda xss: fl.reduce_seq(fl.lam(step), 0.0, xss))
+    return prog, (inst.data(rng, n, m),), {}
+
+
+rule("double_buffer", "lowering",
+     "reduce_seq (fun(acc, x) => let V (fun(y) => B)) z xs -> reduce_seq_double_buffered (fun(acc, x) => "
+     "let V (fun(y) => B)) z xs   (V: stores into local memory seen through views, not reading acc)",
+     lhs=P("reduce_seq", V("f"), V("z"), V("xs")), side=_double_buffer_side,
+     build=lambda m: App(App(App(Prim("reduce_seq_double_buffered"), m.f), m.z), m.xs),
+     example=_ex_double_buffer,
+     doc="Double buffering: the staging of element i + 1 (a work-group's copy of the next tile into local "
+         "memory) runs, into a second buffer, before the step on element i, so the copy overlaps the "
+         "products (the translation's schedule, dpia.translate; asynchronous copies where the device has "
+         "them).  The same fold: the staging reads neither the accumulator nor anything a step writes.")
