@@ -1,0 +1,106 @@
+"""benchmarks/issue13.py, issue 13's one-call table: its rows cover the issue's targets, its points
+file names only rows it has, it writes between its markers and nowhere else, and a row measured on
+PoCL prints (a wrong kernel as an error, never timed)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import issue13  # noqa: E402
+
+TIMING = ("the script times each kernel dozens of times; its kernels are the suite's, checked under Oclgrind by "
+          "tests/test_suite.py")
+
+
+def test_rows_hold_every_target_of_the_issue_and_the_suite_script():
+    targets = [r.target for r in issue13.rows()]
+    assert len(targets) == len(set(targets))
+    for want in ("mm:m=4096,n=4096,k=4096", "mm:m=8192,n=8192,k=8192", "mm:m=8192,n=64,k=8192",
+                 "mm:m=1024,n=1024,k=64", "gemv:m=16384,n=16384", "gemv_t:m=16384,n=16384",
+                 "tf32_mm:m=8192,n=8192,k=8192", "total:n=268435456"):
+        assert want in targets
+    assert set(issue13.suite_targets()) <= set(targets)
+    assert all(r.name in issue13.SMALL or r.kind in ("mm", "tf32") for r in issue13.rows())
+
+
+def test_points_file_names_only_rows_and_parses():
+    points = issue13.load_points(issue13.POINTS)
+    assert set(points) <= {r.target for r in issue13.rows()}
+    assert any(p.role == "reference" for p in points["total:n=268435456"])  # the local-memory trees
+
+
+def test_points_file_errors_are_typed(tmp_path):
+    bad = tmp_path / "points.json"
+    bad.write_text('{"nn:n=8": [{"skeleton": "default"}]}')
+    with pytest.raises(issue13.Issue13Error):
+        issue13.load_points(bad)
+
+
+def test_markers_replace_only_what_lies_between_them():
+    text = f"# R\n\nintro\n\n## A\n\n{issue13.BEGIN}\nold\n{issue13.END}\n\n## B\nrest\n"
+    out = issue13.replace_between_markers(text, "new\n")
+    assert out == text.replace("old\n", "new\n")
+    assert issue13.replace_between_markers(out, "newer\n") == text.replace("old\n", "newer\n")
+
+
+def test_missing_markers_get_a_section_before_the_first_heading_and_misordered_ones_are_refused():
+    out = issue13.replace_between_markers("# R\n\nintro\n\n## Session 9\nx\n", "t\n")
+    assert out.index(issue13.SECTION) < out.index("## Session 9") and f"{issue13.BEGIN}\nt\n{issue13.END}" in out
+    with pytest.raises(issue13.Issue13Error):
+        issue13.replace_between_markers(f"{issue13.END}\n{issue13.BEGIN}\n", "t\n")
+
+
+@pytest.mark.device
+@pytest.mark.slow
+@pytest.mark.oclgrind_off(TIMING)
+def test_a_row_on_pocl_prints_and_lands_between_the_markers(tmp_path, capsys):
+    results = tmp_path / "RESULTS.md"
+    before = f"# R\n\nintro\n\n{issue13.SECTION}\n\n{issue13.BEGIN}\nold\n{issue13.END}\n\n## Session 31\nkept\n"
+    results.write_text(before)
+    saved = tmp_path / "rows.json"
+    args = ["--small", "--only", "nn:", "--repeat", "2", "--write", str(results), "--json", str(saved)]
+    assert issue13.main(args) == 0
+    printed = capsys.readouterr().out
+    line = next(x for x in printed.splitlines() if x.startswith("| nn |"))
+    assert "n=262144" in line and "numpy f32" in line and "n/a (no GPU)" in line
+    text = results.read_text()
+    assert text.startswith(before.split(issue13.BEGIN)[0]) and text.endswith(f"{issue13.END}\n\n## Session 31\nkept\n")
+    assert line in text and "old" not in text and "total wall time" in printed
+    results.write_text(before)  # the saved rows give the same table, measuring nothing
+    assert issue13.main(["--from-json", str(saved), "--write", str(results)]) == 0
+    assert results.read_text() == text
+
+
+@pytest.mark.device
+@pytest.mark.slow
+@pytest.mark.oclgrind_off(TIMING)
+def test_a_wrong_kernel_is_reported_as_an_error_never_timed(monkeypatch, capsys):
+    real = issue13.problem
+
+    def wrong_oracle(row, spec, rng):
+        prob = real(row, spec, rng)
+        prob.check = lambda got: 1.0  # every kernel disagrees with this oracle
+        return prob
+
+    monkeypatch.setattr(issue13, "problem", wrong_oracle)
+    assert issue13.main(["--small", "--only", "nn:", "--repeat", "2", "--no-write", "--points",
+                         str(ROOT / "no_such_points.json")]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("| nn |"))
+    assert "**error**" in line and "WRONG" in line and line.endswith("| error |")
+
+
+def test_verdicts_apply_the_copy_goal_only_to_memory_bound_programs():
+    goals = (issue13.Goal("torch.compile", 1.0), issue13.COPY)
+    bound = issue13.verdicts(goals, 1.0, {"torch.compile": 1.2, "copy": 0.9}, {})
+    assert [v["verdict"] for v in bound] == ["met", "met"]
+    compute = issue13.verdicts(goals, 1.0, {"torch.compile": 0.8, "copy": 0.3}, {})
+    assert [v["verdict"] for v in compute] == ["miss", "n/a (not memory-bound)"]
+    error = issue13.verdicts((issue13.Goal("cuBLAS TF32 error", 1.0, metric="error"),), 1.0, {},
+                             {"ours error": 3e-4, "cuBLAS TF32 error": 2e-4})
+    assert error[0]["verdict"] == "miss" and np.isclose(error[0]["ratio"], 2 / 3)
