@@ -310,6 +310,16 @@ class _Printer:
             return access.leaf
         return f"((private {c_type(access.type, self.opencl)}*)&{access.leaf})[{access.index.to_c()}]"
 
+    def _async_copy(self, c: Assign) -> str:
+        """`dst := src` as a cp.async (see _async_copy), zero-filling where a guarded copy's guard fails."""
+        size, src = _async_copy(c), _async_source(c.value)
+        guard = _async_guard(c.value)
+        if guard is None:
+            self.user_funs[f"dpia_cp_async{size}"] = _cp_async(size)
+            return f"dpia_cp_async{size}({self.address(c.acc)}, {self.address(src)});"
+        self.user_funs[f"dpia_cp_async{size}_or_zero"] = _cp_async_zero_fill(size)
+        return f"dpia_cp_async{size}_or_zero({self.address(c.acc)}, {self.address(src)}, {src.leaf}, {self.exp(guard)});"
+
     def address(self, access) -> str:
         """The address of a Load or Store of local or global memory (an asynchronous copy's operands)."""
         if isinstance(access.type, VectorType):
@@ -358,8 +368,7 @@ class _Printer:
             return [line for x in c.cmds for line in self.cmd(x, depth, hoisted)]
         if isinstance(c, Assign):
             if self.opencl and _async_copy(c):
-                self.user_funs[f"dpia_cp_async{_async_copy(c)}"] = _cp_async(_async_copy(c))
-                return [pad + f"dpia_cp_async{_async_copy(c)}({self.address(c.acc)}, {self.address(_async_source(c.value))});"]
+                return [pad + self._async_copy(c)]
             if isinstance(c.acc, Store) and self._private(c.acc) and _too_wide(c.acc.type) \
                     and c.acc.leaf not in self.vector_leaves:
                 return self._split_store(c, depth, hoisted)
@@ -478,18 +487,35 @@ _ASYNC_BYTES = (4, 8, 16)
 def _async_source(v: Exp) -> Load | None:
     """The global read an asynchronous copy's value is, as a Load of its own type: `async_copy
     x[i]`, or lane k of `async_copy x[i]` (a vector read whose lanes are stored apart, e.g. a
-    tile transposed as it is staged: x's scalar element w i + k), else None."""
+    tile transposed as it is staged: x's scalar element w i + k), or the read of `async_copy
+    (c ? x[i] : 0)` (a padded or guarded copy: see _async_guard), else None."""
     lane = None
     if isinstance(v, Op) and v.name == "lane" and v.params[0].as_int() is not None:
         lane, v = v.params[0].as_int(), v.args[0]
-    if not (isinstance(v, Op) and v.name == "async_copy" and isinstance(v.args[0], Load)):
+    if not (isinstance(v, Op) and v.name == "async_copy"):
         return None
     src = v.args[0]
+    if lane is None and _async_guard(v) is not None:
+        return src.args[1]
+    if not isinstance(src, Load):
+        return None
     if lane is None:
         return src
     if not isinstance(src.type, VectorType) or _three(src.type):
         return None
     return Load(src.leaf, src.index * src.type.width + lane, src.type.elem, src.space)
+
+
+def _async_guard(v: Exp) -> Exp | None:
+    """c of `async_copy (c ? x[i] : 0)` with x[i] a scalar read: copied as cp.async with a source
+    size of 0 where c is false, which fills the destination with zeros (PTX's src-size), else None."""
+    if not (isinstance(v, Op) and v.name == "async_copy"):
+        return None
+    sel = v.args[0]
+    if not (isinstance(sel, Op) and sel.name == "select" and isinstance(sel.args[1], Load)
+            and isinstance(sel.args[2], Lit) and sel.args[2].value == 0 and not isinstance(sel.type, VectorType)):
+        return None
+    return sel.args[0]
 
 
 def _async_copy(c: Assign) -> int:
@@ -517,6 +543,18 @@ def _cp_async(size: int) -> str:
         f"inline void dpia_cp_async{size}(local void* dst, global const void* src) {{",
         f'  asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size};" :: "r"((uint)(size_t)dst), "l"(src) '
         ': "memory");',
+        "}"])
+
+
+def _cp_async_zero_fill(size: int) -> str:
+    """The helper issuing one cp.async of `size` bytes that copies where `keep` holds and writes
+    zeros elsewhere (a source size of 0: nothing is read; the base address `safe` is given then)."""
+    cache = "cg" if size == 16 else "ca"
+    return "\n".join([
+        f"inline void dpia_cp_async{size}_or_zero(local void* dst, global const void* src, global const void* safe, "
+        "int keep) {",
+        f'  asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size}, %2;" :: "r"((uint)(size_t)dst), '
+        f'"l"(keep ? src : safe), "r"(keep ? {size} : 0) : "memory");',
         "}"])
 
 

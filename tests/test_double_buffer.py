@@ -152,3 +152,15 @@ def test_the_translation_refuses_a_double_buffered_fold_without_its_staging():
         fl.generate(1, fl.lam(lambda i: i))))))
     with pytest.raises(TranslationError, match="must be fun\\(acc, x\\) => let V"):
         dpia.translate(program)
+
+
+def test_both_staged_tiles_of_the_tf32_product_are_staged_ahead_their_padding_zero_filled():
+    """mm_tf32's step stages A's chunk, then B's (two lets): the rule stages them together, a step
+    ahead; their padded copies (pad_const: `inside ? x[i] : 0`) are cp.async copies whose source
+    size is 0 outside (PTX zero-fill)."""
+    text = _source(_double_buffered(fl.infer(mm_tf32(32, 32, 16, 16, 8))), {"async_copy"})
+    buffers = re.findall(r"local float (tmp\d+)\[", text)
+    assert len(buffers) == 4  # A's and B's tiles, twice
+    filled = set(re.findall(r"dpia_cp_async4_or_zero\(\((tmp\d+) ", text))
+    assert filled == set(buffers)
+    assert "cp.async.ca.shared.global [%0], [%1], 4, %2;" in text  # the source size operand

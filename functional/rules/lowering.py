@@ -717,12 +717,58 @@ def _walk(e):
     return walk(e)
 
 
+def _staging_lets(body, acc: str):
+    """The stagings a step's body starts with: [(V1, y1), (V2, y2), ...] and the rest B of
+    `let V1 (fun(y1) => let V2 (fun(y2) => ... B))`, each V a staging reading neither the
+    accumulator nor an earlier one's value (a group's copies of A's and of B's tile)."""
+    lets, bound = [], {acc}
+    while True:
+        head, args = spine(body)
+        if not (isinstance(head, Prim) and head.name == "let" and len(args) == 2 and isinstance(args[1], Lambda)):
+            return lets, body
+        value = args[0]
+        if lets and (bound & free_identifiers(value) or not _stages_only(value)
+                     or not any(isinstance(x, Prim) and x.name == "to_local" for x in _walk(value))):
+            return lets, body
+        lets.append((value, args[1].param))
+        bound.add(args[1].param.name)
+        body = args[1].body
+
+
+def _double_buffer_build(m):
+    """The step's stagings as one: `let (pair V1 (pair V2 ...)) (fun(p) => B[y1 := fst p, y2 := fst (snd p), ...])`,
+    so both tiles are staged a step ahead."""
+    f = m.f
+    lets, rest = _staging_lets(f.body.body, f.param.name)
+    if len(lets) > 1:
+        from ..expr import fresh_name, substitute
+
+        taken = free_identifiers(rest) | {y.name for _, y in lets} | {f.param.name, f.body.param.name}
+        p = Identifier(fresh_name("staged", taken))
+        value, part = lets[-1][0], p
+        for v, _ in reversed(lets[:-1]):
+            value = App(App(Prim("pair"), v), value)
+        for k, (_, y) in enumerate(lets):
+            last = k == len(lets) - 1
+            rest = substitute(rest, y.name, part if last else App(Prim("fst"), part))
+            part = App(Prim("snd"), part)
+        body = App(App(Prim("let"), value), Lambda(p, rest))
+        f = Lambda(f.param, Lambda(f.body.param, body))
+    return App(App(App(Prim("reduce_seq_double_buffered"), f), m.z), m.xs)
+
+
 def _ex_double_buffer(rng):
     n, m = int(rng.integers(1, 6)), inst.size(rng)
     scale = float(rng.integers(1, 4))
 
+    two = rng.random() < 0.5
+
     def step(acc, x):
         staged = fl.to_local(fl.map_seq(fl.lam(lambda v: v * scale), x))
+        if two:  # a second staging after the first: both staged a step ahead, as a pair
+            return fl.let(staged, fl.lam(lambda y: fl.let(fl.to_local(fl.map_seq(fl.lam(lambda v: v + 1.0), x)),
+                                                          fl.lam(lambda u: acc + fl.reduce_seq(fl.add, 0.0, y)
+                                                                 * fl.reduce_seq(fl.add, 0.0, u)))))
         return fl.let(staged, fl.lam(lambda y: acc + fl.reduce_seq(fl.add, 0.0, y)))
 
     prog = inst.matrix_program(n, m, lambda xss: fl.reduce_seq(fl.lam(step), 0.0, xss))
@@ -731,10 +777,11 @@ def _ex_double_buffer(rng):
 
 rule("double_buffer", "lowering",
      "reduce_seq (fun(acc, x) => let V (fun(y) => B)) z xs -> reduce_seq_double_buffered (fun(acc, x) => "
-     "let V (fun(y) => B)) z xs   (V: stores into local memory seen through views, not reading acc)",
+     "let V (fun(y) => B)) z xs   (V: stores into local memory seen through views, not reading acc; stagings "
+     "one after another, let V1 (fun(y1) => let V2 (fun(y2) => B)), staged together: let (pair V1 V2) (fun(p) => "
+     "B[y1 := fst p, y2 := snd p]))",
      lhs=P("reduce_seq", V("f"), V("z"), V("xs")), side=_double_buffer_side,
-     build=lambda m: App(App(App(Prim("reduce_seq_double_buffered"), m.f), m.z), m.xs),
-     example=_ex_double_buffer,
+     build=_double_buffer_build, example=_ex_double_buffer,
      doc="Double buffering: the staging of element i + 1 (a work-group's copy of the next tile into local "
          "memory) runs, into a second buffer, before the step on element i, so the copy overlaps the "
          "products (the translation's schedule, dpia.translate; asynchronous copies where the device has "
