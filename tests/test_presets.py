@@ -173,6 +173,22 @@ SMALL = {  # preset -> small sizes and values of its skeleton (two chunks, group
 SMALL_POINTS = POINTS + [BLOCKED_TILES]
 
 
+def test_the_double_buffered_twin_of_the_gpu_preset_computes_the_program_at_small_sizes():
+    """The GPU preset's skeleton with its tile loop double-buffered (the twin tile_schemes adds: the
+    next k-tiles staged while these are used), on PoCL and under Oclgrind; three k-tiles: the last
+    one's step after the pairs."""
+    import dpia
+
+    program, _, values = SMALL["mm_register_blocked"]
+    sizes = {"M": 16, "N": 16, "K": 12}
+    skeleton = _REGISTER_BLOCKED_TILES + "; double_buffer()@root"
+    space = Space.build(program, sizes, CPU, skeletons=[Skeleton(parse_steps(skeleton))])
+    low, _ = _derive(space, Point(skeleton, values))
+    assert "reduce_seq_double_buffered" in str(low)
+    inputs = random_inputs(program, sizes, 0)
+    assert relative_error(dpia.compile(low)(*inputs), fl.interpret(program, *inputs)) < 1e-4
+
+
 @pytest.mark.parametrize("preset", SMALL_POINTS, ids=str)
 def test_the_preset_skeletons_compute_the_program_at_small_sizes(preset: Preset):
     """On PoCL, and (tests/oclgrind.py) under Oclgrind: no race, no uninitialised value."""
