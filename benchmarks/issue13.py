@@ -50,6 +50,7 @@ BEGIN, END = "<!-- issue13:begin -->", "<!-- issue13:end -->"
 SECTION = "## Issue 13's table (written by benchmarks/issue13.py)"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 POINTS = ROOT / "benchmarks" / "issue13_points.json"
+LIMITS = ROOT / "benchmarks" / "issue13_limits.json"  # target -> what limits it where it misses (measured, recorded)
 SUITE_SCRIPT = ROOT / "benchmarks" / "h200_suite.sh"
 MEMORY_BOUND = 0.5  # the device copy takes at least this fraction of our time: the program is memory-bound
 TOLERANCE = 1e-3  # dpia.explore.evaluate's: what the explorer accepts (mm and the sum, which have no suite entry)
@@ -565,7 +566,20 @@ def table(results: Sequence[dict], meta: Mapping[str, str]) -> str:
              f"(for the copy: the fraction of its bandwidth we reach; for the TF32 error: cuBLAS's error over ours).  "
              f"{RULE}.", "", HEADER]
     lines += [table_row(r) for r in results]
+    lines += limits_of_misses(results)
     return "\n".join(lines) + "\n"
+
+
+def limits_of_misses(results: Sequence[dict], path: Path = LIMITS) -> list[str]:
+    """Under the table: for each row that misses a goal, what limits it and what was tried
+    (benchmarks/issue13_limits.json, from the measurements recorded in RESULTS.md)."""
+    limits = json.loads(path.read_text()) if path.exists() else {}
+    missed = [r for r in results if any(v.get("verdict") == "miss" for v in r.get("verdicts") or ())]
+    notes = [f"- `{r['target']}`: {limits[r['target']]}" for r in missed if r["target"] in limits]
+    unexplained = [r["target"] for r in missed if r["target"] not in limits]
+    if unexplained:
+        notes.append(f"- not yet analysed: {', '.join(f'`{t}`' for t in unexplained)}")
+    return ["", "What limits the misses (benchmarks/issue13_limits.json):", ""] + notes if notes else []
 
 
 def replace_between_markers(text: str, block: str) -> str:

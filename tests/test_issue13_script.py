@@ -4,6 +4,7 @@ PoCL prints (a wrong kernel as an error, never timed)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -104,3 +105,22 @@ def test_verdicts_apply_the_copy_goal_only_to_memory_bound_programs():
     error = issue13.verdicts((issue13.Goal("cuBLAS TF32 error", 1.0, metric="error"),), 1.0, {},
                              {"ours error": 3e-4, "cuBLAS TF32 error": 2e-4})
     assert error[0]["verdict"] == "miss" and np.isclose(error[0]["ratio"], 2 / 3)
+
+
+def test_each_miss_is_followed_by_what_limits_it(tmp_path):
+    limits = tmp_path / "limits.json"
+    limits.write_text(json.dumps({"mm:m=8,n=8,k=8": "too few work-groups"}))
+    rows = [{"target": "mm:m=8,n=8,k=8", "verdicts": [{"verdict": "miss"}]},
+            {"target": "nn:n=8", "verdicts": [{"verdict": "met"}]},
+            {"target": "kmeans:n=8", "verdicts": [{"verdict": "met"}, {"verdict": "miss"}]}]
+    notes = issue13.limits_of_misses(rows, limits)
+    assert "- `mm:m=8,n=8,k=8`: too few work-groups" in notes
+    assert not any("nn:n=8" in n for n in notes)  # met: nothing to explain
+    assert "- not yet analysed: `kmeans:n=8`" in notes
+    assert issue13.limits_of_misses(rows[1:2], limits) == []
+
+
+def test_the_limits_file_names_only_rows_of_the_table():
+    names = {row.target for row in issue13.rows()}
+    limits = json.loads((issue13.LIMITS).read_text())
+    assert set(limits) - {"_doc"} <= names
