@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -67,9 +66,8 @@ def variants(m: int, n: int, k: int, which: str, tiles: str = "128x128x8x8x8"):
 
 
 def main() -> None:
-    import dpia
     from codegen_opencl.runtime import choose_device, describe, device_intrinsics
-    from tf32_gemm_gpu import cuda_time, error, ptx_counts
+    from tf32_gemm_gpu import compiled_time, cublas_times, error, operands, ptx_counts
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="4096x4096x4096,8192x64x8192")
@@ -85,36 +83,20 @@ def main() -> None:
     except ImportError:
         torch = None
     for spec in args.sizes.split(","):
-        m, n, k = (int(x) for x in spec.split("x"))
-        a = rng.standard_normal((m, k)).astype(np.float32)
-        b = rng.standard_normal((k, n)).astype(np.float32)
-        rows = rng.choice(m, 32, replace=False)
-        flops = 2.0 * m * n * k
-        refs = {}
-        if torch is not None and torch.cuda.is_available():
-            ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-            for on in (False, True):
-                torch.backends.cuda.matmul.allow_tf32 = on
-                refs[on] = cuda_time(torch, lambda: ta @ tb, args.repeat)
-                print(f"{spec} cuBLAS TF32 {'on ' if on else 'off'} {refs[on] * 1e3:8.3f} ms "
-                      f"{flops / refs[on] / 1e12:7.1f} TFLOP/s", flush=True)
-            del ta, tb
-            torch.cuda.empty_cache()
+        m, n, k, a, b, rows, flops = operands(spec, rng)
+        gpu = torch is not None and torch.cuda.is_available()
+        refs = cublas_times(torch, a, b, rows, args.repeat, spec) if gpu else {}
         for label, low in variants(m, n, k, args.which, args.tiles):
             try:
-                t0 = time.perf_counter()
-                kernel = dpia.compile(low, device=dev)
-                bound = kernel.bind(a, b)
-                build = time.perf_counter() - t0
-                t = bound.time(repeat=args.repeat)
-                c = kernel(a, b)
+                t, c, build, kernel = compiled_time(low, a, b, dev, args.repeat)
             except Exception as exc:  # noqa: BLE001 - a probe: report and go on
                 print(f"{spec} {label}: {type(exc).__name__}: {' '.join(str(exc).split())[:500]}", flush=True)
                 continue
             ref = refs.get("tf32" in label)
             vs = f"  {ref / t:.3f}x cuBLAS {'TF32' if 'tf32' in label else 'fp32'}" if ref else ""
-            print(f"{spec} {label:42s} {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  err {error(c, a, b, rows):.2e}"
-                  f"{vs}  (build {build:.1f} s)  {ptx_counts(getattr(kernel, 'kernel', kernel)._cl_program)}", flush=True)
+            counts = ptx_counts(getattr(kernel, "kernel", kernel)._cl_program)
+            print(f"{spec} {label:42s} {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  "
+                  f"err {error(c, a, b, rows):.2e}{vs}  (build {build:.1f} s)  {counts}", flush=True)
 
 
 if __name__ == "__main__":

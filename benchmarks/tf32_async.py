@@ -264,24 +264,11 @@ VARIANTS = {
 }
 
 
-def ptx_counts(program) -> str:
-    try:
-        ptx = program.binaries[0].decode("latin-1")
-    except Exception:  # noqa: BLE001 -- not every platform returns its binary as text
-        return ""
-    counts = {name: len(re.findall(pat, ptx)) for name, pat in (
-        ("mma", r"mma\.sync"), ("ld.shared", r"ld\.shared\.[fbu]32"), ("ld.shared.v4", r"ld\.shared\.v4"),
-        ("cp.async", r"cp\.async\.cg"), ("cvt.rna", r"cvt\.rna"), ("bar", r"bar\.sync"),
-        ("ld.local", r"ld\.local"), ("st.local", r"st\.local"))}
-    target = re.search(r"\.target\s+(\S+)", ptx)
-    return (f"target={target.group(1)} " if target else "") + " ".join(f"{k}={v}" for k, v in counts.items())
-
-
 def main() -> None:
     import pyopencl as cl
 
     from codegen_opencl.runtime import choose_device, describe, session_for
-    from tf32_gemm_gpu import cuda_time, error
+    from tf32_gemm_gpu import cublas_times, error, event_seconds, operands, ptx_counts
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192")
@@ -335,20 +322,8 @@ def main() -> None:
 
     rng = np.random.default_rng(0)
     for spec in args.sizes.split(","):
-        m, n, k = (int(x) for x in spec.split("x"))
-        a = rng.standard_normal((m, k)).astype(np.float32)
-        b = rng.standard_normal((k, n)).astype(np.float32)
-        rows = rng.choice(m, 32, replace=False)
-        flops = 2.0 * m * n * k
-        ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-        for on in (True, False):
-            torch.backends.cuda.matmul.allow_tf32 = on
-            t = cuda_time(torch, lambda: ta @ tb, args.repeat)
-            err = error((ta @ tb).cpu().numpy(), a, b, rows)
-            print(f"{spec} cuBLAS TF32 {'on ' if on else 'off'}          {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s"
-                  f" err {err:.2e}")
-        del ta, tb
-        torch.cuda.empty_cache()
+        m, n, k, a, b, rows, flops = operands(spec, rng)
+        cublas_times(torch, a, b, rows, args.repeat, spec)
         da = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
         db = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
         dc = cl.Buffer(ctx, mf.WRITE_ONLY, m * n * 4)
@@ -368,14 +343,8 @@ def main() -> None:
             kern = prg.gemm
             items = 32 * (full["bm"] // full["wm"]) * (full["bn"] // full["wn"])
             gsz, lsz = (n // full["bn"] * items, m // full["bm"]), (items, 1)
-            call = lambda: kern(q, gsz, lsz, np.int32(m), np.int32(n), np.int32(k), da, db, dc)  # noqa: E731
-            call().wait()
-            ts = []
-            for _ in range(args.repeat):
-                ev = call()
-                ev.wait()
-                ts.append((ev.profile.end - ev.profile.start) * 1e-9)
-            t = float(np.median(ts))
+            sizes = (np.int32(m), np.int32(n), np.int32(k))
+            t = event_seconds(lambda: kern(q, gsz, lsz, *sizes, da, db, dc), args.repeat)
             c = np.empty((m, n), np.float32)
             cl.enqueue_copy(q, c, dc)
             log = " ".join(prg.get_build_info(dev, cl.program_build_info.LOG).split())

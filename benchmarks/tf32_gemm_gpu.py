@@ -42,6 +42,53 @@ def error(c: np.ndarray, a: np.ndarray, b: np.ndarray, rows: np.ndarray) -> floa
     return float(np.abs(c[rows] - want).max() / np.abs(want).max())
 
 
+def operands(spec: str, rng):
+    """(m, n, k, A, B, sampled rows, flops) of a size `MxNxK`: random float32 operands."""
+    m, n, k = (int(x) for x in spec.split("x"))
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    return m, n, k, a, b, rng.choice(m, 32, replace=False), 2.0 * m * n * k
+
+
+def event_seconds(call, repeat: int) -> float:
+    """Median seconds of `call()`'s OpenCL event (profiling), after one run to warm up."""
+    call().wait()
+    times = []
+    for _ in range(repeat):
+        ev = call()
+        ev.wait()
+        times.append((ev.profile.end - ev.profile.start) * 1e-9)
+    return float(np.median(times))
+
+
+def cublas_times(torch, a: np.ndarray, b: np.ndarray, rows: np.ndarray, repeat: int, spec: str) -> dict[bool, float]:
+    """cuBLAS through torch on a @ b with TF32 on and off, each printed with its error against
+    float64 on `rows`: {TF32 on: seconds}."""
+    flops = 2.0 * a.shape[0] * a.shape[1] * b.shape[1]
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    refs = {}
+    for tf32_on in (True, False):
+        torch.backends.cuda.matmul.allow_tf32 = tf32_on
+        refs[tf32_on] = t = cuda_time(torch, lambda: ta @ tb, repeat)
+        err = error((ta @ tb).cpu().numpy(), a, b, rows)
+        print(f"{spec} cuBLAS TF32 {'on ' if tf32_on else 'off'}        {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} "
+              f"TFLOP/s  err {err:.2e}", flush=True)
+    del ta, tb
+    torch.cuda.empty_cache()
+    return refs
+
+
+def compiled_time(low, a: np.ndarray, b: np.ndarray, device, repeat: int):
+    """(seconds, result, build seconds, kernel) of the low-level program `low` compiled for `device`."""
+    import dpia
+
+    t0 = time.perf_counter()
+    kernel = dpia.compile(low, device=device)
+    bound = kernel.bind(a, b)
+    build = time.perf_counter() - t0
+    return bound.time(repeat=repeat), kernel(a, b), build, kernel
+
+
 def ptx_counts(program) -> str:
     """Static counts in the PTX the NVIDIA driver returns: mma, shared loads (by width), conversions."""
     import re
@@ -53,8 +100,9 @@ def ptx_counts(program) -> str:
     counts = {name: len(re.findall(pat, ptx)) for name, pat in (
         ("mma", r"mma\.sync"), ("ld.shared", r"ld\.shared\.[fbu]32"), ("ld.shared.v2", r"ld\.shared\.v2"),
         ("ld.shared.v4", r"ld\.shared\.v4"), ("cvt.rna", r"cvt\.rna"), ("bar", r"bar\.sync"),
-        ("cp.async", r"cp\.async\.c[ag]"))}
-    return " ".join(f"{k}={v}" for k, v in counts.items())
+        ("cp.async", r"cp\.async\.c[ag]"), ("ld.local", r"ld\.local"), ("st.local", r"st\.local"))}
+    target = re.search(r"\.target\s+(\S+)", ptx)
+    return (f"target={target.group(1)} " if target else "") + " ".join(f"{k}={v}" for k, v in counts.items())
 
 
 def tf32_mm():
@@ -98,31 +146,12 @@ def main() -> None:
     import torch
 
     for spec in args.sizes.split(","):
-        m, n, k = (int(x) for x in spec.split("x"))
-        a = rng.standard_normal((m, k)).astype(np.float32)
-        b = rng.standard_normal((k, n)).astype(np.float32)
-        rows = rng.choice(m, 32, replace=False)
-        flops = 2.0 * m * n * k
-        ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-        refs = {}
-        for tf32_on in (True, False):
-            torch.backends.cuda.matmul.allow_tf32 = tf32_on
-            t = cuda_time(torch, lambda: ta @ tb, args.repeat)
-            refs[tf32_on] = t
-            err = error((ta @ tb).cpu().numpy(), a, b, rows)
-            print(f"{spec} cuBLAS TF32 {'on ' if tf32_on else 'off'}        {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} "
-                  f"TFLOP/s  err {err:.2e}", flush=True)
-        del ta, tb
-        torch.cuda.empty_cache()
+        m, n, k, a, b, rows, flops = operands(spec, rng)
+        refs = cublas_times(torch, a, b, rows, args.repeat, spec)
         def measure(label: str, low_level) -> None:
             """Build and time the low-level program `low_level()` makes; one line of results."""
             try:
-                t0 = time.perf_counter()
-                kernel = dpia.compile(low_level(), device=dev)
-                bound = kernel.bind(a, b)
-                build = time.perf_counter() - t0
-                t = bound.time(repeat=args.repeat)
-                c = kernel(a, b)
+                t, c, build, kernel = compiled_time(low_level(), a, b, dev, args.repeat)
             except Exception as exc:  # noqa: BLE001 - a probe: report and go on
                 print(f"{spec} {label}: {type(exc).__name__}: {str(exc)[:600]}", flush=True)
                 return
@@ -157,13 +186,7 @@ def main() -> None:
             def call():
                 return kern(sess.queue, gsz, lsz, np.int32(m), np.int32(n), np.int32(k), da, db, dc)
 
-            call().wait()
-            times = []
-            for _ in range(args.repeat):
-                ev = call()
-                ev.wait()
-                times.append((ev.profile.end - ev.profile.start) * 1e-9)
-            t = float(np.median(times))
+            t = event_seconds(call, args.repeat)
             c = np.empty((m, n), np.float32)
             cl.enqueue_copy(sess.queue, c, dc)
             print(f"{spec} hand {name:22s} {t * 1e3:8.3f} ms {flops / t / 1e12:7.1f} TFLOP/s  err "
