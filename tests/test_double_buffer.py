@@ -164,3 +164,21 @@ def test_both_staged_tiles_of_the_tf32_product_are_staged_ahead_their_padding_ze
     filled = set(re.findall(r"dpia_cp_async4_or_zero\(\((tmp\d+) ", text))
     assert filled == set(buffers)
     assert "cp.async.ca.shared.global [%0], [%1], 4, %2;" in text  # the source size operand
+
+
+def test_a_pair_accumulator_and_a_step_that_reads_its_element_too():
+    """The step reads the staged copy and the element itself (x bound to element i in both the
+    staging and the step), and updates a pair (its next value through a temporary); five chunks."""
+    def step(acc, chunk):
+        staged = fl.to_local(fl.map_local(lambda v: v * 2.0, chunk))
+        return fl.let(staged, lambda t: fl.pair(fl.fst(acc) + fl.reduce_seq(fl.add, 0.0, t),
+                                                fl.max(fl.snd(acc), fl.at(chunk, 3))))
+
+    program = fl.infer(fl.fun([fl.array(3, fl.array(5, fl.array(16, fl.f32)))], lambda g: fl.to_global(
+        fl.map_workgroup(lambda chunks: fl.reduce_seq(step, fl.pair(0.0, -1.0e30), chunks), g))))
+    low = _double_buffered(program)
+    assert any(isinstance(x, Prim) and x.name == "reduce_seq_double_buffered" for x in walk(low))
+    x = np.random.default_rng(3).standard_normal((3, 5, 16)).astype(np.float32)
+    got, want = dpia.compile(low)(x), fl.interpret(program, x)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5)
