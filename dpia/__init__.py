@@ -106,14 +106,26 @@ def compile(expr: Expr, device=None, db=None, name: str = "program", pipeline=No
     compiled by the same stages.  `tuned_for`: the device key (runtime.device_key) whose
     best variant to run on `device` instead of `device`'s own (another device's kernel
     here: portability experiments)."""
+    from functional.primitives import has_low_level
+
     from .pipeline import PIPELINE, Options
-    from .variants import VariantKernel, needs_lowering
+    from .translate import TranslationError
+    from .variants import VariantKernel
 
     check_kernel_name(name)
-    if needs_lowering(expr):
+
+    def variants():
         return VariantKernel(expr, device=device, db=db, name=name, pipeline=pipeline, tuned_for=tuned_for, **launch)
+
+    if not has_low_level(expr):
+        return variants()
     if device is None:  # chosen now: the translation uses the intrinsics it offers
         from codegen_opencl.runtime import choose_device
 
         device = choose_device()
-    return (pipeline or PIPELINE).compile(expr, Options(name=name, device=device, launch=launch))
+    pipe, options = pipeline or PIPELINE, Options(name=name, device=device, launch=launch)
+    try:  # lowered in part and refused as it stands: the variants complete it (dpia.variants.needs_lowering)
+        translated = pipe.run({"low": expr}, options, "translate", "translate")["translated"]
+    except TranslationError:
+        return variants()
+    return pipe.run({"low": expr, "translated": translated, "session": None}, options, "passes", "build")["kernel"]
