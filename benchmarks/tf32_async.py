@@ -108,13 +108,8 @@ def async_kernel(bm=128, bn=128, bk=16, wm=64, wn=64, stages=2, layout="scalar",
     items = 32 * warps_m * warps_n
     mt, nt = wm // 16, wn // 8
     vec = layout == "vec"
-    if vec:
-        assert bk % 16 == 0
-        sa = bk if bk % 32 == 16 else bk + 16  # float4 reads: rows g, g+1 a half bank row apart
-        sb = bn
-    else:
-        sa = bk + 4 if (bk + 4) % 8 == 4 else bk + 12  # (4g + t) banks
-        sb = bn + 8  # (8t + g) banks
+    assert bk % 16 == 0 or not vec
+    sa, sb = row_strides(bk, bn, layout)
     a_chunks, b_chunks = bm * bk // 4, bk * bn // 4
     assert a_chunks % items == 0 and b_chunks % items == 0, (a_chunks, b_chunks, items)
     rd = ROUND[rnd]
@@ -241,10 +236,16 @@ kernel void gemm(const int M, const int N, const int K, global const float* rest
 """
 
 
+def row_strides(bk: int, bn: int, layout: str) -> tuple[int, int]:
+    """The local rows' lengths (floats) of A's and B's tiles: `vec` float4 reads of rows g, g+1 half a
+    bank row apart, B swizzled (no padding); `scalar` padded so fragment reads hit banks 4g + t and 8t + g."""
+    if layout == "vec":
+        return (bk if bk % 32 == 16 else bk + 16), bn
+    return (bk + 4 if (bk + 4) % 8 == 4 else bk + 12), bn + 8
+
+
 def local_bytes(bm=128, bn=128, bk=16, wm=64, wn=64, stages=2, layout="scalar", rnd="iadd") -> int:
-    vec = layout == "vec"
-    sa = (bk if bk % 32 == 16 else bk + 16) if vec else (bk + 4 if (bk + 4) % 8 == 4 else bk + 12)
-    sb = bn if vec else bn + 8
+    sa, sb = row_strides(bk, bn, layout)
     return 4 * stages * (bm * sa + bk * sb)
 
 
