@@ -97,10 +97,17 @@ K = Callable[[Exp], "Cmd"]  # noqa: F821 -- a continuation
 
 def _index_nat(j: Exp) -> Nat | None:
     """An index value as a size expression: loops' and generates' indices and sizes (NatExp),
+    an element of a generate of such,
     integer literals, and +, -, *, min, max of them (functional.infer.index_as_nat, the store
     phase's view of the same index); None for an index computed from data."""
     if isinstance(j, NatExp):
         return j.nat
+    if isinstance(j, Idx) and isinstance(j.array, View) and j.array.kind == "generate":
+        # element j.index of `generate n (fun(i) => E)`: E at that index (split-k's chunk k)
+        from imperative.views import substitute_index
+
+        _, var = j.array.params
+        return _index_nat(substitute_index(j.array.args[0], var, j.index))
     if isinstance(j, Lit) and isinstance(j.value, int) and not isinstance(j.value, bool):
         return Nat.const(j.value)
     if isinstance(j, Op) and j.name in ARITHMETIC and not j.params and len(j.args) == 2 \

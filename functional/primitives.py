@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from .errors import InterpretError
-from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, Prim, spine, walk
+from .expr import App, Expr, Identifier, IndexFun, Lambda, Literal, Prim, free_identifiers, spine, walk
 from .nat import Nat, Var, evaluate, floordiv, mod
 from .types import (
     ArrayType,
@@ -1179,7 +1179,19 @@ def _is_view_expr(e: Expr, bound: str) -> bool:
         return bool(data) and all(_is_view_expr(a, bound) for a in data)
     if head.name == "map" and len(args) == 2:
         return is_view_fn(args[0]) and _is_view_expr(args[1], bound)
+    if head.name == "at" and len(args) == 2 and _rows_of_arrays(e, args[0]):
+        # a row of a view (split-k's chunk k of each row: at (split r x) k), at an index free of it
+        return _is_view_expr(args[0], bound) and bound not in free_identifiers(args[1])
     return False
+
+
+def _rows_of_arrays(e: Expr, xs: Expr) -> bool:
+    """`at xs i` (= e) is an array: by its type, or untyped (a rule's result not yet
+    inferred) where xs is a split or a slide, whose elements are arrays."""
+    if e.t is not None:
+        return isinstance(e.t, ArrayType)
+    head, _ = spine(xs)
+    return isinstance(head, Prim) and head.name in ("split", "slide")
 
 
 def has_computation(e: Expr) -> bool:

@@ -211,7 +211,8 @@ class _Walk:
             name = head.name
             if name in LOOP_MAPS:
                 return (self.con(args[1], path + arg_path(n, 1), ctx)
-                        or self._body(args[0], path + arg_path(n, 0), function_context(ctx, name, e), space, 1))
+                        or self._over(args[0], args[1])._body(args[0], path + arg_path(n, 0),
+                                                              function_context(ctx, name, e), space, 1))
             if name in WARP_REDUCTIONS:  # its lanes read the data; its operator combines scalars
                 return self.con(args[2], path + arg_path(n, 2), ctx)
             if name in COLLECTIVES:  # its lanes read the operands and write their own elements
@@ -325,7 +326,7 @@ class _Walk:
             if body is None:
                 return None
             indices = {**self.indices, f.param.name: as_nat(head.params[0])} if name == "generate" else \
-                {k: v for k, v in self.indices.items() if k != f.param.name}
+                self._over(f, args[1]).indices
             if not _pure(body, indices):
                 return Need(path, _lowering_of(name, ctx), f"{name}'s function loops or allocates")
             return _Walk(self.required_only, self.step_sizes, indices, self.scope).con(body, f_path + (0,), ctx)
@@ -355,6 +356,18 @@ class _Walk:
 
     def _let_body(self, f, path, then):
         return then(f.body, path + (0,)) if isinstance(f, Lambda) else None
+
+    def _over(self, f, data: Expr) -> _Walk:
+        """The walk into the body of a map of `f` over `data`: f's parameter bound again is no
+        index, but over `generate n (fun(i) => i)` (split-k's chunks) it is one, below n."""
+        if not isinstance(f, Lambda):
+            return self
+        indices = {k: v for k, v in self.indices.items() if k != f.param.name}
+        head, args = spine(data)
+        if isinstance(head, Prim) and head.name == "generate" and len(args) == 1 and isinstance(args[0], Lambda) \
+                and isinstance(args[0].body, Identifier) and args[0].body.name == args[0].param.name:
+            indices[f.param.name] = as_nat(head.params[0])
+        return _Walk(self.required_only, self.step_sizes, indices, self.scope)
 
     def _body(self, f, path, ctx, space, params: int, read: bool = False):
         """The body of a loop's function (`params` parameters), written into `space`."""

@@ -79,8 +79,10 @@ def test_macros_tile_block_and_split_the_matrix_product(mm_variants):
     assert any(_moves(v)[:2] == ["tile_2d", "reduce_two_stage"] for v in mm_variants)  # sequences of two
     assert len({str(v.expr) for v in mm_variants}) == len(mm_variants)  # distinct programs only
     assert all(len(set(_moves(v))) == len(v.steps) for v in mm_variants)  # each move once per sequence
-    assert [len(v.steps) for v in mm_variants] == sorted(len(v.steps) for v in mm_variants)  # breadth first
-    assert len(mm_variants) <= Heuristics().max_variants
+    # breadth first, then split-k's led sequences (each after its prefixes)
+    plain = [v for v in mm_variants if not v.steps or v.steps[0].move not in Heuristics().leading]
+    assert [len(v.steps) for v in plain] == sorted(len(v.steps) for v in plain)
+    assert mm_variants[:len(plain)] == plain and len(mm_variants) <= Heuristics().max_variants
     for v in mm_variants:  # every slot of a step is the variant's, with values to draw from
         assert {slot for s in v.steps for _, slot in s.slots} == set(v.slots)
         assert all(s.values and s.trial in s.values for s in v.slots.values())
@@ -98,6 +100,11 @@ def test_a_slot_inside_another_slots_split_divides_it(mm_variants):
         assert all(max(parent.values) % value == 0 for value in slot.values)
 
 
+def _led(variant, h: Heuristics) -> bool:
+    """Whether a leading move (split-k) begins the sequence."""
+    return bool(variant.steps) and variant.steps[0].move in h.leading
+
+
 def test_heuristics_prune_deep_nesting_and_distant_products(mm_body, mm_variants):
     h = Heuristics()
     assert all(acceptable(v.expr, h, tuple(_moves(v))) for v in mm_variants)
@@ -106,15 +113,16 @@ def test_heuristics_prune_deep_nesting_and_distant_products(mm_body, mm_variants
                          for v in plain)
     assert any(map_depth(v.expr) > h.max_map_depth for v in mm_variants)  # a blocked tile is allowed deeper
     shallow = algorithmic_variants(mm_body, MM_SIZES, Heuristics(length=1, max_map_depth=5, allowances={}))
-    assert len(shallow) > 1 and all(map_depth(v.expr) <= 5 and len(v.steps) <= 1 for v in shallow)
+    # one move, and a leading one (split-k) before it, which is not counted
+    assert len(shallow) > 1 and all(map_depth(v.expr) <= 5 and len(v.steps) <= 1 + _led(v, h) for v in shallow)
     assert "tile_2d" not in {m for v in shallow for m in _moves(v)}  # a tile nests 6 maps deep
     assert len(shallow) < len(mm_variants)
     near = algorithmic_variants(mm_body, MM_SIZES, Heuristics(length=1, max_add_mul_distance=1, allowances={}))
     assert all(add_mul_distance(v.expr) <= 1 for v in near)
     assert not {"register_blocking_2d", "reduce_two_stage"} & {m for v in near for m in _moves(v)}  # distance 3
     assert map_depth(mm_body) == 3 and add_mul_distance(mm_body) == 1  # map, map, map of products
-    few = algorithmic_variants(mm_body, MM_SIZES, Heuristics(max_variants=5))
-    assert [v.text for v in few] == [v.text for v in mm_variants[:5]]
+    few = algorithmic_variants(mm_body, MM_SIZES, Heuristics(max_variants=5, leading={}))
+    assert [v.text for v in few] == [v.text for v in mm_variants[:5]]  # the enumeration's first five
 
 
 def test_a_program_without_a_place_for_the_moves_has_only_itself():
@@ -246,9 +254,11 @@ def test_the_register_blocked_matrix_product_computes_it(mm_variants):
 
 def test_each_sequence_length_has_its_budget_filled_round_robin(mm_body, mm_variants):
     h = Heuristics()
-    counts = Counter(len(v.steps) for v in mm_variants)
+    counts = Counter(len(v.steps) for v in mm_variants if not v.steps or v.steps[0].move not in h.leading)
     assert all(counts[d] <= h.budget(d) for d in (1, 2, 3)) and counts[3] == h.budget(3)  # mm has more than 128
-    small = algorithmic_variants(mm_body, MM_SIZES, Heuristics(per_depth=(3, 5, 4)))
+    led = [v for v in mm_variants if v.steps and v.steps[0].move in h.leading]  # split-k's, within their own budget
+    assert 1 < len(led) <= min(h.leading_budget, h.max_variants // 4)
+    small = algorithmic_variants(mm_body, MM_SIZES, Heuristics(per_depth=(3, 5, 4), leading={}))
     assert [len(v.steps) for v in small] == [0, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3, 3]  # shorter ones kept whole
     assert [v.text for v in small[1:4]] == [v.text for v in mm_variants[1:4]]
     # round robin: the five of length 2 extend all three of length 1

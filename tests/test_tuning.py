@@ -53,6 +53,23 @@ def test_best_picks_the_fastest_ok_candidate(db):
     assert db.best(PROGRAM, SIZES, DEVICE).derivation == "b"
 
 
+def test_best_ranks_a_kernel_by_the_median_of_its_measurements(db):
+    """A kernel measured once in a quiet moment (b, 1.0) and twice more as the machine is
+    (4.0, 5.0) ranks by its median, 4.0: c, measured once at 2.0, is the best; a launch or
+    compilation at the sizes makes another kernel of the same derivation."""
+    db.add_many([candidate("b", time_s=1.0), candidate("c", time_s=2.0), candidate("b", time_s=4.0),
+                 candidate("b", time_s=5.0), candidate("b", time_s=3.0, params={"launch": {"local": [64]}}),
+                 candidate("b", status="wrong", time_s=0.1)])
+    assert db.best(PROGRAM, SIZES, DEVICE).derivation == "c"
+    db.add(candidate("b", time_s=1.5))
+    db.add(candidate("b", time_s=1.0))  # b: 1.0, 4.0, 5.0, 1.5, 1.0 -> median 1.5
+    best = db.best(PROGRAM, SIZES, DEVICE)
+    assert best.derivation == "b" and best.time_s == 1.5 and best.params["measurements"] == [1.0, 4.0, 5.0, 1.5, 1.0]
+    assert "launch" not in best.params
+    assert db.seen(PROGRAM, SIZES, DEVICE, "b").time_s == 1.5  # an explorer reusing it sees the median
+    assert db.seen(PROGRAM, SIZES, DEVICE, "b", launch={"local": [64]}).time_s == 3.0
+
+
 def test_best_is_none_without_an_ok_candidate(db):
     db.add(candidate(status="timeout", time_s=None, stage="time"))
     assert db.best(PROGRAM, SIZES, DEVICE) is None

@@ -42,6 +42,9 @@ Lift's heuristics bound the sequences (dpia.explore.algorithmic.Heuristics):
   reaches; a parameter does not split again a length a parameter of the same kind
   (`SPLIT_KINDS`) already split (`resplits`); moves at disjoint places commute, so only one
   order of them is tried (`out_of_order`);
+* moves only first in a sequence, which do not count in its length (`leading`: split-k of a
+  whole nest, whose products are then explored with the full length), with a budget of
+  their own for the sequences one longer (`leading_budget`);
 * a budget of new variants per sequence length (`per_depth`), filled round robin over the
   shorter sequences they extend, so one prefix's many extensions do not crowd out the
   others', and longer sequences never crowd out shorter ones; `max_variants` over all.
@@ -175,7 +178,17 @@ class Heuristics:
     allowances: Mapping[str, tuple[int, int]] = attrs.field(factory=lambda: {
         "register_blocking_1d": (1, 2), "register_blocking_2d": (2, 2), "tile_reduction": (1, 2),
         "reduce_tree": (0, 2)})
-    max_variants: int = 320  # all lengths together
+    max_variants: int = 384  # all lengths together, the led sequences' (leading_budget) included
+    # moves tried only first in a sequence, which do not count in its length: each with where,
+    # below its place, its result holds the node it rewrote (rewritten alike), and the
+    # sequences found for that node are replayed there (`_led_variants`, at most
+    # `leading_budget` variants and a quarter of max_variants, kept from the others' budget
+    # where a leading move applies; those with the most blockings,
+    # tilings and reduction splits first): a split-k of a whole
+    # nest makes independent products of it, explored as the nest was (mm's register-blocked
+    # tiles are three moves); each element's few partials are left to the default lowering
+    leading: Mapping[str, tuple[int, ...]] = attrs.field(factory=lambda: {"split_k_nest": (0, 1, 0, 1, 0)})
+    leading_budget: int = 64
     # the multiples a cut offers (map_cut, reduce_cut): a small remainder (a few rows of a grid), and long
     # multiples whose splits reach work-group and vector sizes; each only where it does not divide the length
     # at the real sizes and the multiple is at least half of it (the fuzzer's small programs take smaller ones)
@@ -817,8 +830,11 @@ def algorithmic_variants(body: Expr, sizes: Mapping[str, int], heuristics: Heuri
     start = Variant((), {}, body)
     seen, out, frontier = {str(body)}, [start], [start]
     memo: dict = {}  # (move, trial values, node in its typed context) -> the move's result there
+    led = [(move, path, v) for move in moves if move.name in heuristics.leading
+           for path, node in list(positions(body)) for v in _extend(start, move, path, node, sizes, heuristics, seen, memo)]
+    reserve = min(heuristics.leading_budget, heuristics.max_variants // 4) if led else 0
     for depth in range(1, heuristics.length + 1):
-        budget = min(heuristics.budget(depth), heuristics.max_variants - len(out))
+        budget = min(heuristics.budget(depth), heuristics.max_variants - reserve - len(out))
         extensions = [_children(body, v, moves, sizes, heuristics, seen, memo) for v in frontier]
         grown: list[Variant] = []
         while extensions and len(grown) < budget:
@@ -834,7 +850,59 @@ def algorithmic_variants(body: Expr, sizes: Mapping[str, int], heuristics: Heuri
                     break
         out += grown
         frontier = grown
+    return out + _led_variants(body, led, out, sizes, heuristics, seen, memo, reserve, cancelled)
+
+
+def _led_variants(body: Expr, led_roots: list, found: list[Variant], sizes, heuristics: Heuristics, seen: set,
+                  memo: dict, budget: int, cancelled: Callable[[], bool]) -> list[Variant]:
+    """After each leading move (Heuristics.leading; `led_roots`: (move, place, variant)), in
+    the node it rewrote alike, the sequences `found` made at that node (their paths moved
+    there, their slots drawn anew: the node's lengths differ), those with the most
+    blockings, tilings and reduction splits first, every prefix a variant; at most `budget`."""
+    out: list[Variant] = []
+    made: dict[str, Variant] = {}  # program -> its variant: prefixes shared by several sequences
+    for move, path, led in led_roots:
+        if len(out) >= budget:
+            return out
+        out.append(led)
+        inner = path + heuristics.leading[move.name]
+        ranked = sorted((v for v in found if v.steps and all(_inside(s.path, path) for s in v.steps)),
+                        key=lambda v: (-sum(split_kind(s.move, "") in (BLOCK, TILE, CHUNK) for s in v.steps),
+                                       -any(s.move in REGISTER_BLOCKINGS for s in v.steps)))
+        for v in ranked:
+            if cancelled():
+                raise BuildCancelled("stage 1")
+            variant = led
+            for step in v.steps:
+                variant = _replayed_step(variant, step, path, inner, body, sizes, heuristics, memo)
+                if variant is None:
+                    break
+                text = str(variant.expr)
+                if text in made:
+                    variant = made[text]
+                elif text not in seen:
+                    seen.add(text)
+                    made[text] = variant
+                    out.append(variant)
+                    if len(out) >= budget:
+                        return out
     return out
+
+
+def _replayed_step(variant: Variant, step: Step, old: tuple, new: tuple, body: Expr, sizes,
+                   heuristics: Heuristics, memo: dict) -> Variant | None:
+    """`step` (made in the node at `old`) at `new` on `variant`, with the same cut choices
+    and its slots drawn anew; None where it does not apply there."""
+    path = new + step.path[len(old):]
+    try:
+        node = at_path(variant.expr, path)
+    except (IndexError, AttributeError, FunctionalError):
+        return None
+    probe = node_probe(replay(body, variant.steps), path)
+    for child in _extend(variant, MOVES[step.move], path, node, sizes, heuristics, set(), memo, probe):
+        if child.steps[-1].fixed == step.fixed:
+            return child
+    return None
 
 
 def _children(body: Expr, variant: Variant, moves, sizes, heuristics: Heuristics, seen: set,
@@ -845,6 +913,8 @@ def _children(body: Expr, variant: Variant, moves, sizes, heuristics: Heuristics
     replayed = replay(body, variant.steps) if variant.steps else None
     for move in moves:
         if sum(s.move == move.name for s in variant.steps) >= heuristics.per_move:
+            continue
+        if move.name in heuristics.leading:  # _led_variants
             continue
         if move.name == "split_join" and map_depth(variant.expr) > heuristics.split_join_depth:
             continue

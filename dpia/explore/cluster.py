@@ -808,7 +808,7 @@ class RayPool(PoolState):
             job = self._waiting.popleft()
             job.stage_s["queue"] = round(job.stage_s.get("queue", 0.0) + time.monotonic() - job.queued_at, 4)
             free.last_used = time.monotonic()
-            self._call(free, job, "measure", free.handle.measure.remote(job.prepared, self.best_s), "measuring")
+            self._call(free, job, "measure", free.handle.measure.remote(job.prepared, None if job.spec.confirms else self.best_s), "measuring")
 
     def _expire(self) -> None:
         now = time.monotonic()

@@ -20,6 +20,14 @@ more than PROBE_SLACK x 5x the best is abandoned then (probes under PROBE_MIN_S 
 extrapolated: launch overhead), so a kernel that would take seconds at the real sizes
 (naive mm at 4096^3 on the H200: 39 s a run) costs a fraction of one run.
 
+Confirmation (`_confirm`): a best measured once may be a quiet moment of the machine, so
+the fastest kernel and the baseline are measured CONFIRM_ROUNDS more times, alternating;
+kernels rank by the median of their measurements (as TuningDB.best ranks them), and where
+the fastest is then another, that one is confirmed in turn (CONFIRM_ATTEMPTS at most),
+within CONFIRM_SHARE of the budget past it (what is measured by then counts).
+The default schedule is measured right after a preset or tuned baseline (it is not always
+a point of the space, and on PoCL a sum's default beat its preset by 1.3x).
+
 The baseline, measured first and quoted against (`speedup`), is the variant `dpia run`
 would use (dpia.variants.choose_variant's order: the database's best for these sizes and
 device, replayed; else the first preset that fits; else the default schedule), so an
@@ -84,7 +92,7 @@ from .launch import LAUNCH, launch_options
 from .launch import describe as describe_launch
 from .search import FAILED, PENDING, SEARCHES, Search, Trial
 from .space import BuildCancelled, DeviceLimits, Point, Shape, Space, check_program_sizes, check_size, with_size_facts
-from .tuning import Candidate, TuningDB
+from .tuning import Candidate, TuningDB, kernel_key, summarised
 from .workers import LOCAL_PROCESSES, _Pool, default_workers
 
 DEFAULT_FACT_CAP = 256  # the default schedule may assume each size a multiple of up to this power of two
@@ -217,6 +225,8 @@ class Exploration:
     lost: tuple[str, ...] = ()  # candidates a dead worker took with it (not stored: a later run tries them)
     dropped: tuple[str, ...] = ()  # workers and devices the run went on without (could not start, node gone), why
     space_s: float | None = None  # seconds the space took to build (beside the baseline); None: the budget ended first
+    confirmations: tuple[Candidate, ...] = ()  # the best and the baseline measured again (_confirm)
+    unconfirmed: str | None = None  # why the search's best was not kept (then `best` is the baseline)
 
     def stage_seconds(self) -> dict[str, float]:
         """Mean seconds per candidate in each stage (from the candidates' `stage_s`): where
@@ -253,6 +263,10 @@ class Exploration:
                  f"  baseline ({self.baseline} variant): {timed(self.default)}"]
         if self.speedup is not None:
             lines.append(f"  speed-up over the {self.baseline} variant: {self.speedup:.2f}x")
+        if self.confirmations:
+            lines.append(f"  measured again: {len(self.confirmations)} time(s), best and baseline alternating; "
+                         + (f"the search's best was not kept: {self.unconfirmed}" if self.unconfirmed else
+                            "times are medians of every measurement"))
         if self.space_s is None:
             lines.append(f"  the budget ended before the search space was built: only the baseline was measured "
                          f"(a larger budget explores)")
@@ -304,6 +318,11 @@ class _Run:
         self._next_index = 0
         self.dispatched_at: dict[int, float] = {}  # unfinished candidates' dispatch times, by index
         self.durations: list[float] = []  # dispatch to result, of each candidate finished so far
+        self.measured: dict[tuple, list[Candidate]] = {}  # kernel (TuningDB.kernel_key) -> its measurements
+        self.spec_of: dict[tuple, Spec] = {}  # kernel -> the spec that prepared it (a confirmation re-measures it)
+        self.confirming: dict[int, tuple] = {}  # a confirmation's index -> the kernel it re-measures
+        self.confirmations: list[Candidate] = []  # the re-measurements of the best and the baseline (_confirm)
+        self.unconfirmed: str | None = None  # why the search's best was not kept, where it was not
 
     def space_built(self, space: Space, seconds: float) -> None:
         """The search may start: the space, built while the baseline was measured."""
@@ -375,6 +394,15 @@ class _Run:
                 return preset
         return attrs.evolve(self._spec(None, baseline=True), variant="default")
 
+    def default_schedule_spec(self) -> Spec | None:
+        """The default schedule as the first candidate after a preset or tuned baseline (the
+        variant dpia run falls back on, not always a point of the space): on PoCL a sum's
+        default schedule ran 0.092 ms against its preset's 0.117 ms and the space's best
+        0.136 ms, so without it the exploration kept a kernel slower than the default."""
+        if self.max_candidates is not None and self.max_candidates < 2:
+            return None
+        return self._spec(None)
+
     def _stored_best(self) -> Candidate | None:
         from .tuning import TuningError
 
@@ -425,7 +453,8 @@ class _Run:
         return self.max_candidates is None or self.tried + in_flight < self.max_candidates
 
     def on_dispatched(self, spec: Spec) -> None:
-        self.dispatched_at[spec.index] = time.monotonic()
+        if not spec.confirms:
+            self.dispatched_at[spec.index] = time.monotonic()
 
     def _finished(self, spec: Spec) -> None:
         started = self.dispatched_at.pop(spec.index, None)
@@ -450,6 +479,8 @@ class _Run:
         launches its kernels alike (`shape`: the local size its launch gives the kernels
         without work-groups, dpia.explore.launch.applied_shape), nor when the database
         measured its derivation with its launch already."""
+        if spec.confirms:  # measured again on purpose
+            return True
         key = (low_text, None if shape is None else tuple(shape))
         if key in self.low_texts:
             original = self.low_texts[key]
@@ -474,7 +505,7 @@ class _Run:
         if known is not None and known.stage != "derive":
             self.reused += 1
             self._finish_trial(spec.index, known)
-            self._consider(known)
+            self._consider(known, spec)
             if spec.baseline:
                 self.default, self.baseline_done = known, True
             self._report(known)
@@ -482,6 +513,9 @@ class _Run:
         return True
 
     def on_done(self, spec: Spec, outcome: Outcome, derivation: str | None) -> None:
+        if spec.confirms:
+            self._confirmed(spec, outcome, derivation)
+            return
         self._finished(spec)
         candidate = self._candidate(spec, outcome, derivation)
         if self.db is not None:
@@ -498,14 +532,17 @@ class _Run:
         self._finish_trial(spec.index, candidate)
         for index in self.waiting.pop(spec.index, ()):  # the same kernel: the same measurement
             self._finish_trial(index, candidate, self.trials[index].same_as)
-        self._consider(candidate)
+        self._consider(candidate, spec)
         if spec.baseline:
             self.default, self.baseline_done = candidate, True
         self._report(candidate)
 
     def on_lost(self, spec: Spec, reason: str) -> None:
         """A candidate whose worker died (an executor on several hosts): not stored, so a
-        later run measures it; the search sees it finished ("lost": it teaches nothing)."""
+        later run measures it; the search sees it finished ("lost": it teaches nothing).
+        A lost confirmation leaves its candidate measured fewer times."""
+        if spec.confirms:
+            return
         self.lost.append(f"{spec.family_name}({', '.join(f'{k}={v}' for k, v in sorted(spec.params.items()))}): "
                          f"{reason}")
         self._finish_trial(spec.index, "lost")
@@ -517,6 +554,64 @@ class _Run:
     def abandon(self, count: int) -> None:
         self.abandoned += count
         self.baseline_done = True
+
+    # -- confirming the best ---------------------------------------------------------------
+
+    def ranking(self) -> list[Candidate]:
+        """This run's kernels (TuningDB.kernel_key) fastest first, each timed as the median of
+        its measurements (the search's and the confirmation's; params["measurements"] where
+        several), as TuningDB.best ranks them; a kernel that once failed when measured again
+        is not ranked (it checked once and not again: not trusted)."""
+        ranked = [summarised(group[0], group) for group in self.measured.values()
+                  if all(c.status == "ok" for c in group)]
+        return sorted(ranked, key=lambda c: c.time_s)
+
+    def confirmation_specs(self) -> list[Spec]:
+        """The fastest kernel and the baseline measured again, CONFIRM_ROUNDS times each, in
+        the order baseline, best, best, baseline, ... (a drift in the machine's speed, as
+        another process starts or stops, weighs on both alike); none where the fastest is the
+        baseline's kernel, was measured so already, or was not prepared in this run."""
+        ranked = self.ranking()
+        if not ranked or self.default is None or self.default.status != "ok":
+            return []
+        top, base = kernel_key(ranked[0]), kernel_key(self.default)
+        if top == base or len(self.measured[top]) > CONFIRM_ROUNDS or top not in self.spec_of or base not in self.spec_of:
+            return []
+        out = []
+        for role in [r for i in range(CONFIRM_ROUNDS) for r in (("baseline", "best"), ("best", "baseline"))[i % 2]]:
+            index, self._next_index = self._next_index, self._next_index + 1
+            key = top if role == "best" else base
+            out.append(attrs.evolve(self.spec_of[key], index=index, confirms=role))
+            self.confirming[index] = key
+        return out
+
+    def _confirmed(self, spec: Spec, outcome: Outcome, derivation: str | None) -> None:
+        key = self.confirming.pop(spec.index)
+        candidate = self._candidate(spec, outcome, derivation)
+        candidate = attrs.evolve(candidate, params=dict(candidate.params, confirms=spec.confirms,
+                                                        confirms_index=self.measured[key][0].params.get("index")))
+        if self.db is not None:  # the database ranks a kernel by its median (TuningDB.best)
+            self.db.add(candidate)
+        self.confirmations.append(candidate)
+        self.measured[key].append(candidate)
+
+    def settle(self) -> None:
+        """After the confirmation: the best is the fastest kernel by its median, the baseline
+        timed by its median too; `unconfirmed` says why the search's best was not kept."""
+        if not self.confirmations:
+            return
+        searched, ranked = self.best, self.ranking()
+        if self.default is not None and kernel_key(self.default) in self.measured:
+            group = self.measured[kernel_key(self.default)]
+            self.default = summarised(self.default, [c for c in group if c.status == "ok"])
+        self.best = ranked[0] if ranked else None
+        if searched is not None and (self.best is None or kernel_key(self.best) != kernel_key(searched)):
+            group = self.measured[kernel_key(searched)]
+            broken = [c for c in group if c.status != "ok"]
+            self.unconfirmed = (f"measured again, it gave {broken[0].status} at {broken[0].stage}: {broken[0].error}"
+                                if broken else
+                                f"measured again, its median {summarised(searched, group).time_s * 1e3:.4g} ms is "
+                                f"not below {'none' if self.best is None else f'{self.best.time_s * 1e3:.4g} ms'}")
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -558,7 +653,11 @@ class _Run:
             self.trials[index] = Trial(self.trials[index].point, status, seconds if status in ("ok", "slow") else None,
                                        same_as, strided)
 
-    def _consider(self, c: Candidate) -> None:
+    def _consider(self, c: Candidate, spec: Spec) -> None:
+        if c.status == "ok":
+            key = kernel_key(c)
+            self.measured.setdefault(key, []).append(c)
+            self.spec_of.setdefault(key, spec)
         if c.status == "ok" and (self.best is None or c.time_s < self.best.time_s):
             self.best = c
 
@@ -576,7 +675,8 @@ class _Run:
             self.best, self.default, self.tried, failed, dict(self.by_stage), dict(self.by_rule),
             {k: dict(v) for k, v in self.by_family.items()}, dict(self.infeasible), self.duplicates,
             self.reused, self.abandoned, elapsed_s, tuple(self.recorded[k] for k in sorted(self.recorded)),
-            self.baseline_kind, tuple(self.lost), self.dropped, self.space_s)
+            self.baseline_kind, tuple(self.lost), self.dropped, self.space_s, tuple(self.confirmations),
+            self.unconfirmed)
 
     def failed_count(self) -> int:
         return sum(c.status in FAILED for c in self.recorded.values())
@@ -609,6 +709,9 @@ STRAGGLER_MIN_S = 15.0  # ... once it has run this long (short candidates' noise
 STRAGGLER_SAMPLES = 4  # finished candidates needed for a median
 MAX_CANDIDATE_S = 120.0  # a candidate's compile, or its measurement, is abandoned after this at most
 MIN_CANDIDATE_S = 60.0
+CONFIRM_ROUNDS = 2  # times the best and the baseline are measured again, alternating, before the best is kept
+CONFIRM_ATTEMPTS = 3  # kernels confirmed at most, each the fastest by its median once the previous was not
+CONFIRM_SHARE = 0.25  # past the budget, the confirmation takes this share of it at most (and half a timeout)
 
 
 def candidate_timeout(budget_s: float | None) -> float:
@@ -643,7 +746,8 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
     has the device reports them, so this host needs none).
 
     Time: the search stops at `budget_s`; a baseline still unmeasured then goes on for at
-    most half of `timeout_s` more (without it nothing could be quoted), so explore returns
+    most half of `timeout_s` more (without it nothing could be quoted), and the best's
+    confirmation at most a quarter of the budget more, within the same bound: explore returns
     within budget_s + timeout_s / 2 plus stopping the workers.  Sizes whose inputs and
     output cannot be held are refused (InputsTooLargeError) before anything starts; fewer
     workers start when the host cannot hold a copy of them for each."""
@@ -688,7 +792,10 @@ def explore(program: Expr, sizes: Mapping[str, int], *, device=None, db=None, bu
             first = run.baseline_spec(baseline, limits)
             run.baseline_kind = first.variant or "default"
             deadline = None if budget_s is None else started + budget_s
-            _loop(run, pool, first, deadline, timeout_s / 2, tell, building)
+            second = run.default_schedule_spec() if run.baseline_kind != "default" else None
+            _loop(run, pool, [first] + ([second] if second else []), deadline, timeout_s / 2, tell, building)
+            _confirm(run, pool, None if deadline is None else deadline + min(timeout_s / 2, CONFIRM_SHARE * budget_s),
+                     tell)
             run.dropped = tuple(pool.dropped)
             tell("stopping", run, pool)
     finally:
@@ -760,12 +867,13 @@ class _Teller:
             run.best.time_s if run and run.best else None))
 
 
-def _loop(run: _Run, pool: _Pool, first: Spec, deadline: float | None, overtime_s: float, tell,
+def _loop(run: _Run, pool: _Pool, first: list[Spec], deadline: float | None, overtime_s: float, tell,
           building: _SpaceBuild) -> None:
-    """Dispatch the baseline `first`, then, once `building` has built the space, the
-    search's points, until a budget or the space ends.  At the deadline every candidate but
-    an unfinished baseline is abandoned; the baseline has `overtime_s` more."""
-    pending = collections.deque([first])
+    """Dispatch `first` (the baseline, and the default schedule where that is not the
+    baseline), then, once `building` has built the space, the search's points, until a
+    budget or the space ends.  At the deadline every candidate but an unfinished baseline is
+    abandoned; the baseline has `overtime_s` more."""
+    pending = collections.deque(first)
     exhausted = False
     while True:
         if run.space is None and building.done():
@@ -801,13 +909,42 @@ def _loop(run: _Run, pool: _Pool, first: Spec, deadline: float | None, overtime_
         pool.wait(0.2 if limit is None else max(0.0, min(0.2, limit - now)))
 
 
+def _confirm(run: _Run, pool: _Pool, limit: float | None, tell) -> None:
+    """Measure the fastest kernel and the baseline again, alternating
+    (_Run.confirmation_specs), until the fastest by its median is one measured so (at most
+    CONFIRM_ATTEMPTS kernels) or `limit` (the baseline's overtime: what it left); then the
+    best is the fastest by its median (_Run.settle).  A best measured once can be a quiet
+    moment of the machine: under load a sum exploration's best re-timed 27 % slower than
+    the default."""
+    for _ in range(CONFIRM_ATTEMPTS):
+        pending = collections.deque(run.confirmation_specs())
+        if not pending:
+            break
+        while pending or pool.busy():
+            now = time.monotonic()
+            if limit is not None and now >= limit:
+                pool.abandon()
+                run.settle()
+                return
+            while pending and pool.can_dispatch():
+                spec = pending.popleft()
+                pool.dispatch(spec)
+                run.on_dispatched(spec)
+            tell("confirming the best", run, pool)
+            pool.wait(0.2 if limit is None else max(0.0, min(0.2, limit - now)))
+    run.settle()
+
+
 def _wants_more(run: _Run, pool: _Pool) -> bool:
     """Ask the search for points when they can be dispatched; a synchronous search only
-    once its previous batch has finished, but for stragglers (`_Run.only_stragglers_left`)."""
+    once its previous batch has finished, but for stragglers (`_Run.only_stragglers_left`):
+    a default schedule still measuring (naive mm at 4096^3: 39 s a run on the H200) does
+    not hold it."""
     if not run.may_dispatch(pool.busy()):
         return False
-    if run.search.synchronous:
-        return (pool.busy() == 0 and not run.pending_trials()) or (pool.can_dispatch() and run.only_stragglers_left())
+    if run.search.synchronous:  # the baseline and the default schedule are not the search's batch
+        batch_done = not run.pending_trials() and not pool.busy_with(lambda s: s.family is not None)
+        return pool.can_dispatch() and (batch_done or run.only_stragglers_left())
     return pool.can_dispatch()
 
 

@@ -106,6 +106,9 @@ class Spec:
     # what `dpia run` compiles at the real sizes for this candidate, where that is not the
     # derived program at them (at_real_sizes): the default variant, derived with the sizes fixed
     real_derivation: str | None = None
+    # a confirmation (dpia.explore.driver._confirm) re-measures an earlier candidate: the
+    # role it has ("best", "baseline"); measured in full, neither probed nor abandoned as slow
+    confirms: str = ""
 
     @property
     def oracle(self) -> Expr:

@@ -52,7 +52,8 @@ schedules place them (functional.schedules.mm_register_blocked):
     tiles       the views (tile_views, untile_views), each reduction over tiles one loop
                 copying its elements (copied_sequential_reduction), the accumulator blocked
                 like the register blocks (blocked_accumulator), the levels HIERARCHY_LEVELS
-                (work-groups 1 / 0, items 1 / 0, a block's loops unrolled), a group's copies
+                (work-groups 1 / 0, items 1 / 0, a block's loops unrolled; split-k's chunks
+                over work-groups 2, their partials left to the default lowering), a group's copies
                 in local memory and an item's in private memory, the item's accumulator in
                 registers, the group's spread over its items (accumulator_among_items)
     layouts     each local copy as it is or one of COPY_LAYOUTS (local id 0 along its rows,
@@ -526,6 +527,38 @@ def hierarchy_steps(e: Expr, levels=HIERARCHY_LEVELS, path: tuple = (), depth: i
     return [s for k, c in enumerate(e.children()) for s in hierarchy_steps(c, levels, path + (k,), depth)]
 
 
+def blocked_hierarchy_steps(e: Expr) -> list[Step]:
+    """hierarchy_steps for each outermost computing map holding a register-blocked tile
+    reduction (as a loop, after copied_sequential_reduction), its perfect nest of maps over work-groups (HIERARCHY_LEVELS; a nest of three,
+    the chunks of a split-k over the tiles, with work-group dimension 2 outermost); the other
+    maps are left to the default lowering (a split-k's partials, reduced per element)."""
+    out: list[Step] = []
+    for path in host_maps(e):
+        node = at_path(e, path)
+        if not any(isinstance(x, Prim) and x.name == "reduce_seq" for x in walk(node)):
+            continue  # no tile loop (copied_sequential_reduction's) in it
+        groups = group_chain(node)
+        if groups == 3:
+            out += hierarchy_steps(node, (("lower_map_workgroup", 2),) + HIERARCHY_LEVELS, path)
+        elif groups == 2:
+            out += hierarchy_steps(node, HIERARCHY_LEVELS, path)
+    return out
+
+
+def group_chain(e: Expr) -> int:
+    """How many computing maps nest perfectly from `e`: each map's function body, under
+    layout views only (storage.through_views), the next."""
+    count = 0
+    while computing_map(e):
+        count += 1
+        f = spine(e)[1][0]
+        inner = through_views(f.body, ()) if isinstance(f, Lambda) else None
+        if inner is None:
+            break
+        e = at_path(f.body, inner)
+    return count
+
+
 def contexts(e: Expr) -> dict[tuple, str]:
     """Where each node runs (functional.storage's contexts), by path: HOST at the top, GROUP
     inside a map_workgroup's function, ITEM inside a map_local's or map_global's."""
@@ -575,8 +608,8 @@ def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
     e, blocked = _everywhere(e, "blocked_accumulator", steps)
     if not blocked:
         return []
-    levels = tuple(hierarchy_steps(e))
-    e = apply_steps(e, levels, {})
+    levels = tuple(blocked_hierarchy_steps(e))
+    e = apply_steps(e, levels, {}) if levels else None
     if e is None:
         return []
     steps += levels

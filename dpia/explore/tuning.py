@@ -23,6 +23,7 @@ import json
 import math
 import os
 import sqlite3
+import statistics
 import tempfile
 import time
 import types
@@ -351,12 +352,22 @@ class TuningDB:
 
     def best(self, program: str, sizes: Mapping[str, int], device: str, version: str | None = None
              ) -> Candidate | None:
-        """The fastest 'ok' candidate for this key; None if none succeeded yet."""
+        """The fastest 'ok' kernel for this key (a derivation, launched alike, compiled at the
+        sizes or not: params["at_sizes"]) by the median of its measurements: an exploration
+        measures its best and its baseline again before it keeps the best
+        (dpia.explore.driver._confirm), so one quick run in a quiet moment does not outrank
+        a kernel measured three times.  Its first candidate, with that median as `time_s`
+        (and params["measurements"] where there are several); None if none succeeded yet."""
         rows = self._select(
             "program_hash = ? AND program = ? AND sizes = ? AND device = ? AND version = ? AND status = 'ok'",
-            (_digest(program), program, canonical_json(sizes), device, version or VERSION),
-            order="time_s ASC, id ASC", limit=1)
-        return rows[0] if rows else None
+            (_digest(program), program, canonical_json(sizes), device, version or VERSION), order="id ASC")
+        groups: dict[tuple[str, str, bool], list[Candidate]] = {}
+        for c in rows:
+            groups.setdefault(kernel_key(c), []).append(c)
+        if not groups:
+            return None
+        return min((summarised(group[0], group) for group in groups.values()),
+                   key=lambda c: c.time_s)  # ties: the first stored
 
     def candidates(self, program: str | None = None, sizes: Mapping[str, int] | None = None,
                    device: str | None = None, run_id: str | None = None) -> list[Candidate]:
@@ -384,7 +395,10 @@ class TuningDB:
              version or VERSION),
             order="id DESC")
         wanted = canonical_json(launch or {})
-        return next((c for c in rows if canonical_json(c.params.get("launch") or {}) == wanted), None)
+        alike = [c for c in rows if canonical_json(c.params.get("launch") or {}) == wanted]
+        if not alike:
+            return None
+        return summarised(alike[0], [c for c in alike if c.status == "ok"]) if alike[0].status == "ok" else alike[0]
 
     def summary(self, run_id: str) -> dict:
         """{'run_id', 'total', 'status': {status: count}, 'stage': {stage: count}} of one run."""
@@ -435,6 +449,21 @@ class TuningDB:
 
     def __repr__(self) -> str:
         return f"TuningDB({str(self._path)!r})"
+
+
+def kernel_key(c: Candidate) -> tuple[str, str, bool]:
+    """What makes a measured kernel: its derivation, its launch, and whether it was compiled at
+    the sizes (params["at_sizes"])."""
+    return c.derivation, canonical_json(c.params.get("launch") or {}), bool(c.params.get("at_sizes"))
+
+
+def summarised(candidate: Candidate, measurements: list[Candidate]) -> Candidate:
+    """`candidate` timed as the median of the 'ok' `measurements` of its derivation and
+    launch (params["measurements"] lists them where there are several)."""
+    if len(measurements) < 2:
+        return candidate
+    return attrs.evolve(candidate, time_s=statistics.median(c.time_s for c in measurements),
+                        params=dict(candidate.params, measurements=[c.time_s for c in measurements]))
 
 
 def _row(c: Candidate) -> tuple:

@@ -233,7 +233,7 @@ class _Pool(PoolState):
         if self._exclusive and compiling and now < self._waiting[0].deadline:
             return
         worker = self._waiting.popleft()
-        worker.send(("measure", self.best_s))
+        worker.send(("measure", None if worker.spec.confirms else self.best_s))
         worker.state, worker.deadline = "measuring", time.monotonic() + self._timeout
 
     def _expire(self) -> None:

@@ -1177,6 +1177,113 @@ rule("map_reduce_stages", "reduce",
          "for f associative and z neutral (reduce_split); the partials of element p are column p of P.")
 
 
+def _nest_parts(m):
+    """(inner map's function, its ys, the reduction's path and node, D's map function or None,
+    D's zip operands) of `map (fun(p) => map (fun(q) => E[reduce f z D]) ys) xs`, or why not."""
+    if not isinstance(m.f, Lambda):
+        return "the map's function is not a lambda"
+    head, args = spine(m.f.body)
+    if not (isinstance(head, Prim) and head.name == "map" and len(args) == 2 and isinstance(args[0], Lambda)):
+        return "the map's function is not a map over a lambda (a 2D nest)"
+    inner, ys = args
+    if m.f.param.name in free_identifiers(ys):
+        return "the inner map's data depends on the outer element: not a rectangular nest"
+    found = item_reduction(inner)
+    if found is None:
+        return "the inner function has no reduction outside functions"
+    dh, dargs = spine(spine(found[1])[1][2])
+    g = None
+    if isinstance(dh, Prim) and dh.name == "map" and len(dargs) == 2:
+        g, (dh, dargs) = dargs[0], spine(dargs[1])
+    names = {m.f.param.name, inner.param.name}
+    if not (isinstance(dh, Prim) and dh.name == "zip" and len(dargs) == 2
+            and all(isinstance(a, Identifier) for a in dargs) and {a.name for a in dargs} == names):
+        return "the reduction's data is not [map g] (zip p q) of the two elements"
+    if g is not None and free_identifiers(g) & names:
+        return "the reduction's map function mentions the nest's elements"
+    return inner, ys, found, g, dargs
+
+
+def _nest_stages_side(m):
+    from .. import algebra
+
+    parts = _nest_parts(m)
+    if isinstance(parts, str):
+        return parts
+    op, z, data = spine(parts[2][1])[1]
+    if not (algebra.associative(op) and algebra.neutral(op, z)):
+        return "the reduction's operator is not provably associative with z its neutral element"
+    n = length(data)
+    if not divides(m.r, n):
+        return f"{m.r} does not divide the reduction's length {n}"
+    return None
+
+
+def _nest_stages_build(m):
+    from ..expr import substitute
+    from ..strategies import replace_at
+
+    inner, ys, (path, red), g, operands = _nest_parts(m)
+    op, z, data = spine(red)[1]
+    p, q = m.f.param, inner.param
+    chunks = length(data) * (1 / as_nat(m.r))
+
+    def chunked(rows, k):  # each element's chunk k, a view
+        return fl.map(lambda x: fl.at(fl.split(m.r, x), k), rows)
+
+    def dot(a, b):  # D with the chunks for p and q
+        chunk_of = {p.name: a, q.name: b}
+        zipped = fl.zip(*(chunk_of[o.name] for o in operands))
+        return fl.reduce(op, z, fl.map(g, zipped) if g is not None else zipped)
+
+    stage = fl.map(lambda k: fl.map(lambda a: fl.map(lambda b: dot(a, b), chunked(ys, k)), chunked(m.xs, k)),
+                   fl.generate(chunks, lambda i: i))
+
+    def finish(P):
+        def row(a):
+            def one(b):
+                body = replace_at(inner.body, path, fl.reduce(op, z, fl.fst(b)))
+                return substitute(substitute(body, q.name, fl.snd(b)), p.name, fl.snd(a))
+
+            return fl.map(one, fl.zip(fl.transpose(fl.fst(a)), ys))
+
+        return fl.map(row, fl.zip(fl.transpose(P), m.xs))
+
+    return fl.let(stage, finish)
+
+
+def _ex_nest_stages(rng):
+    chunk = int(rng.choice([2, 4, 8]))
+    rows, cols, k = int(rng.integers(1, 5)), int(rng.integers(1, 5)), chunk * int(rng.integers(1, 4))
+    a_t, b_t = array(rows, array(k, f32)), array(k, array(cols, f32))
+    if rng.random() < 0.5:  # a matrix product
+        prog = fl.fun([a_t, b_t], lambda a, b: fl.map(lambda x: fl.map(lambda y: fl.reduce(
+            fl.add, 0.0, fl.map(lambda t: fl.fst(t) * fl.snd(t), fl.zip(x, y))), fl.transpose(b)), a))
+        return prog, (inst.data(rng, rows, k), inst.data(rng, k, cols)), {"r": chunk}
+    # any monoid over the pairs (the zip's operands the other way round), inside arithmetic of both elements
+    op, z = inst.pick(rng, inst.MONOIDS)
+    prog = fl.fun([a_t, b_t], lambda a, b: fl.map(lambda x: fl.map(lambda y: 0.5 * fl.reduce(
+        op, z, fl.map(lambda t: fl.snd(t), fl.zip(y, x))) + fl.at(y, 0), fl.transpose(b)), a))
+    return prog, (inst.data(rng, rows, k, monoid=(op, z)), inst.data(rng, k, cols, monoid=(op, z))), {"r": chunk}
+
+
+rule("nest_reduce_stages", "reduce",
+     "map (fun(p) => map (fun(q) => E[reduce f z (map g (zip p q))]) ys) xs -> let (map (fun(k) => "
+     "map (fun(a) => map (fun(b) => reduce f z (map g (zip a b))) (map (fun(y) => at (split r y) k) ys)) "
+     "(map (fun(x) => at (split r x) k) xs)) (generate (n/r) (fun(i) => i))) (fun(P) => map (fun(u) => "
+     "map (fun(v) => E[reduce f z (fst v)][p := snd u, q := snd v]) (zip (transpose (fst u)) ys)) "
+     "(zip (transpose P) xs))   (f associative, z neutral, r divides n; ys free of p; the zip's operands "
+     "in either order, g free of p and q, or no map g)",
+     lhs=P("map", V("f"), V("xs")), params=("r",), side=_nest_stages_side, build=_nest_stages_build, exact=False,
+     example=_ex_nest_stages,
+     doc="Split-k of a 2D nest of reductions (mm's): every element's reduction in n/r chunks of r, chunk k "
+         "of every element computed by the same nest over chunk k of the rows of xs and of ys (a 3D map: "
+         "chunks x xs x ys, as many independent products as chunks), then each element's n/r partials "
+         "reduced.  Proof: reduce f z (map g (zip p q)) = reduce f z (map (fun(k) => reduce f z (map g "
+         "(zip (at (split r p) k) (at (split r q) k)))) (generate (n/r) id)) for f associative and z "
+         "neutral (reduce_split; split distributes over zip and map); the partials of (p, q) are P[.][p][q].")
+
+
 class _NotLaneWise(Exception):
     pass
 

@@ -53,6 +53,9 @@ The moves, in the order of issue 12's list:
     split_k               map (fun p => E[reduce f z D]) xs: every element's reduction in
                           n-chunks, the chunks' partial results first (a map over the chunks of
                           maps over the elements, a 2D grid), then each element's partials
+    split_k_nest          split_k of a 2D nest's reductions of [map g] (zip p q) (mm's): a map
+                          over the chunks of the same nest over the rows' chunks, then each
+                          element's partials
 
 `MACROS` maps names to entries; `sites(macro, program)` lists the nodes of a typed program
 where a macro's shape matches, `apply_at(macro, program, path, params)` runs it there.
@@ -292,6 +295,15 @@ def _cross_nest(e: Expr):
     return m[1], inner[1]
 
 
+def _nest_reduction_length(e: Expr) -> Nat | None:
+    """The length of the first reduction outside functions in the inner function of
+    `map (fun(a) => map (fun(b) => E[reduce f z D]) ys) xs` (ys independent of a)."""
+    if _cross_nest(e) is None or not isinstance(inner := _map_args(_map_args(e)[0].body)[0], Lambda):
+        return None
+    found = item_reduction(inner)
+    return None if found is None else _len(spine(found[1])[1][2])
+
+
 def _row_nest(e: Expr):
     """(f, xss) of `map (map f) xss` or `map (fun(r) => map f r) xss` (f independent of r)."""
     m = _map_args(e)
@@ -446,6 +458,21 @@ def split_k(n: int) -> Strategy:
 
     D = map g D0 is cut as map g (at (split n D0) k): no element of D is stored."""
     return mac.named(f"split_k({n})", r("map_reduce_stages", r=n))
+
+
+def split_k_nest(n: int) -> Strategy:
+    """At `map (fun(p) => map (fun(q) => E[reduce f z (map g (zip p q))]) ys) xs` (mm's nest):
+    split-k, every element's reduction in chunks of n, as a map over the chunks of the same
+    nest over the chunks of the rows of xs and ys (rules.algorithmic nest_reduce_stages; the
+    chunks of one product run side by side, as independent products), then each element's
+    partials reduced where its reduction stood:
+
+        let (map (fun(k) => map (fun(a) => map (fun(b) => reduce f z (map g (zip a b)))
+                (map (fun(y) => at (split n y) k) ys)) (map (fun(x) => at (split n x) k) xs))
+             (generate (len / n) id))
+            (fun(P) => map (fun(u) => map (fun(v) => E[reduce f z (fst v)][p, q := snd u, snd v])
+                (zip (transpose (fst u)) ys)) (zip (transpose P) xs))"""
+    return mac.named(f"split_k_nest({n})", r("nest_reduce_stages", r=n))
 
 
 def reduce_two_stage(n: int) -> Strategy:
@@ -652,6 +679,13 @@ def _ex_nest_3d(rng):
     if rng.random() < 0.5:
         return fl.fun([t], lambda x: fl.map(fl.map(fl.map(f)), x))
     return fl.fun([t], lambda x: fl.map(lambda p: fl.map(lambda r_: fl.map(f, r_), p), x))
+
+
+def _ex_split_k_nest(rng):
+    rows, cols, k = inst.size(rng, 1, 1, 3), inst.size(rng, 1, 1, 3), inst.size(rng, 2, 1, 3)
+    return fl.fun([array(rows, array(k, f32)), array(k, array(cols, f32))], lambda a, b: fl.map(
+        lambda x: fl.map(lambda y: fl.reduce(fl.add, 0.0, fl.map(lambda t: fl.fst(t) * fl.snd(t), fl.zip(x, y))),
+                         fl.transpose(b)), a))
 
 
 def _ex_split_k(rng):
@@ -888,6 +922,18 @@ _register(Macro(
     exact=False))  # the interpreter sums a reduction computed once in another order than one per element
 
 _register(Macro(
+    "split_k_nest", "map (fun(p) => map (fun(q) => E[reduce f z (map g (zip p q))]) ys) xs -> let (map (fun(k) => "
+    "map (fun(a) => map (fun(b) => reduce f z (map g (zip a b))) (map (fun(y) => at (split n y) k) ys)) "
+    "(map (fun(x) => at (split n x) k) xs)) (generate (len / n) id)) (fun(P) => map (fun(u) => map (fun(v) => "
+    "E[reduce f z (fst v)][p, q := snd u, snd v]) (zip (transpose (fst u)) ys)) (zip (transpose P) xs))", ("n",),
+    split_k_nest,
+    lambda e: None if not _typed(e) or (n := _nest_reduction_length(e)) is None else {"n": n},
+    lambda rng: _found("split_k_nest", _ex_split_k_nest(rng), rng),
+    f"{_MONOID}; a rectangular 2D nest whose inner function's first reduction outside functions reduces "
+    "[map g] (zip p q) of the two elements; n divides its length",
+    exact=False))
+
+_register(Macro(
     "split_k", "map (fun(p) => E[reduce f z D]) xs -> let (map (fun(k) => map (fun(p) => reduce f z "
     "(at (split n D) k)) xs) (generate (len D / n) id)) (fun(P) => map (fun(q) => E[reduce f z (fst q)][p := snd q]) "
     "(zip (transpose P) xs))   (D's map cut with its input: no element of D stored)", ("n",),
@@ -1019,6 +1065,7 @@ __all__ = [
     "sites",
     "specialise",
     "split_k",
+    "split_k_nest",
     "stencil_tiling_1d",
     "tile_nest_2d",
     "tile_nest_3d",

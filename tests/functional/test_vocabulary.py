@@ -239,6 +239,7 @@ SUITE_CASES = {
     "fission": ["nn"],
     "hoist_invariant": ["atax_inline"],
     "split_k": ["atax", "mri_q"],
+    "split_k_nest": ["seed:mm"],
     "map_cut": ["jacobi2d_5", "hotspot2d"],  # W = 12: a row cut at 8
     "reduce_cut": ["conv2d_5x5", "separable_conv"],
     "map_cut_columns": ["jacobi2d_5", "hotspot2d"],  # W = 12 columns cut at 8
