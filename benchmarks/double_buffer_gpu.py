@@ -67,7 +67,7 @@ def variants(m: int, n: int, k: int, which: str, tiles: str = "128x128x8x8x8"):
 
 def main() -> None:
     from codegen_opencl.runtime import choose_device, describe, device_intrinsics
-    from tf32_gemm_gpu import compiled_time, cublas_times, error, operands, ptx_counts
+    from tf32_gemm_gpu import compiled_time, cublas_times, cuda_torch, error, operands, ptx_counts
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="4096x4096x4096,8192x64x8192")
@@ -78,14 +78,10 @@ def main() -> None:
     dev = choose_device()
     print("device:", describe(dev), "intrinsics:", sorted(device_intrinsics(dev)), flush=True)
     rng = np.random.default_rng(0)
-    try:
-        import torch
-    except ImportError:
-        torch = None
+    torch = cuda_torch()
     for spec in args.sizes.split(","):
         m, n, k, a, b, rows, flops = operands(spec, rng)
-        gpu = torch is not None and torch.cuda.is_available()
-        refs = cublas_times(torch, a, b, rows, args.repeat, spec) if gpu else {}
+        refs = cublas_times(torch, a, b, rows, args.repeat, spec) if torch else {}
         for label, low in variants(m, n, k, args.which, args.tiles):
             try:
                 t, c, build, kernel = compiled_time(low, a, b, dev, args.repeat)

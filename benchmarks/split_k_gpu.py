@@ -68,7 +68,7 @@ def points(m: int, n: int, k: int):
 def main() -> None:
     from codegen_opencl.runtime import choose_device, describe
     from double_buffer_gpu import PRESET, mm_program
-    from tf32_gemm_gpu import compiled_time, cublas_times, error, operands
+    from tf32_gemm_gpu import compiled_time, cublas_times, cuda_torch, error, operands
 
     import functional as fl
     from dpia.explore.space import DeviceLimits, Point, Skeleton, Space, parse_steps
@@ -84,14 +84,10 @@ def main() -> None:
     limits = DeviceLimits.of(dev)
     print("device:", describe(dev), flush=True)
     rng = np.random.default_rng(0)
-    try:
-        import torch
-    except ImportError:
-        torch = None
+    torch = cuda_torch()
     for spec in args.sizes.split(","):
         m, n, k, a, b, rows, flops = operands(spec, rng)
-        gpu = torch is not None and torch.cuda.is_available()
-        ref = cublas_times(torch, a, b, rows, args.repeat, spec).get(False) if gpu else None
+        ref = cublas_times(torch, a, b, rows, args.repeat, spec).get(False) if torch else None
         program = fl.infer(seed.mm)  # its sizes variables, as the space has them
         candidates = []
         if m % PRESET["n"] == 0 and n % PRESET["m"] == 0 and k % PRESET["k"] == 0:

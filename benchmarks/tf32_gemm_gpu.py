@@ -78,6 +78,15 @@ def cublas_times(torch, a: np.ndarray, b: np.ndarray, rows: np.ndarray, repeat: 
     return refs
 
 
+def cuda_torch():
+    """torch where it is installed and sees a CUDA device (the references), else None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
 def compiled_time(low, a: np.ndarray, b: np.ndarray, device, repeat: int):
     """(seconds, result, build seconds, kernel) of the low-level program `low` compiled for `device`."""
     import dpia
