@@ -226,7 +226,7 @@ class Exploration:
     dropped: tuple[str, ...] = ()  # workers and devices the run went on without (could not start, node gone), why
     space_s: float | None = None  # seconds the space took to build (beside the baseline); None: the budget ended first
     confirmations: tuple[Candidate, ...] = ()  # the best and the baseline measured again (_confirm)
-    unconfirmed: str | None = None  # why the search's best was not kept (then `best` is the baseline)
+    unconfirmed: str | None = None  # why the search's best was not kept (then `best` is the fastest kernel by its median)
 
     def stage_seconds(self) -> dict[str, float]:
         """Mean seconds per candidate in each stage (from the candidates' `stage_s`): where
