@@ -51,6 +51,7 @@ SECTION = "## Issue 13's table (written by benchmarks/issue13.py)"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 POINTS = ROOT / "benchmarks" / "issue13_points.json"
 LIMITS = ROOT / "benchmarks" / "issue13_limits.json"  # target -> what limits it where it misses (measured, recorded)
+COUNTERS = ROOT / "benchmarks" / "issue13_counters.json"  # kernel_counters.py's counters of the misses' kernels
 SUITE_SCRIPT = ROOT / "benchmarks" / "h200_suite.sh"
 MEMORY_BOUND = 0.5  # the device copy takes at least this fraction of our time: the program is memory-bound
 TOLERANCE = 1e-3  # dpia.explore.evaluate's: what the explorer accepts (mm and the sum, which have no suite entry)
@@ -570,16 +571,49 @@ def table(results: Sequence[dict], meta: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def limits_of_misses(results: Sequence[dict], path: Path = LIMITS) -> list[str]:
+def limits_of_misses(results: Sequence[dict], path: Path = LIMITS, counters: Path = COUNTERS) -> list[str]:
     """Under the table: for each row that misses a goal, what limits it and what was tried
-    (benchmarks/issue13_limits.json, from the measurements recorded in RESULTS.md)."""
+    (benchmarks/issue13_limits.json, from the measurements recorded in RESULTS.md), and the hardware
+    counters of its kernel and of cuBLAS's where benchmarks/kernel_counters.py measured them."""
     limits = json.loads(path.read_text()) if path.exists() else {}
+    measured = json.loads(counters.read_text()) if counters.exists() else {}
     missed = [r for r in results if any(v.get("verdict") == "miss" for v in r.get("verdicts") or ())]
-    notes = [f"- `{r['target']}`: {limits[r['target']]}" for r in missed if r["target"] in limits]
+    notes = []
+    for r in missed:
+        if r["target"] in limits:
+            notes.append(f"- `{r['target']}`: {limits[r['target']]}")
+        notes += [f"  - {line}" for line in counter_lines(measured.get(r["target"], {}))]
     unexplained = [r["target"] for r in missed if r["target"] not in limits]
     if unexplained:
         notes.append(f"- not yet analysed: {', '.join(f'`{t}`' for t in unexplained)}")
-    return ["", "What limits the misses (benchmarks/issue13_limits.json):", ""] + notes if notes else []
+    source = f"{path.name}; counters: {counters.name}, benchmarks/kernel_counters.py" if measured else path.name
+    return ["", f"What limits the misses (benchmarks/{source}):", ""] + notes if notes else []
+
+
+_COUNTER_KEYS = (("SM %", "SM"), ("DRAM %", "DRAM"), ("issue slots busy %", "issue slots busy"),
+                 ("achieved occupancy %", "occupancy"), ("theoretical occupancy %", "of at most"),
+                 ("registers", "registers"), ("shared load bank conflicts", "shared-load bank conflicts"))
+
+
+def counter_lines(entry: Mapping) -> list[str]:
+    """A missed row's counters, a line per profiled kernel (ours, then cuBLAS's): its time, throughputs
+    as percentages of the device's peaks, occupancy, registers and largest stall reasons."""
+    if not entry or "counters" not in entry:
+        return [f"counters: {entry['error'][:300]}"] if entry.get("error") else []
+    lines = [f"static PTX of ours ({entry['label']}): {entry.get('static mix', '?')}"]
+    if not entry.get("same bytes", False):
+        lines.append("the transplant's outputs differ from OpenCL's: its counters are not ours")
+    for side, kernels in (("ours", entry["counters"]), ("cuBLAS", entry.get("reference", []))):
+        for k in kernels:
+            parts = [f"{side} `{k.get('kernel', '?')[:48]}`"]
+            if k.get("time") is not None:
+                parts.append(f"{k['time'] / 1e6:.4g} ms")
+            parts += [f"{label} {k[key]:.3g}{'' if key in ('registers', 'shared load bank conflicts') else '%'}"
+                      for key, label in _COUNTER_KEYS if k.get(key) is not None]
+            if k.get("top stalls"):
+                parts.append("stalls per issue: " + ", ".join(f"{n} {v:.2f}" for n, v in k["top stalls"]))
+            lines.append("; ".join(parts))
+    return lines
 
 
 def replace_between_markers(text: str, block: str) -> str:
