@@ -616,11 +616,11 @@ def _perfectly_nested(e: Expr) -> bool:
 
 def fuse_maps() -> Strategy:
     """Producer maps into their consumers, so no intermediate array is left between them:
-    `map f (map g xs)`, `zip (map f xs) (map g ys)` and `zip xs (map g ys)` fuse; the pairs
+    `map f (map g xs)`, `zip (map f xs) (map g ys)`, `zip xs (map g ys)` and `zip (map f xs) ys` fuse; the pairs
     this builds are taken apart again (inline_once, let_pair, fst_pair, snd_pair).  Fusion binds
     an element read several times with `let` (core.bind), so no computation is duplicated and
     the program grows linearly."""
-    fusion = r("map_fusion_shared") | r("zip_map") | r("zip_map_snd")
+    fusion = r("map_fusion_shared") | r("zip_map") | r("zip_map_snd") | r("zip_map_fst")
     cleanup = r("inline_once") | r("let_pair") | r("fst_pair") | r("snd_pair")
     return named("fuse_maps", seq(try_(normalize(fusion)), try_(normalize(cleanup))))
 

@@ -807,6 +807,21 @@ rule("zip_map_snd", "fusion", "zip xs (map g ys) -> map (fun(p) => pair (fst p) 
      example=_ex_zip_map_snd,
      doc="With map fusion, a map over a zip with a computed array becomes one loop.")
 
+def _ex_zip_map_fst(rng):
+    n = inst.size(rng)
+    f = inst.pick(rng, inst.UNARY)
+    prog = fl.fun([inst.array(n, inst.f32), inst.array(n, inst.f32)],
+                  lambda xs, ys: fl.map(lambda p: fl.fst(p) - fl.snd(p), fl.zip(fl.map(f, xs), ys)))
+    return prog, (inst.data(rng, n), inst.data(rng, n)), {}
+
+
+rule("zip_map_fst", "fusion", "zip (map f xs) ys -> map (fun(p) => pair (f (fst p)) (snd p)) (zip xs ys)",
+     lhs=P("zip", P("map", V("f"), V("xs")), V("ys")),
+     build=lambda m: fl.map(lambda p: fl.pair(beta(m.f, fl.fst(p)), fl.snd(p)), fl.zip(m.xs, m.ys)),
+     example=_ex_zip_map_fst,
+     doc="zip_map_snd's mirror: a computed array zipped with one that is not (K-Means' distances with their "
+         "indices, `zip (map dist cs) (generate k id)`) fuses into the consumer's loop instead of being stored.")
+
 # ------------------------------------------------------------ vectorised reductions
 
 # Operators with a lane-wise vector form (the same primitive at type vec[s, w]):
