@@ -226,7 +226,7 @@ def profiled(inner: list[str], names: str | None, log: Path, timeout: float) -> 
     command += [sys.executable, str(Path(__file__).resolve())] + inner
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     text = log.read_text(errors="replace") if log.exists() else ""
-    rows = parse_raw(text)
+    rows = parse_raw(text) or parse_raw(done.stdout)
     if not rows:
         tail = (done.stdout + done.stderr + text)[-1500:]
         raise CountersError(f"ncu profiled no kernel (exit {done.returncode}): {tail}")
