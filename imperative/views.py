@@ -298,6 +298,8 @@ def _vector_store(target: Acc, i: Nat, w: Nat):
 def _assign(acc, value: Exp):
     """Assign(acc, value) resolved; a LaneStores target gets one assignment per lane."""
     if isinstance(acc, LaneStores):
+        if not isinstance(value.type, VectorType):  # a scalar stored to a vector: every lane (as OpenCL broadcasts)
+            return Seq(tuple(Assign(a, value) for a in acc.stores))
         return Seq(tuple(Assign(a, Op("lane", (Nat.const(k),), (value,), value.type.elem))
                          for k, a in enumerate(acc.stores)))
     return Assign(acc, value)

@@ -18,9 +18,9 @@ from functional.errors import FunctionalError
 LIMITS = DeviceLimits(max_work_group_size=4096, local_mem_bytes=512 * 1024, compute_units=1, private_values=256)
 
 
-def _computes_the_program(text: str, sizes: dict, family: str, params: dict) -> None:
+def _computes_the_program(text: str, sizes: dict, family: str, params: dict, cuts: tuple = ()) -> None:
     program = fl.infer(fl.parse(text))
-    space = Space.build(program, sizes, LIMITS, heuristics=Heuristics(length=fuzz.SPACE_MOVES))
+    space = Space.build(program, sizes, LIMITS, heuristics=Heuristics(length=fuzz.SPACE_MOVES, cuts=cuts))
     point = Point(family, params)
     assert point in space.feasible_points, f"the space no longer offers {point}"
     inputs = random_inputs(program, sizes, 0)
@@ -51,6 +51,17 @@ VECTORISED = "vectorize(w=s0)@root; lower_map_global(d=0)@1"
 ])
 def test_a_vectorised_function_computes_every_lane(text):
     _computes_the_program(text, {}, VECTORISED, {"s0": 4, "launch": 0})
+
+
+def test_a_scalar_stored_to_a_vector_of_lanes_goes_to_every_lane():
+    """Seed 34875 (session 34): a vectorised map whose function ignores its element (each lane the same
+    sum) wrote into lanes that are not one aligned run (a cut's part of a row); the scalar value was
+    taken apart lane by lane as if it were a vector (AttributeError).  OpenCL broadcasts it."""
+    _computes_the_program(
+        "fun(in1: 96.f64, in4: 7.f64) => split 8 (map (fun(x2) => map (fun(x5) => reduce (+) f64(0.0) x2) in4) "
+        "(split 4 in1))", {},
+        "map_cut(a=2)@1.0.1.0.1.0; vectorize(w=s0)@1.0.1.0.1.0.0.1; lower_map_workgroup(d=0)@1; "
+        "lower_map_local(d=0)@1.0.1.0.1.0.0.1.1; lower_map_local(d=0)@1.0.1.0.1.0.1", {"s0": 2}, cuts=fuzz.FUZZ_CUTS)
 
 
 def _vectorised_at_root(text: str) -> list[str]:
