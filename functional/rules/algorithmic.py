@@ -807,6 +807,7 @@ rule("zip_map_snd", "fusion", "zip xs (map g ys) -> map (fun(p) => pair (fst p) 
      example=_ex_zip_map_snd,
      doc="With map fusion, a map over a zip with a computed array becomes one loop.")
 
+
 def _ex_zip_map_fst(rng):
     n = inst.size(rng)
     f = inst.pick(rng, inst.UNARY)
@@ -821,6 +822,7 @@ rule("zip_map_fst", "fusion", "zip (map f xs) ys -> map (fun(p) => pair (f (fst 
      example=_ex_zip_map_fst,
      doc="zip_map_snd's mirror: a computed array zipped with one that is not (K-Means' distances with their "
          "indices, `zip (map dist cs) (generate k id)`) fuses into the consumer's loop instead of being stored.")
+
 
 # ------------------------------------------------------------ vectorised reductions
 
