@@ -566,9 +566,28 @@ def table(results: Sequence[dict], meta: Mapping[str, str]) -> str:
              f"{SAMPLED_ROWS} sampled rows); references in the same run.  Ratios are the reference's time over ours "
              f"(for the copy: the fraction of its bandwidth we reach; for the TF32 error: cuBLAS's error over ours).  "
              f"{RULE}.", "", HEADER]
+    for later in meta.get("later", ()):
+        lines[1:1] = ["", f"Re-measured {later.get('date', '')} on {later.get('device', '?')}, code at "
+                          f"{later.get('commit', '?')}: {', '.join(f'`{t}`' for t in later['targets'])} "
+                          f"(`{later.get('command', '')}`)."]
     lines += [table_row(r) for r in results]
     lines += limits_of_misses(results)
     return "\n".join(lines) + "\n"
+
+
+def merged_runs(runs: Sequence[Mapping]) -> tuple[list[dict], dict]:
+    """(rows, meta) of the first run with the rows of each later run in place of the same targets'
+    (a row re-measured after a change); meta["later"] says which rows came from where."""
+    rows, meta = [dict(r) for r in runs[0]["rows"]], dict(runs[0]["meta"])
+    meta["later"] = []
+    for run in runs[1:]:
+        by_target = {r["target"]: r for r in run["rows"]}
+        unknown = sorted(set(by_target) - {r["target"] for r in rows})
+        if unknown:
+            raise Issue13Error(f"rows {unknown} of a later run are not rows of the first")
+        rows = [by_target.get(r["target"], r) for r in rows]
+        meta["later"].append({**run["meta"], "targets": sorted(by_target)})
+    return rows, meta
 
 
 def limits_of_misses(results: Sequence[dict], path: Path = LIMITS, counters: Path = COUNTERS) -> list[str]:
@@ -590,8 +609,9 @@ def limits_of_misses(results: Sequence[dict], path: Path = LIMITS, counters: Pat
     return ["", f"What limits the misses (benchmarks/{source}):", ""] + notes if notes else []
 
 
-_COUNTER_KEYS = (("SM %", "SM"), ("DRAM %", "DRAM"), ("issue slots busy %", "issue slots busy"),
-                 ("achieved occupancy %", "occupancy"), ("theoretical occupancy %", "of at most"),
+_COUNTER_KEYS = (("SM %", "SM"), ("memory %", "memory"), ("DRAM %", "DRAM"),
+                 ("issue slots busy %", "issue slots busy"), ("FMA pipe %", "FMA pipe"), ("ALU pipe %", "ALU pipe"),
+                 ("XU pipe %", "XU pipe"), ("LSU pipe %", "LSU pipe"), ("achieved occupancy %", "occupancy"), ("theoretical occupancy %", "of at most"),
                  ("registers", "registers"), ("shared load bank conflicts", "shared-load bank conflicts"))
 
 
@@ -709,7 +729,9 @@ def parse_args(argv):
     ap.add_argument("--write", default=str(RESULTS), help="the markdown file whose markers get the table")
     ap.add_argument("--no-write", action="store_true", help="print the table only")
     ap.add_argument("--json", default=None, help="every row's measurements here too (rewritten after each row)")
-    ap.add_argument("--from-json", default=None, help="write the table of an earlier run's --json, measuring nothing")
+    ap.add_argument("--from-json", nargs="+", default=None,
+                    help="write the table of earlier runs' --json, measuring nothing; a later file's rows replace "
+                         "the same targets' rows of the first")
     ap.add_argument("--deadline", type=float, default=470.0,
                     help="seconds after which rows not begun are reported as skipped (one device call: 600 s)")
     ap.add_argument("--out", default="/tmp/issue13_explore", help="--budget's explorations' folder (tuning database)")
@@ -721,8 +743,7 @@ def parse_args(argv):
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.from_json:
-        data = json.loads(Path(args.from_json).read_text())
-        results, meta = data["rows"], data["meta"]
+        results, meta = merged_runs([json.loads(Path(f).read_text()) for f in args.from_json])
     else:
         results, meta = run(args)
     block = table(results, meta)

@@ -9,7 +9,11 @@ Nsight Compute profiles CUDA launches, not OpenCL ones; but on NVIDIA's OpenCL t
 program is PTX, which the CUDA driver loads as it is.  So each kernel of our host plan is *transplanted*:
 its PTX loaded with CuPy, launched with the same global and local sizes on copies of the same buffers,
 and its outputs compared byte for byte with the OpenCL run's (a transplant that differs is reported, its
-counters not trusted).  The counters are then read from that launch (`ncu --clock-control none`, the
+counters not trusted).  The PTX reads the number of groups and the launch offsets from environment
+registers, which CUDA leaves 0 (a loop stepping by get_num_groups would never end): `cuda_ptx` rewrites
+them.  CUDA runs only in processes of its own (the transplant's check, the one under ncu), each given the
+saved PTX and arguments and killed with its children past --timeout, so a kernel that does not end
+costs its row, never the device call.  The counters are then read from that launch (`ncu --clock-control none`, the
 sections SpeedOfLight, Occupancy, LaunchStats, WarpStateStats, ComputeWorkloadAnalysis,
 MemoryWorkloadAnalysis_Tables), with each kernel's static PTX instruction mix
 (kernel_anatomy.opcode_counts).  For the SGEMM and TF32 rows, torch's cuBLAS kernel of the same shape is
@@ -29,6 +33,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -47,8 +52,12 @@ SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "Compu
 SUMMARY = (("gpu__time_duration.sum", "time"),
            ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM %"),
            ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "memory %"),
-           ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM %"),
-           ("smsp__issue_active.avg.pct_of_peak_sustained_active", "issue slots busy %"),
+           ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "DRAM %"),
+           ("sm__issue_active.avg.pct_of_peak_sustained_elapsed", "issue slots busy %"),
+           ("sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active", "FMA pipe %"),
+           ("sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active", "ALU pipe %"),
+           ("sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active", "XU pipe %"),
+           ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active", "LSU pipe %"),
            ("sm__warps_active.avg.pct_of_peak_sustained_active", "achieved occupancy %"),
            ("sm__maximum_warps_per_active_cycle_pct", "theoretical occupancy %"),
            ("launch__registers_per_thread", "registers"),
@@ -146,25 +155,63 @@ def cuda_shape(g: tuple, lc: tuple | None) -> tuple[tuple, tuple]:
     return tuple(gi // li for gi, li in zip(g, lc)), lc
 
 
-class Transplant:
-    """The bound plan's kernels as CUDA functions on device copies of its arguments."""
+# NVIDIA's OpenCL passes what CUDA has no notion of through environment registers, read from its PTX
+# (session 35, the kernels of issue 13's table): %envreg0-2 the group offset, %envreg3-5 the global
+# offset (both 0 here: no launch has an offset) and %envreg6-8 the number of groups, CUDA's %nctaid.
+# Under CUDA they read 0, so a loop stepping by get_num_groups never ends: the transplant rewrites them.
+_ENVREG = re.compile(r"%envreg(\d+)")
+_ENVREG_IN_CUDA = {0: "0", 1: "0", 2: "0", 3: "0", 4: "0", 5: "0",
+                   6: "%nctaid.x", 7: "%nctaid.y", 8: "%nctaid.z"}
 
-    def __init__(self, bound, ptx_path: Path):
+
+def cuda_ptx(ptx: str) -> str:
+    """`ptx` with every environment register replaced by what it holds in a CUDA launch without offsets
+    (an immediate 0 or %nctaid); one the table does not know is an error, never a guess."""
+    unknown = sorted({int(n) for n in _ENVREG.findall(ptx)} - set(_ENVREG_IN_CUDA))
+    if unknown:
+        raise CountersError(f"the PTX reads environment registers {unknown}, whose CUDA meaning is not known")
+    # `mov.b32 %r, %envregN` becomes `mov.u32 %r, %nctaid.x` or `mov.b32 %r, 0`
+    def one(m: re.Match) -> str:
+        value = _ENVREG_IN_CUDA[int(m.group(3))]
+        op = "mov.u32" if value.startswith("%") else m.group(1)
+        return f"{op}{m.group(2)}{value}"
+    return re.sub(r"(mov\.[bu]32)(\s+%\w+,\s*)%envreg(\d+)", one, ptx)
+
+
+def save_launch(bound, folder: Path) -> None:
+    """The plan's launches and a host copy of every argument, in `folder`/launch.npz: all the profiled
+    process needs, so that under ncu nothing but CUDA runs (no OpenCL build, no second driver client)."""
+    kernel = bound._kernel
+    shapes = [cuda_shape(g, lc) for g, lc in bound._launches]
+    arrays = {f"arg{i}": np.asarray(h) for i, h in enumerate(host_copies(bound))}
+    meta = {"names": [ph.name for ph in kernel.phases], "shapes": shapes, "args": len(arrays)}
+    np.savez(folder / "launch.npz", meta=np.asarray(json.dumps(meta)), **arrays)
+
+
+class Transplant:
+    """A saved plan's kernels (`folder`'s kernel.ptx and launch.npz) as CUDA functions on device copies
+    of its arguments."""
+
+    def __init__(self, folder: Path):
         import cupy as cp
 
-        kernel = bound._kernel
-        ptx = ptx_path.read_text()
+        ptx = cuda_ptx((folder / "kernel.ptx").read_text())
+        if _ENVREG.search(ptx):
+            raise CountersError("an environment register is read other than by a mov.b32/u32")
+        (folder / "kernel.cuda.ptx").write_text(ptx)
+        with np.load(folder / "launch.npz") as saved:
+            meta = json.loads(str(saved["meta"]))
+            self.host = [saved[f"arg{i}"] for i in range(meta["args"])]
         declared = entry_params(ptx)
-        for ph in kernel.phases:
-            if declared.get(ph.name) != len(bound._args):
-                raise CountersError(f"kernel {ph.name}: its PTX declares {declared.get(ph.name)} parameters, the "
-                                    f"plan passes {len(bound._args)}")
-        self.module = cp.RawModule(path=str(ptx_path))
-        self.functions = [self.module.get_function(ph.name) for ph in kernel.phases]
-        self.shapes = [cuda_shape(g, lc) for g, lc in bound._launches]
-        self.host = host_copies(bound)
-        self.args = [cp.asarray(h) if isinstance(h, np.ndarray) and h.ndim == 1 and h.dtype == np.uint8 else h
-                     for h in self.host]
+        for name in meta["names"]:
+            if declared.get(name) != len(self.host):
+                raise CountersError(f"kernel {name}: its PTX declares {declared.get(name)} parameters, the "
+                                    f"plan passes {len(self.host)}")
+        self.module = cp.RawModule(path=str(folder / "kernel.cuda.ptx"))
+        self.functions = [self.module.get_function(name) for name in meta["names"]]
+        self.shapes = [(tuple(g), tuple(b)) for g, b in meta["shapes"]]
+        # a buffer is a 1-D byte array; a scalar a 0-d array, passed as its NumPy scalar
+        self.args = [cp.asarray(h) if h.ndim == 1 and h.dtype == np.uint8 else h[()] for h in self.host]
 
     def run(self) -> None:
         for fn, (grid, block) in zip(self.functions, self.shapes):
@@ -190,24 +237,54 @@ def output_indices(bound) -> list[int]:
     return [i for i, (_, _, (kind, _, _)) in enumerate(bound._kernel._params) if kind == "output"]
 
 
-def compare(bound, transplant: Transplant) -> dict:
-    """Run the plan once through OpenCL and once through CUDA; whether every output is the same bytes."""
+def save_opencl_outputs(bound, folder: Path) -> None:
+    """Run the plan once through OpenCL; every output's bytes in `folder`/opencl_outputs.npz."""
     import pyopencl as cl
 
     kernel = bound._kernel
     for ev in kernel._run(bound._args, bound._launches):
         ev.wait()
-    transplant.run()
-    same, differing = True, []
+    outputs = {}
     for i in output_indices(bound):
-        ours = np.empty(bound._args[i].size, dtype=np.uint8)
-        cl.enqueue_copy(kernel.queue, ours, bound._args[i])
-        kernel.queue.finish()
-        theirs = transplant.args[i].get()
-        if not np.array_equal(ours, theirs):
-            same = False
-            differing.append(int(np.count_nonzero(ours != theirs)))
-    return {"same bytes": same, "differing bytes": differing}
+        host = np.empty(bound._args[i].size, dtype=np.uint8)
+        cl.enqueue_copy(kernel.queue, host, bound._args[i])
+        outputs[f"arg{i}"] = host
+    kernel.queue.finish()
+    np.savez(folder / "opencl_outputs.npz", **outputs)
+
+
+def transplant_check(folder: Path) -> dict:
+    """In a CUDA-only process: run the saved transplant, compare its outputs with OpenCL's bytes, time it."""
+    transplant = Transplant(folder)
+    print("transplant: loaded", flush=True)
+    transplant.run()
+    print("transplant: ran", flush=True)
+    same, differing = True, []
+    with np.load(folder / "opencl_outputs.npz") as opencl:
+        for key in opencl.files:
+            theirs = transplant.args[int(key[3:])].get()
+            if not np.array_equal(opencl[key], theirs):
+                same = False
+                differing.append(int(np.count_nonzero(opencl[key] != theirs)))
+    return {"launches": [list(map(list, s)) for s in transplant.shapes], "same bytes": same,
+            "differing bytes": differing, "cuda ms": transplant.time_ms()}
+
+
+def isolated(command: list[str], timeout: float, log: Path) -> tuple[int, str]:
+    """(exit code, what it printed) of `command` in a session of its own, killed with all its children
+    past `timeout` (a pipe held open by a grandchild would otherwise keep subprocess.run waiting)."""
+    with open(log, "w+") as sink:
+        child = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            code = child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            sink.seek(0)
+            raise CountersError(f"{Path(command[0]).name} ran past {timeout:.0f} s and was killed; it printed: "
+                                f"{sink.read()[-800:]}") from None
+        sink.seek(0)
+        return code, sink.read()
 
 
 # ------------------------------------------------------------------------------ under ncu
@@ -224,12 +301,12 @@ def profiled(inner: list[str], names: str | None, log: Path, timeout: float) -> 
     if names:
         command += ["--kernel-name", f"regex:^({names})$"]
     command += [sys.executable, str(Path(__file__).resolve())] + inner
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    code, printed = isolated(command, timeout, log.with_suffix(".out"))
     text = log.read_text(errors="replace") if log.exists() else ""
-    rows = parse_raw(text) or parse_raw(done.stdout)
+    rows = parse_raw(text) or parse_raw(printed)
     if not rows:
-        tail = (done.stdout + done.stderr + text)[-1500:]
-        raise CountersError(f"ncu profiled no kernel (exit {done.returncode}): {tail}")
+        tail = (printed + text)[-1500:]
+        raise CountersError(f"ncu profiled no kernel (exit {code}): {tail}")
     return rows
 
 
@@ -278,24 +355,32 @@ def summary_text(s: dict) -> str:
 
 
 def our_side(spec: str, label: str | None, seed: int, out: Path, timeout: float) -> dict:
-    """Build our kernel, transplant it, compare, time both ways, then profile the transplant."""
+    """Build our kernel, save its launches, transplant it, compare, time both ways, then profile the
+    transplant (each step says so as it ends: a device call that runs out of time still shows where)."""
     from kernel_anatomy import opcode_counts, summary as mix
 
     row, prob, tried = build(spec, label, seed)
     bound, kernel = tried.bound, tried.bound._kernel
-    ptx = ptx_of(kernel)
     folder = out / re.sub(r"[^\w.-]+", "_", spec)
     folder.mkdir(parents=True, exist_ok=True)
+    ptx = ptx_of(kernel)
     (folder / "kernel.ptx").write_text(ptx)
     (folder / "kernel.cl").write_text(kernel.source)
-    transplant = Transplant(bound, folder / "kernel.ptx")
-    result = {"label": tried.label, "launches": [list(map(list, s)) for s in transplant.shapes],
-              "static mix": mix(opcode_counts(ptx)), **compare(bound, transplant)}
+    save_launch(bound, folder)
+    result = {"label": tried.label, "static mix": mix(opcode_counts(ptx))}
+    print(f"   built {tried.label}; static PTX: {result['static mix']}", flush=True)
+    save_opencl_outputs(bound, folder)
     result["opencl ms"] = bound.time(repeat=20) * 1e3
-    result["cuda ms"] = transplant.time_ms()
-    del transplant
+    # CUDA runs only in processes of its own: this one holds NVIDIA's OpenCL
+    code, printed = isolated([sys.executable, str(Path(__file__).resolve()), "--transplant", str(folder)],
+                             timeout, folder / "transplant.out")
+    if code != 0 or not (folder / "transplant.json").exists():
+        raise CountersError(f"the transplant failed (exit {code}): {printed[-1500:]}")
+    result.update(json.loads((folder / "transplant.json").read_text()))
+    print(f"   transplant: same bytes {result['same bytes']}; OpenCL {result['opencl ms']:.4f} ms, "
+          f"CUDA {result['cuda ms']:.4f} ms; launches {result['launches']}", flush=True)
     names = "|".join(ph.name for ph in kernel.phases)
-    inner = ["--inner", spec, "--label", tried.label, "--seed", str(seed), "--out", str(out)]
+    inner = ["--inner", str(folder)]
     result["counters"] = [summary(r) for r in profiled(inner, names, folder / "ncu.csv", timeout)]
     return result
 
@@ -308,15 +393,11 @@ def reference_side(spec: str, out: Path, timeout: float) -> list[dict]:
     return sorted((summary(r) for r in rows), key=lambda s: -(s.get("time") or 0))[:2]
 
 
-def inner(args) -> int:
-    """Under ncu: build the row's kernel and launch its transplant once (no OpenCL launch, so ncu
-    sees only the CUDA one)."""
-    _, _, tried = build(args.inner, args.label, args.seed)
-    folder = Path(args.out) / re.sub(r"[^\w.-]+", "_", args.inner)
-    transplant = Transplant(tried.bound, folder / "kernel.ptx")
-    transplant.run()
+def inner(folder: str) -> int:
+    """Under ncu: launch the saved transplant once; only CUDA runs in this process."""
     import cupy as cp
 
+    Transplant(Path(folder)).run()
     cp.cuda.Device().synchronize()
     return 0
 
@@ -354,17 +435,24 @@ def main(argv=None) -> int:
     ap.add_argument("--deadline", type=float, default=540.0, help="rows not begun by then are skipped")
     ap.add_argument("--inner", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--inner-reference", default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--label", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--transplant", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.inner:
-        return inner(args)
+        return inner(args.inner)
+    if args.transplant:
+        print("transplant: loading", flush=True)
+        checked = transplant_check(Path(args.transplant))
+        (Path(args.transplant) / "transplant.json").write_text(json.dumps(checked))
+        return 0
     if args.inner_reference:
         return inner_reference(args.inner_reference)
 
     jobs = missed_rows(Path(args.from_json)) if args.from_json else []
     jobs += [(spec, None) for spec in args.only]
     if args.from_json and args.only:
-        jobs = [(s, k) for s, k in jobs if k is not None and any(o in s for o in args.only)]
+        # the rows --only names, in its order (the cheap ones first: a call may run out of time)
+        first = {s: min((i for i, o in enumerate(args.only) if o in s), default=None) for s, _ in jobs}
+        jobs = sorted(((s, k) for s, k in jobs if k is not None and first[s] is not None), key=lambda j: first[j[0]])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started, everything = time.monotonic(), {}
@@ -376,18 +464,15 @@ def main(argv=None) -> int:
         entry: dict = {}
         try:
             entry.update(our_side(spec, label, args.seed, out, args.timeout))
-            print(f"   transplant: same bytes {entry['same bytes']}; OpenCL {entry['opencl ms']:.4f} ms, "
-                  f"CUDA {entry['cuda ms']:.4f} ms; launches {entry['launches']}")
-            print(f"   static PTX: {entry['static mix']}")
             for s in entry["counters"]:
-                print(f"   ours:      {summary_text(s)}")
+                print(f"   ours:      {summary_text(s)}", flush=True)
             if row_of(spec).kind in ("mm", "tf32"):
                 entry["reference"] = reference_side(spec, out, args.timeout)
                 for s in entry["reference"]:
-                    print(f"   cuBLAS:    {summary_text(s)}")
+                    print(f"   cuBLAS:    {summary_text(s)}", flush=True)
         except Exception as exc:  # one row's failure must not lose the others'
             entry["error"] = f"{type(exc).__name__}: {str(exc)[:1500]}"
-            print(f"   {entry['error']}")
+            print(f"   {entry['error']}", flush=True)
         everything[spec] = entry
         (out / "counters.json").write_text(json.dumps(everything, indent=1, default=str))
     return 0

@@ -757,7 +757,12 @@ def _round_half_away(x):
 def _via_double(fn):
     """A function NumPy lacks, computed in f64 by Python's math module, rounded to the dtype."""
     ufunc = np.frompyfunc(fn, 1, 1)
-    return lambda x: ufunc(np.asarray(x, dtype=np.float64)).astype(np.float64).astype(np.asarray(x).dtype)
+
+    def apply(x):
+        # np.asarray around the result: on a 0-d argument the ufunc gives a bare Python float
+        out = np.asarray(ufunc(np.asarray(x, dtype=np.float64)), dtype=np.float64).astype(np.asarray(x).dtype)
+        return out[()] if out.ndim == 0 else out
+    return apply
 
 
 FLOAT_UNARY = {
@@ -779,6 +784,17 @@ _FLOAT_UNARY_EQ = {
 for _name, _fn in FLOAT_UNARY.items():
     declare(_name, SCALAR, (), 1, _unary(TypeClass.FLOAT), _ufunc(_fn),
             _FLOAT_UNARY_EQ.get(_name, f"{_name} x   (C's {_name})") + "   (NaN in, NaN out)")
+
+# How a float function of one argument treats a negated argument (imperative.sign_symmetry computes
+# f(x) and f(-x) from one call): odd f(-x) = -f(x); even f(-x) = f(x); complement (erfc only)
+# f(x) = 2 - f(-x), used as erfc x = (x < 0 ? 2 - erfc |x| : erfc |x|) so that 2 - f is only ever
+# taken of f <= 1 (2 - erfc(-d) for a large d would cancel to 0).  Each is an identity of the
+# function, and an implementation within its ulp bound stays within it (tests/test_sign_symmetry.py
+# checks each against NumPy on random values).
+SIGN_SYMMETRY = {"abs": "even", "cos": "even", "cosh": "even",
+                 "sin": "odd", "tan": "odd", "asin": "odd", "atan": "odd", "sinh": "odd", "tanh": "odd",
+                 "erf": "odd", "cbrt": "odd", "trunc": "odd", "round": "odd",
+                 "erfc": "complement"}
 
 FLOAT_BINARY = {"pow": np.power, "fmod": np.fmod, "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign}
 _FLOAT_BINARY_EQ = {

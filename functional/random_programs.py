@@ -21,7 +21,8 @@ bound on its absolute rounding error (f32: 2^-24 per operation, relative to the 
 bound; f64: 2^-53; i32: exact).  Operations that would leave the safe range are not chosen:
 products whose bound exceeds 1e6 (i32: 2^24), exp of arguments beyond +-4 (clamped first),
 division only by `abs(y) + 1` or by a positive integer literal, sqrt only of an absolute
-value, floats cast to i32 only when they are variables (a computed value could round across
+value, functions with a sign symmetry (sin, cos, tanh, atan, erf, erfc: slope at most 2/sqrt(pi),
+values below 2, OpenCL's 16 ulp bound assumed) of an argument and of its negation, floats cast to i32 only when they are variables (a computed value could round across
 an integer).  A program whose output error bound exceeds 1e-3 of max(1, bound) is discarded
 as unstable.  Comparisons of computed floats can still flip when the two sides are
 mathematically equal but rounded differently; argmin/argmax take their values only from
@@ -67,6 +68,10 @@ LONG_ROWS = (128, 256, 384, 1024)
 LONG_ROW_CHANCE = 0.02  # of any constant size
 LONG_ROW_ELEMENT_CHANCE = 0.3  # of a map's element that is an array (its function reduces it, mostly)
 MAX_INPUTS = 3
+# Now and then a neg/abs is instead a call of a function with a sign symmetry (functional.primitives.
+# SIGN_SYMMETRY), drawn from a stream of its own like the long rows.
+SYMMETRIC_FUNCTIONS = ("sin", "cos", "tanh", "atan", "erf", "erfc")
+SYMMETRIC_CHANCE = 0.3
 UNSTABLE = 1e-3  # error bound over max(1, bound) above which a program is discarded
 INPUT_FLOAT_BOUND, INPUT_INT_BOUND = 1.5, 9
 I32_MAX = 2**31 - 1
@@ -75,7 +80,8 @@ I32_MAX = 2**31 - 1
 COVERED = ("map", "reduce", "zip", "unzip", "fst", "snd", "pair", "split", "join", "transpose", "slide",
            "pad_const", "pad_clamp", "pad_wrap", "pad_mirror", "take", "drop", "concat", "gather", "scatter",
            "reorder_stride", "generate", "iterate", "let", "as_vector", "as_scalar", "add", "sub", "mul", "div",
-           "min", "max", "abs", "neg", "sqrt", "exp", "select", "lt", "le", "gt", "ge", "eq", "cast", "rem", "at")
+           "min", "max", "abs", "neg", "sqrt", "exp", "select", "lt", "le", "gt", "ge", "eq", "cast", "rem", "at",
+           "sin", "cos", "tanh", "atan", "erf", "erfc")
 
 
 class GenerationError(FunctionalError):
@@ -176,9 +182,11 @@ def _limit(t: ScalarType) -> float:
 class _Builder:
     """One attempt at a program for one random stream (all state is per attempt)."""
 
-    def __init__(self, rng: random.Random, max_depth: int, max_nodes: int, long_rows: random.Random):
+    def __init__(self, rng: random.Random, max_depth: int, max_nodes: int, long_rows: random.Random,
+                 functions: random.Random | None = None):
         self.rng = rng
         self.long_rows = long_rows
+        self.functions = functions or random.Random(0)
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.nodes = 0
@@ -486,7 +494,29 @@ class _Builder:
     def unary(self, t: ScalarType, ctx: _Ctx) -> Term:
         a = self.scalar(t, ctx)
         op = self.rng.choice(("neg", "abs"))
+        if _is_float(t) and self.functions.random() < SYMMETRIC_CHANCE:
+            return self.symmetric_call(a)
         return Term(_app(op, a.expr), t, a.bound, a.err)
+
+    def symmetric_call(self, a: Term) -> Term:
+        """A library function with a sign symmetry (imperative.sign_symmetry shares its calls) of `a`,
+        of its negation, or of both: f(-a) + f(a), f(a * -c) * f(a * c).  Each such f has a derivative
+        of at most 2/sqrt(pi) and OpenCL bounds its error by 16 ulp of its value, which is below 2."""
+        rng, t, eps = self.functions, a.type, _eps(a.type)
+        f = rng.choice(SYMMETRIC_FUNCTIONS)
+        err = 1.2 * a.err + 16 * eps * 2.0
+        form = rng.choice(("plain", "negated", "sum", "scaled product"))
+        if form == "plain":
+            return Term(_app(f, a.expr), t, 2.0, err)
+        if form == "negated":
+            return Term(_app(f, _app("neg", a.expr)), t, 2.0, err)
+        if form == "sum":
+            return Term(_app("add", _app(f, _app("neg", a.expr)), _app(f, a.expr)), t, 4.0, 2 * err + 4 * eps)
+        c = Literal(rng.choice((0.5, 0.75, 2.0)), t)  # exact: c * a's rounding is a's, scaled
+        scaled = 1.2 * c.value
+        one, other = _app("mul", a.expr, _app("neg", c)), _app("mul", a.expr, c)
+        err = scaled * a.err + eps * c.value * a.bound * 1.2 + 16 * eps * 2.0
+        return Term(_app("mul", _app(f, one), _app(f, other)), t, 4.0, 4 * err + 4 * eps)
 
     def sqrt_exp(self, t: ScalarType, ctx: _Ctx) -> Term:
         a = self.scalar(t, ctx)
@@ -1176,9 +1206,11 @@ def random_program(seed: int, max_depth: int = 5, max_nodes: int = 40, attempts:
     """The random program of `seed` (deterministic): the first attempt of the seed's random
     stream that builds, types, interprets on random inputs and is numerically stable."""
     rng, long_rows = random.Random(seed), random.Random(f"long rows {seed}")
+    functions = random.Random(f"functions {seed}")
     discarded: Counter = Counter()
     for _ in range(attempts):
-        builder = _Builder(rng, max_depth=rng.randint(2, max_depth), max_nodes=max_nodes, long_rows=long_rows)
+        builder = _Builder(rng, max_depth=rng.randint(2, max_depth), max_nodes=max_nodes, long_rows=long_rows,
+                           functions=functions)
         try:
             expr, body = builder.program()
         except _Reject as why:

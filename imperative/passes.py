@@ -25,6 +25,8 @@ pipeline is data (`PIPELINE`) so experiments can switch passes off.
     privatise         a private array that every access indexes by local ids alone (the same
                       way each time) holds one element per item: it becomes a scalar, and the
                       program records the local size that makes each map_local run once
+    share_sign_symmetric_calls  f(x) and f(-x) of an odd, even or complementary function (erfc)
+                      become calls on one magnitude (imperative.sign_symmetry), which
     share_common_values  an operation a run of assignments evaluates twice is computed once
                       into a private variable (imperative.common_values)
 
@@ -53,6 +55,7 @@ from .ir import (
     Proj, ProjAcc, Seq, Skip, Store, View, ViewAcc, mem_written, seq, sub_commands, walk,
 )
 from .common_values import share_common_values
+from .sign_symmetry import share_sign_symmetric_calls
 from .simplify import simplify_conditions
 from .views import resolve
 
@@ -937,7 +940,7 @@ def privatise(p: Program) -> Program:
 
 PIPELINE = (slot_parallel_globals, slot_local_temporaries, globalise_host_state, resolve_views, simplify_loops, private_blocks, unroll,
             simplify_conditions,
-            privatise, share_common_values,
+            privatise, share_sign_symmetric_calls, share_common_values,
             insert_barriers, hoist_globals)
 
 
@@ -948,5 +951,5 @@ def run_passes(p: Program, passes=PIPELINE) -> Program:
 
 
 __all__ = ["PIPELINE", "run_passes", "slot_parallel_globals", "globalise_host_state", "resolve_views", "simplify_loops", "unroll", "simplify_conditions",
-           "privatise", "share_common_values", "insert_barriers",
+           "privatise", "share_sign_symmetric_calls", "share_common_values", "insert_barriers",
            "hoist_globals", "PlacementError", "BarrierPlacementError"]

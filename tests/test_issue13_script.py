@@ -124,3 +124,17 @@ def test_the_limits_file_names_only_rows_of_the_table():
     names = {row.target for row in issue13.rows()}
     limits = json.loads((issue13.LIMITS).read_text())
     assert set(limits) - {"_doc"} <= names
+
+
+def test_a_later_run_replaces_its_rows_and_the_table_says_where_they_came_from():
+    first = {"meta": {"date": "d1", "device": "gpu", "commit": "c1", "command": "all"},
+             "rows": [{"target": "a:n=1", "x": 1}, {"target": "b:n=2", "x": 2}]}
+    later = {"meta": {"date": "d2", "device": "gpu", "commit": "c2", "command": "only b"},
+             "rows": [{"target": "b:n=2", "x": 3}]}
+    rows, meta = issue13.merged_runs([first, later])
+    assert [r["x"] for r in rows] == [1, 3] and first["rows"][1]["x"] == 2  # the first run is not changed
+    assert meta["commit"] == "c1" and meta["later"][0]["targets"] == ["b:n=2"]
+    block = issue13.table([], meta)
+    assert "Re-measured d2 on gpu, code at c2: `b:n=2` (`only b`)." in block
+    with pytest.raises(issue13.Issue13Error, match="c:n=3"):
+        issue13.merged_runs([first, {"meta": {}, "rows": [{"target": "c:n=3"}]}])

@@ -74,3 +74,37 @@ def test_issue13_puts_counters_under_the_miss(tmp_path):
     assert "mm:m=2" not in text
     counters.write_text(json.dumps({"mm:m=1": {"label": "p", "same bytes": False, "counters": []}}))
     assert "not ours" in "\n".join(issue13.limits_of_misses(results, limits, counters))
+
+
+def test_a_plan_is_saved_with_its_launches_and_argument_bytes(tmp_path):
+    """What the process under ncu loads in place of an OpenCL build: every argument's bytes, each
+    kernel's name and its launch as a CUDA grid."""
+    import numpy as np
+
+    import dpia
+    import suite  # examples/, on the path through kernel_counters
+
+    entry = suite.BY_NAME["black_scholes"]
+    inputs = entry.make_inputs(np.random.default_rng(0), n=64)
+    bound = dpia.compile(entry.program, db=False).bind(*inputs)
+    kc.save_launch(bound, tmp_path)
+    with np.load(tmp_path / "launch.npz") as saved:
+        meta = json.loads(str(saved["meta"]))
+        host = [saved[f"arg{i}"] for i in range(meta["args"])]
+    assert meta["args"] == len(bound._args) and meta["names"] == [ph.name for ph in bound._kernel.phases]
+    assert meta["shapes"] == [list(map(list, kc.cuda_shape(g, lc))) for g, lc in bound._launches]
+    first = np.asarray(inputs[0], dtype=np.float32).ravel()
+    assert any(h.dtype == np.uint8 and np.array_equal(h[:first.nbytes].view(np.float32), first) for h in host)
+
+
+def test_environment_registers_become_what_cuda_holds_there():
+    """NVIDIA's OpenCL reads get_num_groups and the launch offsets from %envreg: 0 under CUDA, so a loop
+    stepping by get_num_groups(1) would never end (the first transplants hung)."""
+    ptx = ("\tmov.b32 \t%r6, %envreg4;\n\tmov.u32 \t%r1, %ntid.y;\n\tmov.b32 \t%r14, %envreg7;\n"
+           "\tmov.b32 \t%r20, %envreg0;\n\tmov.b32 \t%r49, %envreg6;\n")
+    out = kc.cuda_ptx(ptx)
+    assert "envreg" not in out
+    assert "mov.b32 \t%r6, 0;" in out and "mov.b32 \t%r20, 0;" in out
+    assert "mov.u32 \t%r14, %nctaid.y;" in out and "mov.u32 \t%r49, %nctaid.x;" in out
+    with pytest.raises(kc.CountersError, match=r"\[12\]"):
+        kc.cuda_ptx("\tmov.b32 \t%r1, %envreg12;\n")
