@@ -47,7 +47,7 @@ def sign_split(e: Exp) -> tuple[int, Exp]:
     products and quotients of a float expression."""
     if not _is_float(e):
         return 1, e
-    if isinstance(e, Lit) and isinstance(e.value, float) and e.value < 0:
+    if isinstance(e, Lit) and isinstance(e.value, (int, float)) and not isinstance(e.value, bool) and e.value < 0:
         return -1, attrs.evolve(e, value=-e.value)
     if isinstance(e, Op) and e.name == "neg":
         s, m = sign_split(e.args[0])

@@ -138,3 +138,24 @@ def test_a_later_run_replaces_its_rows_and_the_table_says_where_they_came_from()
     assert "Re-measured d2 on gpu, code at c2: `b:n=2` (`only b`)." in block
     with pytest.raises(issue13.Issue13Error, match="c:n=3"):
         issue13.merged_runs([first, {"meta": {}, "rows": [{"target": "c:n=3"}]}])
+
+
+_SQUARE = sorted({(p.name, p.skeleton, tuple(sorted(p.slots.items())))
+                  for target in ("mm:m=4096,n=4096,k=4096", "mm:m=8192,n=8192,k=8192")
+                  for p in issue13.load_points(issue13.POINTS).get(target, [])})
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("name,skeleton,slots", _SQUARE, ids=[s[0][:40] for s in _SQUARE])
+def test_square_sgemm_points_derive_and_compute_the_product(name, skeleton, slots):
+    """The square SGEMM rows' points (tiles of up to 256 x 128, k-tiles of up to 16) at 256 x 256 x 16 on
+    PoCL, against the float64 oracle (and under Oclgrind): a point the GPU run replays is a correct
+    kernel wherever its tiles divide the sizes."""
+    from codegen_opencl.runtime import choose_device
+
+    row = next(r for r in issue13.rows() if r.target == "mm:m=4096,n=4096,k=4096")
+    prob = issue13.problem(row, "mm:m=256,n=256,k=16", np.random.default_rng(0))
+    point = issue13.PointSpec(name, skeleton, dict(slots), "")
+    tried = issue13.try_kernel(name, "candidate", lambda: issue13.compile_point(
+        prob.program, {"M": 256, "N": 256, "K": 16}, point, choose_device()), prob)
+    assert tried.status == "ok", tried.why
