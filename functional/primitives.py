@@ -963,6 +963,9 @@ declare("map_seq_unroll", LOW, (), 2, _map_scheme, _map_meaning, "map_seq_unroll
 declare("reduce_seq", LOW, (), 3, _fold_scheme, _fold_meaning,
         "reduce_seq f z [x1, ..., xn] = f (... (f z x1) ...) xn   (a sequential fold)", implements="reduce",
         role="reduce", loop="seq")
+# The longest loop of map_seq_unroll / reduce_seq_unroll that is replicated (imperative.passes.unroll); a longer
+# one stays a loop, and the rules that unroll a constant-length loop (rules.lowering.unroll_reduce_seq) stop there.
+UNROLL_LIMIT = 64
 declare("reduce_seq_unroll", LOW, (), 3, _fold_scheme, _fold_meaning,
         "reduce_seq_unroll f z xs = reduce_seq f z xs   (unrolled)", implements="reduce",
         role="reduce", loop="seq", unroll=True)

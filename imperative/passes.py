@@ -48,6 +48,7 @@ import attrs
 from functional.errors import FunctionalError
 from functional.nat import Nat
 from functional.nat import Var as NatVar
+from functional.primitives import UNROLL_LIMIT
 from functional.types import AddressSpace, ArrayType, TupleType, boolean, i32
 
 from .ir import (
@@ -566,9 +567,6 @@ def _simplify_loop(cmd: Cmd) -> Cmd:
 
 def simplify_loops(p: Program) -> Program:
     return attrs.evolve(p, body=_map_cmds(p.body, _simplify_loop))
-
-
-UNROLL_LIMIT = 64
 
 
 FOLDING_UNROLL_LIMIT = 32  # iterations: a window of 3x3x3 elements read through join's div and mod

@@ -379,6 +379,8 @@ MAPPING_MOVES: tuple[Move, ...] = (
          site=lambda e: computing_map(e) and short_constant_loop(e)),
     Move("lower_reduce_seq_unroll", MAPPING, "reduce f z xs -> reduce_seq_unroll f z xs   (a vector's lanes; "
          "a loop the point's values make long: reduce_seq f z xs)", _unrolled("reduce_seq"), site=lane_reduction),
+    Move("unroll_reduce_seq", MAPPING, RULES["unroll_reduce_seq"].equation,
+         lambda: RULES["unroll_reduce_seq"].strategy(), site=lambda e: applied(e, "reduce_seq", 3) is not None),
     Move("vectorize_accumulator", MAPPING, "reduce f z xs -> map as_scalar (reduce_seq f' (map (as_vector w) z) xs)   "
          "(an update of a 2D accumulator's rows fused into one map of vector lanes)", vectorized_accumulator, ("w",),
          lambda e: {"w": accumulator_shape(e)[1]}, lambda e: accumulator_shape(e) is not None, (),

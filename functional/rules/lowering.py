@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import dsl as fl
 from ..expr import App, Identifier, Lambda, Literal, NatLambda, Prim, applied, free_identifiers, spine
 from ..nat import Nat, Var, divides
-from ..primitives import LOOP_MAPS, MMA_K, MMA_M, MMA_N, WARP_LANES, WARP_TYPES
+from ..primitives import LOOP_MAPS, MMA_K, MMA_M, MMA_N, UNROLL_LIMIT, WARP_LANES, WARP_TYPES
 from ..strategies import MAP_LIKE
 from ..types import ArrayType, ScalarType, f32, holds_array
 from . import instances as inst
@@ -71,6 +71,32 @@ for _target in ("reduce_seq", "reduce_seq_unroll"):
     rule(f"lower_{_target}", "lowering", f"reduce f z -> {_target} f z", lhs=_REDUCE,
          build=lambda m, t=_target: _rebuild(t, (), m, ("f", "z", "xs")),
          example=_ex_reduce, doc="The sequential fold keeps the order; reduce's f is associative.")
+
+
+def _short_constant_side(m):
+    t = m.xs.t
+    n = t.size.as_int() if isinstance(t, ArrayType) else None
+    if n is None:
+        return "the loop's length is not a constant"
+    if n > UNROLL_LIMIT:
+        return f"{n} iterations: loops of more than {UNROLL_LIMIT} are not replicated"
+    return None
+
+
+def _ex_unroll(rng):
+    n = inst.size(rng)
+    op, z = inst.pick(rng, inst.MONOIDS)
+    g = inst.pick(rng, inst.UNARY)
+    prog = inst.vector_program(n, lambda xs: fl.reduce_seq(lambda a, x: op(a, g(x)), z, xs))
+    return prog, (inst.data(rng, n, monoid=(op, z)),), {}
+
+
+rule("unroll_reduce_seq", "lowering",
+     f"reduce_seq f z xs -> reduce_seq_unroll f z xs   (xs of a constant length of at most {UNROLL_LIMIT})",
+     lhs=P("reduce_seq", V("f"), V("z"), V("xs")), side=_short_constant_side,
+     build=lambda m: _rebuild("reduce_seq_unroll", (), m, ("f", "z", "xs")), example=_ex_unroll,
+     doc="The same fold with its loop replicated (imperative.passes.unroll): a register-blocked tile's k-steps "
+         "become straight-line code the OpenCL compiler schedules across steps (it kept an 8-step loop).")
 
 
 _LOW_MAPS = LOOP_MAPS
