@@ -18,13 +18,13 @@ so e = sign(e) * magnitude(e) exactly.  With m the magnitude of a float argument
 
     odd         f(e) = f(m), or -f(m) where the sign is -1           (where e is not m already)
     even        f(e) = f(m)
-    complement  erfc(e) = (e < 0 ? 2 - erfc(|m|) : erfc(|m|)),  e < 0 tested as m < 0, or m > 0
-                where the sign is -1.  Only where another erfc call of the program
-                has the same magnitude (it saves nothing alone), and only on scalars (a
-                vector's test would be a vector).  It is what the float32 helper computes
-                (codegen_opencl's branch-free erfc), bit for bit (written without a select around the call:
-                see _complement); 2 - erfc is only taken of
-                an erfc <= 1, so no precision is lost where erfc(e) is tiny.
+    complement  erfc(e) = (e < 0 ? 2 - erfc(|m|) : erfc(|m|)),  e < 0 tested as m < 0 (m > 0 where
+                the sign is -1).  Only where another erfc call of the program has the same
+                magnitude (alone it saves nothing), and only on scalars (a vector's test would
+                be a vector).  It is what the float32 helper computes (codegen_opencl's
+                branch-free erfc), bit for bit, written without a select around the call (see
+                _complement); 2 - erfc is only taken of an erfc <= 1, so nothing is lost where
+                erfc(e) is tiny.
 """
 
 from __future__ import annotations
