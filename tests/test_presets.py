@@ -284,7 +284,7 @@ def test_no_2d_launch_through_views_when_the_inner_maps_data_computes():
 
 
 def test_tiles_are_placed_in_the_hierarchy_only_where_a_tile_reduction_is_register_blocked():
-    from dpia.explore.mapping import DOUBLE_BUFFER, apply_steps, tile_schemes
+    from dpia.explore.mapping import DOUBLE_BUFFER, apply_steps, item_steps_unrolled, tile_schemes
     from dpia.explore.stages import normal_form
 
     sizes = {"M": 64, "N": 64, "K": 64}
@@ -301,9 +301,13 @@ def test_tiles_are_placed_in_the_hierarchy_only_where_a_tile_reduction_is_regist
     schemes = tile_schemes(normal(stage1), sizes, {})
     steps, slots = schemes[0]  # the copies as they are first
     assert "; ".join(map(str, stage1 + steps)) == _BLOCKED_TILES and slots == {}
-    # then their layouts, combined over the two copies, each also with the tile loop double-buffered
-    plain = [steps for steps, _ in schemes if DOUBLE_BUFFER not in steps]
-    assert [steps for steps, _ in schemes] == [s for steps in plain for s in (steps, steps + (DOUBLE_BUFFER,))]
+    # then their layouts, combined over the two copies, each also with the tile loop double-buffered and with
+    # the items' k-steps unrolled (one loop: an item's reduction over the tile's k)
+    unroll = item_steps_unrolled(normal(stage1 + schemes[0][0]))
+    assert [s.move for s in unroll] == ["unroll_reduce_seq"]
+    plain = [steps for steps, _ in schemes if DOUBLE_BUFFER not in steps and unroll[0] not in steps]
+    assert [steps for steps, _ in schemes] == [s for steps in plain
+                                               for s in (steps, steps + (DOUBLE_BUFFER,), steps + unroll)]
     layouts = {Skeleton(steps).name.split("accumulator_registers")[1] for steps in plain}
     assert len(layouts) == len(plain) > 1
     assert all(any(s.move in LAYOUT_MOVES for s in steps) for steps in plain[1:])

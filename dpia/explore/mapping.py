@@ -62,7 +62,8 @@ schedules place them (functional.schedules.mm_register_blocked):
                 combined (at most MAX_LAYOUTS)
     buffering   each of those also with the group's tile loop double-buffered (double_buffer:
                 the next tiles staged into a second buffer while these are used; cp.async
-                copies where the device has them)
+                copies where the device has them), and with each item's k-step loops unrolled
+                (unroll_reduce_seq)
 
 Everything no step lowers the default lowering completes: reductions as loops, inner maps as
 loops, storage.
@@ -479,7 +480,7 @@ def intrinsic_steps(e: Expr, intrinsics: frozenset) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-__all__ = ["MAX_LOOP_SCHEMES", "MAX_MAPPINGS", "apply_steps", "group_maps", "host_maps", "host_reductions",
+__all__ = ["MAX_LOOP_SCHEMES", "MAX_MAPPINGS", "apply_steps", "group_maps", "host_maps", "host_reductions", "item_steps_unrolled",
            "intrinsic_steps", "loop_schemes", "mapped_replay", "mappings", "program_level", "schemes"]
 
 
@@ -593,6 +594,7 @@ def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
                     (accumulator_registers); a group's 2D accumulator spread over its items
                     (accumulator_among_items)
         buffering   each scheme also with the group's tile loop double-buffered (double_buffer)
+        unrolling   each scheme also with its items' k-step loops replicated (unroll_reduce_seq)
 
     Empty where a variant has no register-blocked tile reduction.  `replay`, where given,
     derives the variant (`e`) at other values of its slots: the layouts' lengths are probed
@@ -623,14 +625,30 @@ def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
     where = contexts(e)
     spread: list[Step] = []
     spread_e, _ = _everywhere(e, "accumulator_among_items", spread, lambda p: where.get(p) == GROUP)
-    # each scheme's twin with the group's tile loop double-buffered (the next tiles copied while these are used)
-    twins = ((), (DOUBLE_BUFFER,)) if apply_steps(spread_e, (DOUBLE_BUFFER,), {}) is not None else ((),)
+    # each scheme's twins: the group's tile loop double-buffered (the next tiles copied while these are used),
+    # and an item's k-steps unrolled (its loop over a tile's k replicated: straight-line code the OpenCL
+    # compiler schedules across steps); the copies' layouts leave those loops where they are
+    twins: list[tuple[Step, ...]] = [()]
+    if apply_steps(spread_e, (DOUBLE_BUFFER,), {}) is not None:
+        twins.append((DOUBLE_BUFFER,))
+    unrolled = item_steps_unrolled(spread_e)
+    if unrolled and apply_steps(spread_e, unrolled, {}) is not None:
+        twins.append(unrolled)
     placed = _memoised(lambda values: _replayed(replay, tuple(steps), values)) if replay is not None else None
     return [(tuple(steps) + layout + tuple(spread) + twin, new_slots)
             for layout, new_slots in layouts(e, sizes, slots, placed) for twin in twins]
 
 
 DOUBLE_BUFFER = Step("double_buffer", ())
+
+
+def item_steps_unrolled(e: Expr) -> tuple[Step, ...]:
+    """unroll_reduce_seq at each sequential reduction a work-item runs over a constant number of at
+    most UNROLL_LIMIT elements (a register-blocked tile's k-steps), innermost first (as _everywhere)."""
+    where = contexts(e)
+    site = MOVES["unroll_reduce_seq"].site
+    return tuple(Step("unroll_reduce_seq", p) for p, node in reversed(list(positions(e)))
+                 if node.t is not None and where.get(p) == ITEM and site(node))
 
 
 def _memoised(f: Callable[[Mapping[str, int]], Expr | None]) -> Callable[[Mapping[str, int]], Expr | None]:
