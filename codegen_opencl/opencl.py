@@ -209,7 +209,12 @@ class _Printer:
             return attrs.evolve(e, type=t, index=e.index * count + k)  # vector i: pieces count i + k
         if isinstance(e, Op) and e.name in _LANEWISE:
             params = (t, *e.params[1:]) if e.name == "cast" else e.params  # a cast names its result type
-            return attrs.evolve(e, args=tuple(self.piece(a, k, lanes) for a in e.args), type=t, params=params)
+            args = tuple(self.piece(a, k, lanes) for a in e.args)
+            if e.name != "cast" and not any(isinstance(a.type, VectorType) for a in args):
+                # every operand broadcast (a constant function vectorised): a call on them gives one scalar,
+                # which the piece broadcasts (in a vector literal a scalar would be one lane)
+                return Op("cast", (t,), (attrs.evolve(e, args=args, type=e.type.elem),), t)
+            return attrs.evolve(e, args=args, type=t, params=params)
         if isinstance(e, Op) and e.name == "vec" and not any(isinstance(a.type, VectorType) for a in e.args):
             return attrs.evolve(e, args=e.args[k * lanes:(k + 1) * lanes], type=t)
         return _Piece(e, k, t)

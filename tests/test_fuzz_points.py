@@ -53,6 +53,14 @@ def test_a_vectorised_function_computes_every_lane(text):
     _computes_the_program(text, {}, VECTORISED, {"s0": 4, "launch": 0})
 
 
+def test_a_call_on_constants_in_a_sixteen_lane_vector_is_broadcast_in_each_piece():
+    """Seed 36027 (session 35): a vectorised constant function `abs f32(3.0)` in 16 lanes, printed in two
+    8-lane pieces (PoCL's calls on 16 lanes), gave `(float16)(fabs(3.0f), fabs(3.0f))`: each piece a
+    scalar, two lanes of sixteen (the build failed).  Each piece is now the scalar broadcast."""
+    _computes_the_program("fun(xs: 32.f32) => map (fun(x) => abs f32(3.0)) xs", {}, VECTORISED,
+                          {"s0": 16, "launch": 0})
+
+
 def test_a_scalar_stored_to_a_vector_of_lanes_goes_to_every_lane():
     """Seed 34875 (session 34): a vectorised map whose function ignores its element (each lane the same
     sum) wrote into lanes that are not one aligned run (a cut's part of a row); the scalar value was
