@@ -21,8 +21,9 @@ bound on its absolute rounding error (f32: 2^-24 per operation, relative to the 
 bound; f64: 2^-53; i32: exact).  Operations that would leave the safe range are not chosen:
 products whose bound exceeds 1e6 (i32: 2^24), exp of arguments beyond +-4 (clamped first),
 division only by `abs(y) + 1` or by a positive integer literal, sqrt only of an absolute
-value, functions with a sign symmetry (sin, cos, tanh, atan, erf, erfc: slope at most 2/sqrt(pi),
-values below 2, OpenCL's 16 ulp bound assumed) of an argument and of its negation, floats cast to i32 only when they are variables (a computed value could round across
+value, functions with a sign symmetry (sin, cos, tanh, atan, erf, erfc: slope at most
+2/sqrt(pi), values below 2, OpenCL's 16 ulp bound assumed) of an argument and of its
+negation, floats cast to i32 only when they are variables (a computed value could round across
 an integer).  A program whose output error bound exceeds 1e-3 of max(1, bound) is discarded
 as unstable.  Comparisons of computed floats can still flip when the two sides are
 mathematically equal but rounded differently; argmin/argmax take their values only from

@@ -480,8 +480,9 @@ def intrinsic_steps(e: Expr, intrinsics: frozenset) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-__all__ = ["MAX_LOOP_SCHEMES", "MAX_MAPPINGS", "apply_steps", "group_maps", "host_maps", "host_reductions", "item_steps_unrolled",
-           "intrinsic_steps", "loop_schemes", "mapped_replay", "mappings", "program_level", "schemes"]
+__all__ = ["MAX_LOOP_SCHEMES", "MAX_MAPPINGS", "apply_steps", "group_maps", "host_maps", "host_reductions",
+           "item_steps_unrolled", "intrinsic_steps", "loop_schemes", "mapped_replay", "mappings", "program_level",
+           "schemes"]
 
 
 # ---------------------------------------------------------- tiles in the memory hierarchy
