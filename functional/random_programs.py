@@ -184,10 +184,10 @@ class _Builder:
     """One attempt at a program for one random stream (all state is per attempt)."""
 
     def __init__(self, rng: random.Random, max_depth: int, max_nodes: int, long_rows: random.Random,
-                 functions: random.Random | None = None):
+                 functions: random.Random):
         self.rng = rng
         self.long_rows = long_rows
-        self.functions = functions or random.Random(0)
+        self.functions = functions
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.nodes = 0

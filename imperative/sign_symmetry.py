@@ -29,17 +29,19 @@ so e = sign(e) * magnitude(e) exactly.  With m the magnitude of a float argument
 
 from __future__ import annotations
 
+from collections import Counter
+
 import attrs
 
 from functional.primitives import SIGN_SYMMETRY
-from functional.types import ScalarType, boolean
+from functional.types import ScalarType, VectorType, boolean
 
 from .ir import Assign, Cmd, Exp, For, If, Lit, New, Op, ParFor, Program, Seq
 
 
 def _is_float(e: Exp) -> bool:
-    t = e.type
-    return getattr(t, "is_float", False) or getattr(getattr(t, "elem", None), "is_float", False)
+    t = e.type.elem if isinstance(e.type, VectorType) else e.type
+    return isinstance(t, ScalarType) and t.is_float
 
 
 def sign_split(e: Exp) -> tuple[int, Exp]:
@@ -115,8 +117,8 @@ def share_sign_symmetric_calls(p: Program) -> Program:
     """`p` with each sign-symmetric call on its argument's magnitude (see the module)."""
     seen: set = set()
     _cmd(p.body, lambda e: _rewrite(e, frozenset(), seen))
-    magnitudes = [m for m, _ in seen]
-    paired = frozenset(m for m in magnitudes if magnitudes.count(m) >= 2)
+    arguments = Counter(m for m, _ in seen)  # distinct arguments per magnitude
+    paired = frozenset(m for m, n in arguments.items() if n >= 2)
     return attrs.evolve(p, body=_cmd(p.body, lambda e: _rewrite(e, paired, None)))
 
 
