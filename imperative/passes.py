@@ -34,7 +34,9 @@ Before them, placement passes give temporaries a place the host plan can keep:
 
     slot_parallel_globals   a global temporary allocated inside parallel loops gets one slot per
                             iteration of each enclosing parallel loop (an array indexed by their
-                            loop variables), allocated once outside them
+                            loop variables), allocated once outside them; one stored in code
+                            that every item of an inner map_global's dimension would run whole
+                            moves into that loop (each iteration computes it, in its own slot)
     slot_local_temporaries  likewise a local temporary inside local loops (within its work-group)
     globalise_host_state    a private temporary of host-level code whose lifetime spans a
                             parallel loop (a reduction's result that a later kernel reads) lives
@@ -137,6 +139,42 @@ def _written_in(cmd: Cmd, mem: Mem, dims: set) -> bool:
                for c in walk(cmd))
 
 
+def _sunk_into_loop(cmd: Cmd, dim: int, own: frozenset = frozenset()) -> ParFor | None:
+    """`new m; (A; par_for[global dim] i: B)` as `par_for[global dim] i: new m; (A; B)`, where A
+    runs no loop of that dimension and writes only the memories allocated here (`m` and those
+    within): code every item of the dimension ran whole runs once per iteration instead, each in
+    a slot of its own.  A runs as often as the loop iterates; the result is the same, as A reads
+    nothing B writes and B is its only reader after it.  None: `cmd` has no such shape."""
+    if isinstance(cmd, New):
+        inner = _sunk_into_loop(cmd.body, dim, own | {cmd.mem.name})
+        return None if inner is None else attrs.evolve(inner, body=New(cmd.mem, inner.body))
+    if not isinstance(cmd, Seq) or not cmd.cmds:
+        return None
+    *before, last = cmd.cmds
+    if not (isinstance(last, ParFor) and last.level is Level.GLOBAL and last.dim == dim):
+        return None
+    written_after = {m.name for a in walk(last.body) if isinstance(a, Assign) and (m := mem_written(a.acc))}
+    for c in before:
+        allocated = own | {n.mem.name for n in walk(c) if isinstance(n, New)}
+        if any(isinstance(n, ParFor) and n.level is Level.GLOBAL and n.dim == dim for n in walk(c)) \
+                or any(isinstance(a, Assign) and getattr(mem_written(a.acc), "name", None) not in allocated
+                       for a in walk(c)) \
+                or _mem_names(c) & written_after:
+            return None
+    return attrs.evolve(last, body=seq(*before, last.body))
+
+
+def _mem_names(x) -> set:
+    """The names of the memories `x` (a command, expression or acceptor) mentions."""
+    if isinstance(x, Mem):
+        return {x.name}
+    if isinstance(x, (tuple, list)):
+        return set().union(*(_mem_names(e) for e in x))
+    if attrs.has(type(x)):
+        return set().union(*(_mem_names(getattr(x, f.name)) for f in attrs.fields(type(x))))
+    return set()
+
+
 def _slot(cmd: Cmd, loops: tuple, found: list) -> Cmd:
     if isinstance(cmd, New) and cmd.mem.space is AddressSpace.GLOBAL and loops:
         outer = {loop.dim for loop in loops if loop.level is Level.GLOBAL}
@@ -147,6 +185,11 @@ def _slot(cmd: Cmd, loops: tuple, found: list) -> Cmd:
             # its own copy, in private memory
             return attrs.evolve(cmd, mem=attrs.evolve(cmd.mem, space=AddressSpace.PRIVATE),
                                 body=_slot(cmd.body, loops, found))
+        sunk = _sunk_into_loop(cmd, sharing[0]) if outer and sharing else None
+        if sunk is not None:
+            # every item of that dimension would compute the whole value: each iteration of its loop computes
+            # it instead, in a slot of its own
+            return _slot(sunk, loops, found)
         if outer and sharing:
             # the allocation runs in code the items of those dimensions share, and a kernel has no barrier
             # across work-groups: they would all write it at once (the same slot) and read each other's writes

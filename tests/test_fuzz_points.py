@@ -61,6 +61,19 @@ def test_a_call_on_constants_in_a_sixteen_lane_vector_is_broadcast_in_each_piece
                           {"s0": 16, "launch": 0})
 
 
+@pytest.mark.parametrize("launch", [0, 32016001])
+def test_a_global_temporary_between_two_map_globals_is_computed_by_each_inner_iteration(launch):
+    """Seed 35776 (session 35): map_global 1 over rows whose function stores a value of symbolic size
+    (a map of scatters) that a map_global 0 reads.  Every item of dimension 0 ran the code that stores
+    it, all into one slot (PlacementError).  Each iteration of the map_global 0 loop now computes it,
+    in a slot of its own (imperative.passes._sunk_into_loop)."""
+    _computes_the_program(
+        "fun(M: nat, xs: M.16.f32) => map (fun(r) => map (fun(c) => reduce (fun(a, b) => a + b) f32(0.0) c) "
+        "(transpose (map (fun(y) => scatter (fun(i, n) => 4 * (i % (n / 4)) + (i // (n / 4))) y) "
+        "(generate M (fun(i) => r))))) xs", {"M": 32},
+        "lower_map_global(d=1)@root; lower_map_global(d=0)@0.1.0", {"launch": launch})
+
+
 def test_a_scalar_stored_to_a_vector_of_lanes_goes_to_every_lane():
     """Seed 34875 (session 34): a vectorised map whose function ignores its element (each lane the same
     sum) wrote into lanes that are not one aligned run (a cut's part of a row); the scalar value was
