@@ -8,7 +8,9 @@ pipeline is data (`PIPELINE`) so experiments can switch passes off.
                       all items of the group reach.  The body of a map_local loop running
                       map_local loops of another dimension is such code for those items: a
                       barrier in it makes the loop run once per item (a constant length: the
-                      launch contract) or the same iterations on every item (ParFor.uniform)
+                      launch contract) or the same iterations on every item (ParFor.uniform).
+                      A group-level loop that runs a loop holding barriers and then more code
+                      ends in a barrier (PoCL 3.0 ran that code past the outer loop's end)
     hoist_globals     global temporaries become host-allocated buffers (kernel arguments)
     simplify_loops    a sequential loop that runs once becomes its body (index := 0), one that
                       never runs disappears
@@ -491,6 +493,8 @@ def _place(cmd: Cmd, pending, contract: dict):
         body, end = _place(cmd.body, pending, contract)
         if spaces := _next_iteration_conflict(cmd, end):  # one iteration's leftovers meet the next iteration
             body, end = seq(body, _barrier(spaces)), _EMPTY
+        elif (closed := _loop_barriers_closed(body)) is not body:
+            body, end = closed, _EMPTY
         return seq(before, attrs.evolve(cmd, body=body)), (pending[0] | end[0], pending[1] | end[1])
     if isinstance(cmd, Barrier):
         return cmd, _EMPTY
@@ -502,13 +506,35 @@ def _place(cmd: Cmd, pending, contract: dict):
     return cmd, (pending[0] | sets[0], pending[1] | sets[1])
 
 
+def _loop_barriers_closed(body: Cmd) -> Cmd:
+    """A group-level loop's `body` ending in a barrier when it runs a loop holding barriers and
+    then more code.  PoCL 3.0 (LLVM 14) runs that code past the outer loop's last iteration
+    otherwise (it wrote past the end of buffers: fuzz seed 35715); one barrier per iteration of
+    the outer loop avoids it, on every device, so that a kernel runs wherever it is taken."""
+    cmds = _flat(body)
+    inner = [k for k, c in enumerate(cmds)
+             if isinstance(c, (For, ParFor)) and any(isinstance(x, Barrier) for x in walk(c))]
+    if not inner or not any(not isinstance(c, (Barrier, Skip)) for c in cmds[inner[-1] + 1:]):
+        return body
+    return seq(body, Barrier(local=True, global_=False))
+
+
+def _flat(cmd: Cmd) -> list:
+    """The commands `cmd` runs one after another at its top level (through sequences and allocations)."""
+    if isinstance(cmd, Seq):
+        return [x for c in cmd.cmds for x in _flat(c)]
+    if isinstance(cmd, New):
+        return _flat(cmd.body)
+    return [cmd]
+
+
 def _barriers(cmd: Cmd, contract: dict) -> Cmd:
     """Find the work-group loops; their bodies are group-level code (see _place)."""
     if isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP:
         body, end = _place(cmd.body, _EMPTY, contract)
         if spaces := _next_iteration_conflict(cmd, end):  # the group's next iteration reuses local memory
             body = seq(body, _barrier(spaces))
-        return attrs.evolve(cmd, body=body)
+        return attrs.evolve(cmd, body=_loop_barriers_closed(body))
     if isinstance(cmd, Seq):
         return Seq(tuple(_barriers(c, contract) for c in cmd.cmds))
     if isinstance(cmd, (New, For, ParFor)):

@@ -377,8 +377,10 @@ def test_barriers_only_where_local_memory_is_communicated():
     prog, _ = CASES["schedule_mm_tiled_local_memory"]
     src = cg.emit(dpia.translate(prog))
     # per tile step: one barrier after both tile copies (the product reads them), one before
-    # the next step overwrites the tiles; none between the two copies
-    assert src.count("barrier(") == 2
+    # the next step overwrites the tiles; none between the two copies; and one closing each of the
+    # group's output tiles (a loop holding barriers, then the stores: passes._loop_barriers_closed)
+    assert src.count("barrier(") == 3
+    assert src.rstrip().removesuffix("}\n  }\n}").rstrip().endswith("}\n      barrier(CLK_LOCAL_MEM_FENCE);"), src
     body = src[src.index("for (int i"):]
     copy_b = body.index("= b[")
     assert "barrier(" not in body[:copy_b]

@@ -136,6 +136,7 @@ kernel void mm_register_blocked_2x2(
           }
         }
       }
+      barrier(CLK_LOCAL_MEM_FENCE);
     }
   }
 }

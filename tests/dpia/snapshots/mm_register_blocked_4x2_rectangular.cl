@@ -192,6 +192,7 @@ kernel void mm_register_blocked_4x2_rectangular(
           }
         }
       }
+      barrier(CLK_LOCAL_MEM_FENCE);
     }
   }
 }

@@ -206,6 +206,7 @@ kernel void mm_tf32_four_warps(
           }
         }
       }
+      barrier(CLK_LOCAL_MEM_FENCE);
     }
   }
 }

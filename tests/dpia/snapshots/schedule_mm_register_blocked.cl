@@ -90,6 +90,7 @@ kernel void schedule_mm_register_blocked(
           }
         }
       }
+      barrier(CLK_LOCAL_MEM_FENCE);
     }
   }
 }

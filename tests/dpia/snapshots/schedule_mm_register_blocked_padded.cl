@@ -120,6 +120,7 @@ kernel void schedule_mm_register_blocked_padded(
           }
         }
       }
+      barrier(CLK_LOCAL_MEM_FENCE);
     }
   }
 }

@@ -189,6 +189,7 @@ kernel void schedule_mm_register_blocked_vector_copies(
           }
         }
       }
+      barrier(CLK_LOCAL_MEM_FENCE);
     }
   }
 }

@@ -59,6 +59,7 @@ kernel void schedule_mm_tiled_local_memory(
           }
         }
       }
+      barrier(CLK_LOCAL_MEM_FENCE);
     }
   }
 }
