@@ -429,6 +429,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--from-json", default=None, help="issue13.py's JSON: profile every row that missed a goal")
     ap.add_argument("--only", nargs="*", default=[], help="targets to profile (their fastest kernel)")
+    ap.add_argument("--label", default=None, help="with --only: profile the candidate of this name instead "
+                                                   "(a point of benchmarks/issue13_points.json, or dpia.compile)")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/counters"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=150.0, help="seconds for each ncu run")
@@ -448,7 +450,7 @@ def main(argv=None) -> int:
         return inner_reference(args.inner_reference)
 
     jobs = missed_rows(Path(args.from_json)) if args.from_json else []
-    jobs += [(spec, None) for spec in args.only]
+    jobs += [(spec, args.label) for spec in args.only]
     if args.from_json and args.only:
         # the rows --only names, in its order (the cheap ones first: a call may run out of time)
         first = {s: min((i for i, o in enumerate(args.only) if o in s), default=None) for s, _ in jobs}

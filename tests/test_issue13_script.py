@@ -142,7 +142,7 @@ def test_a_later_run_replaces_its_rows_and_the_table_says_where_they_came_from()
 
 # Rows whose points were added without a GPU to try them, and a small size their tiles divide
 _SMALL_OF = {"mm:m=4096,n=4096,k=4096": "mm:m=256,n=256,k=16", "mm:m=8192,n=8192,k=8192": "mm:m=256,n=256,k=16",
-             "conv2d_5x5:h=8192,w=8192": "conv2d_5x5:h=64,w=64"}
+             "conv2d_5x5:h=8192,w=8192": "conv2d_5x5:h=64,w=64", "mm:m=1024,n=1024,k=64": "mm:m=128,n=128,k=32"}
 _UNTIMED = sorted({(p.name, p.skeleton, tuple(sorted(p.slots.items()))): target  # a point of two rows once
                    for target in reversed(_SMALL_OF) for p in issue13.load_points(issue13.POINTS).get(target, [])
                    if "not yet timed" in p.source}.items())
