@@ -38,7 +38,7 @@ import re
 import attrs
 
 from functional.errors import FunctionalError
-from functional.nat import Nat, evaluate, upper_bound
+from functional.nat import FloorDiv, Mod, Nat, evaluate, upper_bound
 from functional.primitives import WARP_TYPES
 from functional.types import AddressSpace, ArrayType, ScalarType, TupleType, VectorType
 from imperative.ir import (
@@ -706,7 +706,34 @@ def index_extents(p: Program) -> list[tuple[str, Nat]]:
             out.append((f"the loop over {c.var.name}", c.count))
     for a in _accesses(p.body):
         out.append((f"an index of {a.leaf}", a.index + 1))
+        out += [(f"a dividend in an index of {a.leaf}", d + 1) for d in _dividends(a.index)]
+    for n in _nat_values(p.body):
+        out.append(("a size or index used as a value", n + 1))
+        out += [("a dividend in a size or index used as a value", d + 1) for d in _dividends(n)]
     return out
+
+
+def _dividends(n: Nat) -> list[Nat]:
+    """The left operands of `n`'s floor divisions and remainders: the printed index computes them
+    whole (the normal form writes (N - i) % N as ((N - 1) * i) % N, whose product outgrows the
+    result: fuzz seed 36952 overflowed 32 bits at N = 1000003)."""
+    return [a.a for a in n.atoms if isinstance(a, (FloorDiv, Mod))]
+
+
+def _nat_values(body: Cmd):
+    """Every size or index a command uses as a value (NatExp: a condition's, a generate's index)."""
+    def exp(e):
+        if isinstance(e, NatExp):
+            yield e.nat
+        for a in getattr(e, "args", ()):
+            if a is not None:
+                yield from exp(a)
+
+    for c in walk(body):
+        if isinstance(c, Assign):
+            yield from exp(c.value)
+        elif isinstance(c, If):
+            yield from exp(c.cond)
 
 
 def index_bounds(p: Program) -> list[tuple[str, Nat]]:

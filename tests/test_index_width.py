@@ -106,3 +106,17 @@ def test_a_long_kernel_computes_what_the_interpreter_does():
     a = rng.standard_normal((19, 7)).astype(np.float32)
     b = rng.standard_normal((7, 5)).astype(np.float32)
     np.testing.assert_allclose(kernel(a, b), interpret(infer(program), a, b), rtol=1e-5, atol=1e-5)
+
+
+def test_a_remainder_whose_dividend_passes_2_to_the_31_is_computed_with_long():
+    """Fuzz seed 36952: a reversal of a rotation reads (N - i) % N, which the normal form writes
+    ((N - 1) * i) % N: at N = 1000003 the product passes 2^31 while every index stays below N.
+    The dividends of an index's remainders and floor divisions are index extents too."""
+    n = 1000003
+    program = fl.fun([fl.array(n, fl.f32)], lambda xs: fl.gather(lambda i, m: m - i - 1,
+                                                                 fl.gather(lambda i, m: (i + 1) % m, xs)))
+    translated = _translated(program)
+    what, bound = index_overflow(translated)
+    assert what.startswith("a dividend") and bound > INDEX_LIMIT
+    x = np.random.default_rng(0).random(n, dtype=np.float32)
+    np.testing.assert_array_equal(dpia.compile(program)(x), interpret(program, x))
