@@ -66,8 +66,13 @@ def test_the_double_buffered_matrix_product_agrees_with_the_interpreter(k):
 def _loop_barriers(text: str) -> tuple[int, int]:
     """(barriers, k-tiles loop trips) of the kernel's loop over the k-tiles (the outermost `for (int i`)."""
     loop = text[text.index("for (int i"):]
+    depth, end = 0, None
+    for end, ch in enumerate(loop):  # the loop's own braces (the group loop's closing barrier follows it)
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if ch == "}" and depth == 0:
+            break
     trips = int(re.match(r"for \(int i\d+ = 0; i\d+ < (\d+)", loop).group(1))
-    return loop.count("barrier("), trips
+    return loop[:end].count("barrier("), trips
 
 
 def test_one_barrier_per_tile_where_the_plain_fold_has_two():
