@@ -212,7 +212,9 @@ def test_the_tensor_core_product_runs_four_warps_with_their_accumulators_in_regi
     assert src.count("dpia_mma_tf32(") == 1 + 4 * 8  # the helper, then a warp's 4 x 8 tiles per step of 8
     assert not re.search(r"float acc\w*\[", src)  # no private arrays: every accumulator a scalar
     assert len(re.findall(r"float acc\d+_\d+;", src)) == 2 * 4 * 8 * 4  # a lane's, for the block and the chunk
-    assert src.count("barrier(CLK_LOCAL_MEM_FENCE)") == 2  # after the copies, before the next chunk's
+    # after the copies, before the next chunk's, and one closing each of the group's blocks (its chunk loop
+    # holds barriers, the stores follow: imperative.passes._loop_barriers_closed)
+    assert src.count("barrier(CLK_LOCAL_MEM_FENCE)") == 3
     assert "[4608]" in src and "[4352]" in src  # 128 rows of 32 + 4 values of A, 32 of 128 + 8 of B
 
 
