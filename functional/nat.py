@@ -796,6 +796,23 @@ def _floors_as_remainders(n: Nat) -> Nat:
     return n
 
 
+def _floors_at_least(n: Nat) -> Nat:
+    """`n` with each `c * (x // d)` (c > 0, d a positive constant) written `c * k`, k the floor of
+    x's least value over d: a lower bound of `n`, tighter where x's own lower bound is not
+    (`8 * ((2 N + 7) // 8) - 8` is at least 0 for N >= 1; `(x - d + 1) / d` gives 2 N - 8)."""
+    total = Nat.const(0)
+    for mono, c in n.terms:
+        floor = mono[0][0] if len(mono) == 1 and mono[0][1] == 1 else None
+        if c > 0 and isinstance(floor, FloorDiv) and (floor.b.as_int() or 0) > 0:
+            least = _bound(floor.a, upper=False)
+            low = _free_lower(least) if least is not None else None
+            if low is not None:
+                total = total + Nat.const(c * (low // floor.b.as_int()))
+                continue
+        total = total + Nat(((mono, c),))
+    return total
+
+
 # The integer operations of the functional language that sizes have too, by primitive name:
 # an index computed from loop indices and sizes by them is a size expression.
 ARITHMETIC = {"add": lambda a, b: as_nat(a) + as_nat(b), "sub": lambda a, b: as_nat(a) - as_nat(b),
@@ -805,9 +822,10 @@ ARITHMETIC = {"add": lambda a, b: as_nat(a) + as_nat(b), "sub": lambda a, b: as_
 
 def is_nonneg(n: NatLike) -> bool:
     """True when `n >= 0` is provable from variable ranges (False means: not proven): the
-    bounds of `n` as it is, or with its floors written as remainders (`_floors_as_remainders`)."""
+    bounds of `n` as it is, with its floors written as remainders (`_floors_as_remainders`), or
+    with its floors at their least values (`_floors_at_least`)."""
     n = as_nat(n)
-    for form in (n, _floors_as_remainders(n)):
+    for form in (n, _floors_as_remainders(n), _floors_at_least(n)):
         lb = _bound(form, upper=False)
         low = _free_lower(lb) if lb is not None else None
         if low is not None and low >= 0:

@@ -1006,3 +1006,15 @@ def test_aligned_division_leaves_terms_that_are_not_whole_numbers_alone():
         value = evaluate(a, env)
         assert evaluate(a // 4, env) == value // 4
         assert evaluate(a % 4, env) == value % 4
+
+
+def test_a_floor_of_a_sum_is_at_least_the_floor_of_its_least_value():
+    """Fuzz seed 36916: map_cut at 8 * ((2 N + 7) // 8) - 8 of a length 2 N - 1 needed the cut to be
+    provably non-negative; bounding the floor by (x - 7) / 8 gave 2 N - 8.  Its least value, the
+    floor of x's least value over 8 (here 1), proves it; nothing that does not hold is proven."""
+    N = nat("N")
+    assert is_nonneg(8 * ((2 * N + 7) // 8) - 8)
+    assert is_nonneg((N + 3) // 4 - 1)
+    assert not is_nonneg(8 * ((2 * N + 7) // 8) - 16)  # N = 1: 8 - 16
+    assert not is_nonneg(N // 4 - 1)  # N = 1: 0 - 1
+    assert not is_nonneg(3 - (N + 3) // 4)  # the least value bounds from below only
