@@ -670,21 +670,27 @@ def _branch_free_erfc(t) -> tuple[str, str]:
                   f"  return select(y, {k('2.0')} - y, x < {k('0.0')});\n}}")
 
 
-def _accesses(body: Cmd):
-    """Every Load and Store of a command."""
-    def exp(e):
-        if isinstance(e, Load):
-            yield e
+def _expressions(body: Cmd):
+    """Every expression a command evaluates (assigned values and conditions), with all their parts."""
+    def parts(e):
+        yield e
         for a in getattr(e, "args", ()):
-            yield from exp(a)
+            if a is not None:
+                yield from parts(a)
 
     for c in walk(body):
         if isinstance(c, Assign):
-            if isinstance(c.acc, Store):
-                yield c.acc
-            yield from exp(c.value)
+            yield from parts(c.value)
         elif isinstance(c, If):
-            yield from exp(c.cond)
+            yield from parts(c.cond)
+
+
+def _accesses(body: Cmd):
+    """Every Load and Store of a command."""
+    for c in walk(body):
+        if isinstance(c, Assign) and isinstance(c.acc, Store):
+            yield c.acc
+    yield from (e for e in _expressions(body) if isinstance(e, Load))
 
 
 def index_extents(p: Program) -> list[tuple[str, Nat]]:
@@ -707,7 +713,7 @@ def index_extents(p: Program) -> list[tuple[str, Nat]]:
     for a in _accesses(p.body):
         out.append((f"an index of {a.leaf}", a.index + 1))
         out += [(f"a dividend in an index of {a.leaf}", d + 1) for d in _dividends(a.index)]
-    for n in _nat_values(p.body):
+    for n in (e.nat for e in _expressions(p.body) if isinstance(e, NatExp)):  # a condition's, a generate's index
         out.append(("a size or index used as a value", n + 1))
         out += [("a dividend in a size or index used as a value", d + 1) for d in _dividends(n)]
     return out
@@ -718,22 +724,6 @@ def _dividends(n: Nat) -> list[Nat]:
     whole (the normal form writes (N - i) % N as ((N - 1) * i) % N, whose product outgrows the
     result: fuzz seed 36952 overflowed 32 bits at N = 1000003)."""
     return [a.a for a in n.atoms if isinstance(a, (FloorDiv, Mod))]
-
-
-def _nat_values(body: Cmd):
-    """Every size or index a command uses as a value (NatExp: a condition's, a generate's index)."""
-    def exp(e):
-        if isinstance(e, NatExp):
-            yield e.nat
-        for a in getattr(e, "args", ()):
-            if a is not None:
-                yield from exp(a)
-
-    for c in walk(body):
-        if isinstance(c, Assign):
-            yield from exp(c.value)
-        elif isinstance(c, If):
-            yield from exp(c.cond)
 
 
 def index_bounds(p: Program) -> list[tuple[str, Nat]]:
