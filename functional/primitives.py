@@ -1180,6 +1180,9 @@ REDUCTIONS = with_role("reduce")
 LOW_REDUCTIONS = frozenset(n for n in with_role("reduce", LOW) if PRIMITIVES[n].loop == "seq")  # one item's loop
 WARP_REDUCTIONS = frozenset(n for n in with_role("reduce", LOW) if PRIMITIVES[n].loop == "warp")
 COLLECTIVES = with_role("collective")  # a warp's lanes compute it together (mma_sync)
+# the first argument is a function applied to each element (a map's, a reduction's operator, generate's):
+# code one item runs per element, never a place for a parallel level
+ELEMENT_FUNCTIONS = MAPS | REDUCTIONS | with_role("generate")
 STORES = {n: PRIMITIVES[n].space for n in with_role("store")}  # to_global -> global, ...
 READ_VIEWS = frozenset(n for n in LAYOUT if PRIMITIVES[n].read_view)
 WRITE_VIEWS = {n: PRIMITIVES[n].write_view for n in LAYOUT if PRIMITIVES[n].write_view}

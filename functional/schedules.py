@@ -31,14 +31,17 @@ maps.
 
 from __future__ import annotations
 
+import attrs
+
 from .expr import App, Expr, Lambda, NatLambda, Prim, applied, spine, walk
-from .primitives import LAYOUT, PARALLEL_MAPS, computing_map, has_computation, is_view_fn  # noqa: F401 -- part of this module's vocabulary
+from .primitives import ELEMENT_FUNCTIONS, LAYOUT, PARALLEL_MAPS, computing_map, has_computation, is_view_fn  # noqa: F401 -- part of this module's vocabulary
 from .rules import macros  # noqa: F401 -- registers the macro rules
 from .rules.macros import (guard, let_value, named, outermost, pair_parts, parallel_reduction, push_views, r,
                            reduce_fn, register_blocking_1d, register_blocking_2d, tile_2d, tile_reduction,
                            tile_views, untile_views)
-from .strategies import (Failure, Strategy, Success, argument, body, fmap, function, lchoice, normalize, seq, some, top_down,
-                         try_)
+from .storage import arg_path
+from .strategies import (Failure, Strategy, Success, argument, at_path, body, fmap, function, lchoice, normalize, replace_at,
+                         seq, some, top_down, try_)
 
 # ----------------------------------------------------------------------------- views
 
@@ -126,25 +129,43 @@ def parallel(levels) -> Strategy:
         place = seq(guard("a computing map", _compute_map), here,
                     try_(fmap(_lazy(lambda: make(depth + 1)))),
                     map_data(_lazy(lambda: make(depth))))
-        return try_(_outermost_beside_parallel_loops(place))
+        return try_(_outermost_beside_parallel_loops(place, top=depth == 0))
 
     return named(f"parallel({', '.join(map(str, levels))})", make(0))
 
 
-def _outermost_beside_parallel_loops(s: Strategy) -> Strategy:
+def _outermost_beside_parallel_loops(s: Strategy, top: bool) -> Strategy:
     """`outermost s`, but never inside the function of a map already on a parallel level
     (map_global/map_workgroup/map_local f xs: only into xs): a map there is one item's or one
     group's code, which a work-group or global level may not enter (a further reduction
-    stage over an earlier stage's map_global would otherwise put map_workgroup inside it)."""
-
-    def lowered(e: Expr) -> bool:
-        head, args = spine(e)
-        return isinstance(head, Prim) and head.name in PARALLEL_MAPS and len(args) == 2
+    stage over an earlier stage's map_global would otherwise put map_workgroup inside it).
+    Never inside generate's function either (it runs where each element is read), and at the
+    `top` level (the program's own code) not inside the function of a reduction or another
+    map: one item runs that (a step of a sequential loop), not the whole device.  Below the
+    top level, a group-level reduction's operator is group code (a tile's map_local copies)."""
 
     def run(e: Expr):
-        if lowered(e):
-            return argument(self)(e)
-        return lchoice(s, some(self))(e)
+        head, args = spine(e)
+        if not (isinstance(head, Prim) and head.name in ELEMENT_FUNCTIONS):
+            return lchoice(s, some(self))(e)
+        if head.name in PARALLEL_MAPS and len(args) == 2:
+            return data(e, args)
+        here = s(e)
+        if here.ok:
+            return here
+        return data(e, args) if top or head.name == "generate" else some(self)(e)
+
+    def data(e: Expr, args: tuple):
+        """`self` in the arguments after the function (where it applies: `some`)."""
+        steps, hit = (), False
+        for k in range(1, len(args)):
+            path = arg_path(len(args), k)
+            r = self(at_path(e, path))
+            if r.ok:
+                hit = True
+                e = replace_at(e, path, r.expr)
+                steps += tuple(attrs.evolve(st, path=path + st.path) for st in r.steps)
+        return Success(e, steps) if hit else Failure(f"{self.name}: no data argument where it applies")
 
     self = Strategy(f"outermost({s}), beside parallel loops", run)
     return self

@@ -56,7 +56,7 @@ from functional.primitives import UNROLL_LIMIT
 from functional.types import AddressSpace, ArrayType, TupleType, boolean, i32
 
 from .ir import (
-    Acc, Assign, Barrier, Cmd, Exp, For, Idx, IdxAcc, If, Level, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program,
+    Acc, Assign, Barrier, Cmd, Exp, For, Idx, IdxAcc, If, Level, Lit, Load, Mem, MemAcc, NatExp, New, Op, ParFor, Program,
     Proj, ProjAcc, Seq, Skip, Store, View, ViewAcc, mem_written, seq, sub_commands, walk,
 )
 from .common_values import share_common_values
@@ -359,10 +359,15 @@ _EMPTY = (frozenset(), frozenset())
 _SHARED = (AddressSpace.LOCAL, AddressSpace.GLOBAL)  # memory the items of a group can communicate through
 
 
-def _local_sets(cmd: Cmd) -> tuple[frozenset, frozenset]:
-    """The (space, leaf) pairs of local and global memory `cmd` reads and writes: what the
-    items of a group may communicate through (a global temporary a stage of map_local writes
-    and the next stage reads, as much as a local one)."""
+ONE_ITEM, ITEMS = "one item", "items"  # who makes a write to shared memory (see _local_sets)
+
+
+def _local_sets(cmd: Cmd, dims: frozenset = frozenset()) -> tuple[frozenset, frozenset]:
+    """The (space, leaf) pairs of local and global memory `cmd` reads, and the (space, leaf,
+    who) triples it writes: what the items of a group may communicate through (a global
+    temporary a stage of map_local writes and the next stage reads, as much as a local one).
+    `who` is ONE_ITEM for a write guarded by `local_id(d) == 0` in every dimension of `dims`
+    (the work-group's dimensions: one item makes it), else ITEMS."""
     reads, writes = set(), set()
 
     def loads(e):
@@ -371,31 +376,52 @@ def _local_sets(cmd: Cmd) -> tuple[frozenset, frozenset]:
         for a in getattr(e, "args", ()):
             loads(a)
 
-    for c in walk(cmd):
+    def visit(c: Cmd, first: frozenset) -> None:
         if isinstance(c, Assign):
             if isinstance(c.acc, Store) and c.acc.space in _SHARED:
-                writes.add((c.acc.space, c.acc.leaf))
+                writes.add((c.acc.space, c.acc.leaf, ONE_ITEM if dims and dims <= first else ITEMS))
             loads(c.value)
-        elif isinstance(c, If):
+            return
+        if isinstance(c, If):
             loads(c.cond)
+            visit(c.then, first | _first_item_dims(c.cond))
+            visit(c.orelse, first)
+            return
+        for sub in sub_commands(c):
+            visit(sub, first)
+
+    visit(cmd, frozenset())
     return frozenset(reads), frozenset(writes)
+
+
+def _first_item_dims(cond: Exp) -> frozenset:
+    """The dimensions d of the tests `local_id(d) == 0` that `cond` (a conjunction) makes."""
+    if isinstance(cond, Op) and cond.name == "and":
+        return frozenset().union(*(_first_item_dims(a) for a in cond.args))
+    if (isinstance(cond, Op) and cond.name == "eq" and isinstance(cond.args[0], Op) and cond.args[0].name == "local_id"
+            and isinstance(cond.args[1], Lit) and cond.args[1].value == 0):
+        return frozenset({int(cond.args[0].params[0])})
+    return frozenset()
 
 
 def _conflict(sets, pending) -> frozenset:
     """The spaces in which a phase must wait: it reads what another item wrote, or
-    overwrites what another item wrote or read, since the last barrier (empty: none)."""
+    overwrites what another item wrote or read, since the last barrier (empty: none).  Two
+    writes of one local array, both by the one item (ONE_ITEM), are in that item's order."""
     (r, w), (pr, pw) = sets, pending
-    rewritten = {(space, leaf) for space, leaf in w & pw if space is AddressSpace.LOCAL}  # in global memory
-    # the items write their own places (results, per-item slots): only reads order them
-    return frozenset(space for space, _ in (r & pw) | rewritten | (w & pr))
+    written, written_before = {(s, leaf) for s, leaf, _ in w}, {(s, leaf) for s, leaf, _ in pw}
+    by_items = {(s, leaf) for s, leaf, who in w | pw if who == ITEMS}
+    # in global memory the items write their own places (results, per-item slots): only reads order them
+    rewritten = {(s, leaf) for s, leaf in written & written_before if s is AddressSpace.LOCAL and (s, leaf) in by_items}
+    return frozenset(space for space, _ in (r & written_before) | rewritten | (written & pr))
 
 
-def _next_iteration_conflict(loop: For | ParFor, end) -> frozenset:
+def _next_iteration_conflict(loop: For | ParFor, end, dims: frozenset) -> frozenset:
     """The spaces in which the next iteration of `loop` must wait for this one's leftovers
     (`end`).  The iterations of a work-group loop are iterations of a parallel map: each
     reads and writes its own part of global memory (its slots of the temporaries, its
     outputs), so only local memory, which the group reuses, orders them."""
-    spaces = _conflict(_local_sets(loop.body), end)
+    spaces = _conflict(_local_sets(loop.body, dims), end)
     if isinstance(loop, ParFor) and loop.level is Level.WORKGROUP:
         return spaces & {AddressSpace.LOCAL}
     return spaces
@@ -444,12 +470,12 @@ def _guarded(cmd: Cmd, cond: Exp) -> Cmd:
                                 f"reach it")
 
 
-def _refuse_shared_loops_in(cmd: Cmd, contract: dict) -> None:
+def _refuse_shared_loops_in(cmd: Cmd, contract: dict, dims: frozenset) -> None:
     """A conditional phase holding a map_local loop whose stages would need barriers: a
     barrier there would not be reached by every item of the group, so the program is refused."""
     for c in walk(cmd):
         if _shared_local_loop(c):
-            placed, _ = _place(c.body, _EMPTY, dict(contract))
+            placed, _ = _place(c.body, _EMPTY, dict(contract), dims)
             if any(isinstance(x, Barrier) for x in walk(placed)):
                 raise BarrierPlacementError(
                     f"map_local {c.dim} over {c.count} elements (loop {c.var.name}) runs stages that pass values "
@@ -457,7 +483,7 @@ def _refuse_shared_loops_in(cmd: Cmd, contract: dict) -> None:
                     f"would not be reached by every item of the group; run the stages as one item's loops (map_seq)")
 
 
-def _place(cmd: Cmd, pending, contract: dict):
+def _place(cmd: Cmd, pending, contract: dict, dims: frozenset):
     """Group-level code (every item of the group runs it): barriers go between phases, and
     only where local (or global) memory is communicated; `pending` is what was read and
     written since the last barrier.  Returns the command and what is pending after it.
@@ -467,18 +493,18 @@ def _place(cmd: Cmd, pending, contract: dict):
     if isinstance(cmd, Seq):
         out = []
         for c in cmd.cmds:
-            c, pending = _place(c, pending, contract)
+            c, pending = _place(c, pending, contract, dims)
             out.append(c)
         return seq(*out), pending
     if isinstance(cmd, New):
-        body, pending = _place(cmd.body, pending, contract)
+        body, pending = _place(cmd.body, pending, contract, dims)
         return attrs.evolve(cmd, body=body), pending
     if _shared_local_loop(cmd):
         # its iterations are other items' (no barrier between them: each writes its own slots)
         before = Skip()
-        if spaces := _conflict(_local_sets(cmd.body), pending):
+        if spaces := _conflict(_local_sets(cmd.body, dims), pending):
             before, pending = _barrier(spaces), _EMPTY
-        body, end = _place(cmd.body, pending, contract)
+        body, end = _place(cmd.body, pending, contract, dims)
         loop = attrs.evolve(cmd, body=body)
         if any(isinstance(c, Barrier) for c in walk(body)):
             loop = _uniform(loop, contract)
@@ -486,12 +512,12 @@ def _place(cmd: Cmd, pending, contract: dict):
     if isinstance(cmd, For) or (isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP):
         # a loop that every item of the group runs (sequential, or over further groups)
         before = Skip()
-        if spaces := _conflict(_local_sets(cmd.body), pending):
+        if spaces := _conflict(_local_sets(cmd.body, dims), pending):
             # what the loop uses was communicated before it: one barrier before the loop, not
             # one in every iteration (a reduction over a stage's results in global memory)
             before, pending = _barrier(spaces), _EMPTY
-        body, end = _place(cmd.body, pending, contract)
-        if spaces := _next_iteration_conflict(cmd, end):  # one iteration's leftovers meet the next iteration
+        body, end = _place(cmd.body, pending, contract, dims)
+        if spaces := _next_iteration_conflict(cmd, end, dims):  # one iteration's leftovers meet the next iteration
             body, end = seq(body, _barrier(spaces)), _EMPTY
         elif (closed := _loop_barriers_closed(body)) is not body:
             body, end = closed, _EMPTY
@@ -499,8 +525,8 @@ def _place(cmd: Cmd, pending, contract: dict):
     if isinstance(cmd, Barrier):
         return cmd, _EMPTY
     if isinstance(cmd, If):
-        _refuse_shared_loops_in(cmd, contract)
-    sets = _local_sets(cmd)  # a phase: a per-item loop, an assignment, a conditional
+        _refuse_shared_loops_in(cmd, contract, dims)
+    sets = _local_sets(cmd, dims)  # a phase: a per-item loop, an assignment, a conditional
     if spaces := _conflict(sets, pending):
         return seq(_barrier(spaces), cmd), sets
     return cmd, (pending[0] | sets[0], pending[1] | sets[1])
@@ -528,25 +554,27 @@ def _flat(cmd: Cmd) -> list:
     return [cmd]
 
 
-def _barriers(cmd: Cmd, contract: dict) -> Cmd:
+def _barriers(cmd: Cmd, contract: dict, dims: frozenset) -> Cmd:
     """Find the work-group loops; their bodies are group-level code (see _place)."""
     if isinstance(cmd, ParFor) and cmd.level is Level.WORKGROUP:
-        body, end = _place(cmd.body, _EMPTY, contract)
-        if spaces := _next_iteration_conflict(cmd, end):  # the group's next iteration reuses local memory
+        body, end = _place(cmd.body, _EMPTY, contract, dims)
+        if spaces := _next_iteration_conflict(cmd, end, dims):  # the group's next iteration reuses local memory
             body = seq(body, _barrier(spaces))
         return attrs.evolve(cmd, body=_loop_barriers_closed(body))
     if isinstance(cmd, Seq):
-        return Seq(tuple(_barriers(c, contract) for c in cmd.cmds))
+        return Seq(tuple(_barriers(c, contract, dims) for c in cmd.cmds))
     if isinstance(cmd, (New, For, ParFor)):
-        return attrs.evolve(cmd, body=_barriers(cmd.body, contract))
+        return attrs.evolve(cmd, body=_barriers(cmd.body, contract, dims))
     if isinstance(cmd, If):
-        return attrs.evolve(cmd, then=_barriers(cmd.then, contract), orelse=_barriers(cmd.orelse, contract))
+        return attrs.evolve(cmd, then=_barriers(cmd.then, contract, dims), orelse=_barriers(cmd.orelse, contract, dims))
     return cmd
 
 
 def insert_barriers(p: Program) -> Program:
     contract = dict(p.local_size)
-    body = _barriers(p.body, contract)
+    # the dimensions of the program's work-groups: a write guarded by local_id(d) == 0 in each is one item's
+    dims = frozenset(c.dim for c in walk(p.body) if isinstance(c, ParFor) and c.level in (Level.LOCAL, Level.WORKGROUP))
+    body = _barriers(p.body, contract, dims)
     return attrs.evolve(p, body=body, local_size=tuple(sorted(contract.items())))
 
 

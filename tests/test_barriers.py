@@ -76,3 +76,37 @@ def test_a_work_group_loop_ends_an_iteration_with_a_barrier_only_where_the_next_
         loop_end = kernel.source.rstrip().rsplit("}", 2)[0].rstrip()  # the loop body's last statement
         assert loop_end.endswith("}") or loop_end.endswith(";"), kernel.source
         assert loop_end.endswith("barrier(CLK_LOCAL_MEM_FENCE);") == ends_with_barrier, kernel.source
+
+
+# Fuzz seed 37323: a tree per group whose first stage is one sequential loop the whole group
+# runs (map_seq_unroll), its results written to local memory by one item (local id 0).  A
+# barrier went before each of those writes (two writes of one local array), and PoCL 3.0 then
+# computed 0 for 1/3: a value a loop computed, kept across a barrier, in a loop over groups,
+# was lost (Oclgrind computed 1/3).  One item's writes are in its own order: no barrier.
+ONE_ITEM_STAGE = (
+    "fun(xs: 64.f32) => map_workgroup 0 (fun(x) => map_local 0 (fun(x) => x) (iterate 3 (fun(l: nat, ys) => "
+    "to_local (map_local 0 (fun(x) => reduce_seq min f32(inf) x) (split 2 (reorder_stride l ys)))) (to_local "
+    "({seq} (fun(x) => reduce_seq min f32(inf) x) (split 4 (reorder_stride 8 x)))))) (split 32 xs)")
+
+
+def test_one_items_writes_of_local_memory_are_not_separated_by_barriers():
+    from imperative.passes import ITEMS, ONE_ITEM, _conflict
+    from functional.types import AddressSpace
+
+    for loop in ("map_seq_unroll", "map_seq"):
+        program = parse(ONE_ITEM_STAGE.format(seq=loop))
+        kernel = dpia.compile(program)
+        x = np.full(64, 1 / 3, np.float32)
+        x[[5, 40]] = 0.25
+        for _ in range(3):
+            np.testing.assert_array_equal(kernel(x), interpret(program, x))
+        # the first stage, up to the tree's first map_local stage: one barrier, after its last write
+        first_stage = kernel.source.split("get_num_groups(0)) {", 1)[1].split("for (int lid")[0].rstrip()
+        assert first_stage.count("barrier") == 1 and first_stage.endswith("barrier(CLK_LOCAL_MEM_FENCE);"), kernel.source
+    # two writes of one local array: in order if one item makes both, a race if items make either
+    local, tmp = AddressSpace.LOCAL, "tmp1"
+    for first, second, conflict in ((ONE_ITEM, ONE_ITEM, False), (ONE_ITEM, ITEMS, True), (ITEMS, ITEMS, True)):
+        pending = (frozenset(), frozenset({(local, tmp, first)}))
+        assert bool(_conflict((frozenset(), frozenset({(local, tmp, second)})), pending)) == conflict
+    # a read of what one item wrote waits for it all the same
+    assert _conflict((frozenset({(local, tmp)}), frozenset()), (frozenset(), frozenset({(local, tmp, ONE_ITEM)})))

@@ -377,3 +377,22 @@ def test_points_of_a_program_level_generate_of_reductions_fused_compute_it():
     for point in fused.values():
         got = fuzz.compile_point(space, point, 0)(*inputs)
         assert fuzz.compare(got, want, 0.0) <= 1.0, str(point)
+
+
+SEED_37323 = ("fun(in1: 1.1.128.f32) => reduce (fun(a, b) => min a b) f32(inf) (generate 64 (fun(i5) => reduce max "
+              "f32(-inf) (map (fun(x6) => x6 / (abs x6 + f32(1.0))) (map (fun(x3) => f32(1.0) / (abs f32(1.0) + "
+              "f32(1.0))) (map (fun(x2) => reorder_stride 4 x2) (join in1))))))")
+
+
+@pytest.mark.parametrize("family, params", [
+    # the completion of the tree stage put map_workgroup inside generate's function (a TranslationError)
+    ("reduce_split(n=s0)@root; split_join(n=s1)@1; lower_map_global(d=0)@1.1; reduce_tree_stage(block=s2, "
+     "local=s3)@root", {"launch": 128001001, "s0": 2, "s1": 8, "s2": 32, "s3": 8}),
+    # then: its first stage one item's loop, a barrier before each of its writes; PoCL 3.0 computed 0
+    ("reduce_tree(block=s0, local=s1)@root; fission()@1; lower_map_global(d=0)@1; lower_map_seq_unroll()"
+     "@1.1.0.1.0.1; reduce_tree_stage(block=s2, local=s3)@root", {"launch": 64001001, "s0": 32, "s1": 8, "s2": 2,
+                                                                   "s3": 2}),
+])
+def test_a_further_tree_stage_over_a_generate_of_reductions_computes_it(family, params):
+    """Fuzz seed 37323 (session 36's most frequent failure of the space fuzzer)."""
+    _computes_the_program(SEED_37323, {}, family, params, cuts=fuzz.FUZZ_CUTS)

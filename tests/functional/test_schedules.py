@@ -266,6 +266,25 @@ def test_outermost_and_parallel_levels():
     assert "to_global (map_global 1" in str(stored)
 
 
+def test_parallel_levels_stay_out_of_code_one_item_runs():
+    """Fuzz seeds 36788 and 37323: a map in generate's function (computed where each element is
+    read) and a map in a program-level reduction's operator (one item's step) are no places for
+    map_workgroup; the map in the data beside them is.  Below the top level, a group-level
+    reduction's operator is group code, and its maps become map_local (a tile's copies)."""
+    text = ("fun(xs: 8.f32, ys: 4.8.f32) => map (fun(v) => v + 1.0) (zip (generate 8 (fun(i) => reduce max 0.0 "
+            "(map (fun(x) => x * 2.0) xs))) (reduce (fun(a, r) => map (fun(p) => fst p + snd p) (zip a r)) "
+            "(generate 8 (fun(i) => 0.0)) ys))")
+    prog = fl.infer(fl.parse(text.replace("(fun(v) => v + 1.0)", "(fun(v) => fst v + snd v)")))
+    result, _ = derive(prog, S.program_body(S.parallel([("map_workgroup", 0), ("map_local", 0)])))
+    out = str(result)
+    assert out.count("map_workgroup") == 1 and "map_workgroup 0 (fun(v) => fst v + snd v)" in out, out
+    assert "(map (fun(x) => x * 2.0) xs)" in out and "map (fun(p) => fst p + snd p)" in out, out
+    group = fl.infer(fl.parse("fun(ys: 2.4.8.f32) => map (fun(rows) => reduce (fun(a, r) => map (fun(p) => "
+                              "fst p + snd p) (zip a r)) (generate 8 (fun(i) => 0.0)) rows) ys"))
+    result, _ = derive(group, S.program_body(S.parallel([("map_workgroup", 0), ("map_local", 0)])))
+    assert "map_local 0 (fun(p) => fst p + snd p)" in str(result), str(result)
+
+
 def test_views_are_not_computations():
     view_fns = [fl.join, fl.split(4), fl.transpose, fl.lam(lambda x: fl.split(4, x)), fl.map(fl.join),
                 fl.lam(lambda x: fl.transpose(fl.map(fl.split(2), x)))]
