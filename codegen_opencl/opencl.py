@@ -46,7 +46,7 @@ from imperative.ir import (
     Store, leaf_name, leaves, walk,
 )
 
-from .plan import global_items_cap
+from .plan import global_items_cap, one_group_each
 
 
 class EmitError(FunctionalError):
@@ -161,6 +161,8 @@ class _Printer:
         self.vector_bytes: dict[str, int] = {}  # leaf -> the widest vector read or written through it
         self.vector_leaves: set[str] = set()  # private leaves that are one vector: declared as vector variables
         self.one_item_each = False  # the kernel being printed has no work-groups (see emit)
+        self.exact_groups: dict = {}  # dimension -> the launch's work-groups (a Nat), where exact (see emit)
+        self.loop_vars: frozenset = frozenset()  # the names of the kernel's loop variables (see emit)
         self.async_copies = False  # the kernel being printed issues cp.async copies: its barriers wait for them first
 
     def exp(self, e: Exp) -> str:
@@ -407,6 +409,14 @@ class _Printer:
                 # symbolic count is never assumed: the launch's size is not known to match it)
                 return [pad + "{", pad + f"  const {self.index} {v} = {get_id}({c.dim});"] + \
                     self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
+            if c.level is Level.WORKGROUP and one_group_each(c.count, c.dim, self.loop_vars):
+                # a group per element (the launch's groups are exactly this count where every
+                # map_workgroup of the dimension has it: no guard)
+                head = [pad + "{", pad + f"  const {self.index} {v} = {get_id}({c.dim});"]
+                if self.exact_groups.get(c.dim) == c.count:
+                    return head + self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
+                return head + [pad + f"  if ({v} < {n}) {{"] + self.cmd(c.body, depth + 2, hoisted) + \
+                    [pad + "  }", pad + "}"]
             if c.level is Level.GLOBAL and self.one_item_each and count is not None \
                     and count <= global_items_cap(c.dim):
                 # the launch gives at least `count` items (runtime.launch_plan): no loop, which
@@ -670,6 +680,19 @@ def _branch_free_erfc(t) -> tuple[str, str]:
                   f"  return select(y, {k('2.0')} - y, x < {k('0.0')});\n}}")
 
 
+def _exact_groups(body: Cmd, loop_vars: frozenset) -> dict:
+    """{dimension: count} where the launch gives exactly `count` work-groups: every
+    map_workgroup of the dimension gets a group per element (plan.one_group_each) and has
+    this one count (runtime.launch_plan launches the largest), a positive constant (a
+    launch has a group even where a symbolic count is 0)."""
+    counts: dict[int, set] = {}
+    for c in walk(body):
+        if isinstance(c, ParFor) and c.level is Level.WORKGROUP:
+            counts.setdefault(c.dim, set()).add(c.count)
+    return {d: next(iter(ns)) for d, ns in counts.items()
+            if len(ns) == 1 and (next(iter(ns)).as_int() or 0) >= 1 and one_group_each(next(iter(ns)), d, loop_vars)}
+
+
 def _expressions(body: Cmd):
     """Every expression a command evaluates (assigned values and conditions), with all their parts."""
     def parts(e):
@@ -836,6 +859,8 @@ def emit(p: Program, target: str = "opencl", index: str | None = None, plan=None
         pr.vector_bytes = _vector_accesses(ph.body)
         # a kernel without work-groups is launched with an item per element of its maps
         pr.one_item_each = not any(isinstance(c, ParFor) and c.level is Level.WORKGROUP for c in walk(ph.body))
+        pr.loop_vars = frozenset(c.var.name for c in walk(ph.body) if isinstance(c, (For, ParFor)))
+        pr.exact_groups = _exact_groups(ph.body, pr.loop_vars)
         pr.async_copies = opencl and any(isinstance(c, Assign) and _async_copy(c) for c in walk(ph.body))
         body = pr.cmd(ph.body, 1, hoisted)
         if opencl:

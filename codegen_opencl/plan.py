@@ -22,6 +22,25 @@ def global_items_cap(dim: int) -> int:
     return 1 << 20 if dim == 0 else 1 << 15
 
 
+# The fewest work-groups a launch gives dimension 1 or 2 where its map_workgroup loops have more
+# (runtime.launch_plan: one group per element up to the device's cap: this on a CPU, more on a GPU,
+# where a launch has at most 65535 groups in those dimensions).  Dimension 0 has no cap.
+MAX_GROUPS = 4096
+
+
+def one_group_each(count, dim: int, loop_vars: frozenset = frozenset()) -> bool:
+    """Whether a map_workgroup of `count` (a Nat) on dimension `dim` surely gets a work-group
+    per element from `runtime.launch_plan`, so the printer writes it without a loop: on
+    dimension 0 where the count is known at launch (no variable of the kernel's loops,
+    `loop_vars` their names), on 1 and 2 at a constant count within MAX_GROUPS.  PoCL 3.0 lost
+    values in loops over groups that held loops with barriers (fuzz seeds 37323, 37981); one
+    group's iteration, guarded, computes the same on every device."""
+    if dim == 0:
+        return not {v.name for v in count.vars} & loop_vars
+    n = count.as_int()
+    return n is not None and n <= MAX_GROUPS
+
+
 class PlanError(FunctionalError):
     """A program whose parallel and sequential parts cannot be split into kernels."""
 

@@ -30,7 +30,7 @@ from functional.types import ArrayType, TupleType, VectorType
 from imperative.ir import Cmd, Level, New, ParFor, Program, intrinsics_used, leaves, walk
 
 from .opencl import emit, index_bounds, index_overflow, kernel_params
-from .plan import global_items_cap, phases as plan_phases
+from .plan import MAX_GROUPS, global_items_cap, phases as plan_phases
 
 
 class RuntimeError_(FunctionalError):
@@ -277,12 +277,12 @@ def _shaped(glob: list[int], shape: tuple[int, ...]) -> tuple[tuple[int, ...], t
     return tuple(-(-g // lc) * lc for g, lc in zip(glob, local)), tuple(local)
 
 
-# Work-groups a launch gives a map_workgroup dimension, at most (its loop strides over the rest).  A
-# GPU schedules groups in hardware, so one group per element pays: rows reduced by work-groups
-# (softmax over 16384 rows of 1024 on an H100: 4096 groups 0.058 ms, 16384 groups 0.051 ms;
-# benchmarks/RESULTS.md, session 26); a CPU runs each group as a call, so fewer, longer ones.
-MAX_GROUPS = 4096
-GPU_MAX_GROUPS = 1 << 16
+# Work-groups a launch gives map_workgroup dimension 1 or 2, at most (its loop strides over the rest);
+# dimension 0 gets one per element, uncapped (plan.one_group_each).  One group per element pays on a
+# GPU, which schedules groups in hardware (softmax over 16384 rows of 1024 on an H100: 4096 groups
+# 0.058 ms, 16384 groups 0.051 ms; benchmarks/RESULTS.md, session 26), and on PoCL too (row sums of
+# 20000 x 256: 4096 looping groups 2.71 ms, 20000 groups 1.78 ms; 4096 x 1024: the same).
+GPU_MAX_GROUPS = 65535  # a CUDA grid's most blocks along y and z
 
 
 def max_groups_for(device) -> int:
@@ -334,7 +334,14 @@ def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: i
                                     f"(each map_local runs once per item); {local_size} was asked for")
             if d < dims:
                 local[d] = size
-        n_groups = [first_count(Level.WORKGROUP, d, max_groups) for d in range(dims)]
+        # dimension 0: a group per element, whatever the count (plan.one_group_each; the printer writes no loop)
+        n_groups = [first_count(Level.WORKGROUP, d, max_groups if d else 1 << 31) for d in range(dims)]
+        if groups is not None and groups != n_groups[0] and any(
+                lp.level is Level.WORKGROUP and lp.dim == 0 for lp in loops):
+            # the printer wrote those loops as one iteration per group (opencl._Printer), unguarded where
+            # the launch's count is exact: another count leaves elements undone or runs past the last
+            raise RuntimeError_(f"this program's map_workgroup 0 runs one work-group per element: {n_groups[0]} "
+                                f"groups; {groups} were asked for")
         if groups is not None:
             n_groups[0] = groups
         return tuple(g * lc for g, lc in zip(n_groups, local)), tuple(local)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 import dpia
 from functional.interp import interpret
@@ -101,7 +102,7 @@ def test_one_items_writes_of_local_memory_are_not_separated_by_barriers():
         for _ in range(3):
             np.testing.assert_array_equal(kernel(x), interpret(program, x))
         # the first stage, up to the tree's first map_local stage: one barrier, after its last write
-        first_stage = kernel.source.split("get_num_groups(0)) {", 1)[1].split("for (int lid")[0].rstrip()
+        first_stage = kernel.source.split("get_group_id(0);", 1)[1].split("for (int lid")[0].rstrip()
         assert first_stage.count("barrier") == 1 and first_stage.endswith("barrier(CLK_LOCAL_MEM_FENCE);"), kernel.source
     # two writes of one local array: in order if one item makes both, a race if items make either
     local, tmp = AddressSpace.LOCAL, "tmp1"
@@ -110,3 +111,42 @@ def test_one_items_writes_of_local_memory_are_not_separated_by_barriers():
         assert bool(_conflict((frozenset(), frozenset({(local, tmp, second)})), pending)) == conflict
     # a read of what one item wrote waits for it all the same
     assert _conflict((frozenset({(local, tmp)}), frozenset()), (frozenset(), frozenset({(local, tmp, ONE_ITEM)})))
+
+
+# Fuzz seed 37981: a group's sum of its rows made in a sequential loop whose steps hold barriers (a
+# group-level reduce_seq of map_local steps) after a tree's stage.  Printed in a loop over groups
+# (`for (wg = get_group_id(0); wg < 32; wg += get_num_groups(0))`), PoCL 3.0 computed zeros
+# (Oclgrind the sums; the same kernel with one group per iteration and no loop computed them on
+# PoCL too).  A map_workgroup on dimension 0 gets a group per element (plan.one_group_each),
+# and is printed without the loop: guarded where the launch may have more groups.
+ROWS_SUMMED_IN_STEPS = (
+    "fun(xs: 32.f32, ys: 8.f32) => map_workgroup 0 (fun(x) => map_local 0 (fun(v) => v * v) (to_global (reduce_seq "
+    "(fun(a, b) => map_local 0 (fun(p) => fst p + snd p) (zip a b)) (map_local 0 (fun(i) => 0.0) (generate 3 (fun(i) => "
+    "0.0))) (to_local (map_local 0 (fun(c) => reduce_seq (fun(a, b) => map_seq_unroll (fun(p) => fst p + snd p) (zip a "
+    "b)) (map_seq (fun(i) => 0.0) (generate 3 (fun(i) => 0.0))) c) (split 2 (to_local (map_local 0 (fun(y) => map_seq "
+    "(fun(i) => abs x + y) (generate 3 (fun(i) => 0.0))) ys)))))))) xs")
+
+
+def test_a_work_group_loop_on_dimension_0_is_one_group_per_element():
+    from codegen_opencl.runtime import Kernel, RuntimeError_
+
+    program = parse(ROWS_SUMMED_IN_STEPS)
+    kernel = dpia.compile(program)
+    rng = np.random.default_rng(1)
+    x, y = rng.random(32, dtype=np.float32), rng.random(8, dtype=np.float32)
+    for _ in range(3):
+        np.testing.assert_allclose(kernel(x, y), interpret(program, x, y), rtol=1e-6)
+    assert "get_num_groups" not in kernel.source and "const int wg1 = get_group_id(0);" in kernel.source, kernel.source
+    assert "if (wg1 < 32)" not in kernel.source  # the launch has exactly 32 groups
+    # other counts of groups would leave elements undone or run past the last: refused
+    for groups in (16, 40):
+        with pytest.raises(RuntimeError_, match=f"one work-group per element: 32 groups; {groups} were asked for"):
+            Kernel(kernel.kernel.program, groups=groups)(x, y)
+    np.testing.assert_allclose(Kernel(kernel.kernel.program, groups=32)(x, y), interpret(program, x, y), rtol=1e-6)
+    # a symbolic count: a group per element all the same, guarded (a launch has a group where the count is 0)
+    inner = "reduce_seq (fun(a, b) => map_seq_unroll (fun(p) => fst p + snd p) (zip a b)) (map_seq (fun(i) => 0.0) (generate 3 (fun(i) => 0.0))) c"
+    symbolic = parse(ROWS_SUMMED_IN_STEPS.replace("xs: 32.f32", "N: nat, xs: N.f32")
+                     .replace(inner, f"map_seq (fun(v) => v) ({inner})"))
+    symbolic_kernel = Kernel(dpia.translate(symbolic))  # the sizes left symbolic (dpia.compile fixes them per call)
+    np.testing.assert_allclose(symbolic_kernel(x, y), interpret(program, x, y), rtol=1e-6)
+    assert "get_num_groups" not in symbolic_kernel.source and "if (wg1 < N) {" in symbolic_kernel.source, symbolic_kernel.source

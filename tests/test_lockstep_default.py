@@ -401,15 +401,17 @@ def test_a_rows_element_wise_maps_run_on_the_trees_items_so_the_group_is_as_wide
     assert relative_error(kernel(a), reference(a)) <= 1e-5
 
 
-def test_gpus_get_a_work_group_per_row_and_cpus_fewer_longer_ones():
+def test_every_device_gets_a_work_group_per_row():
+    """On dimension 0 a work-group per element, on GPUs and CPUs (the printer writes no loop
+    over groups: plan.one_group_each); dimensions 1 and 2 are capped (MAX_GROUPS on a CPU)."""
     from codegen_opencl.plan import phases
-    from codegen_opencl.runtime import GPU_MAX_GROUPS, MAX_GROUPS, launch_plan
+    from codegen_opencl.runtime import GPU_MAX_GROUPS, launch_plan
 
     program, _ = ROW_FORMS["row_sums"]
     fixed = fl.infer(fix_sizes(program, {"M": 20000, "N": 256}))
     low, _ = derive(fixed, default_schedule(fixed, LOCKSTEP))
     (phase,) = [ph for ph in phases(dpia.translate(low)) if ph.parallel]
-    assert launch_plan(phase.body, {})[0] == (MAX_GROUPS * 32,)  # 4096 groups of 32 items, looping
+    assert launch_plan(phase.body, {})[0] == (20000 * 32,)
     assert launch_plan(phase.body, {}, max_groups=GPU_MAX_GROUPS)[0] == (20000 * 32,)
 
 

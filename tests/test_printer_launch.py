@@ -8,7 +8,7 @@ import numpy as np
 
 import dpia
 from codegen_opencl import opencl as cg
-from codegen_opencl.plan import global_items_cap
+from codegen_opencl.plan import MAX_GROUPS, global_items_cap
 from codegen_opencl.runtime import launch_plan
 from functional.interp import interpret
 from functional.syntax import parse
@@ -36,10 +36,22 @@ def test_the_launch_covers_every_constant_count_the_printer_relies_on():
     assert glob[0] >= 20 and glob[0] % 16 == 0  # rounded up: still an item per element
 
 
-def test_symbolic_oversized_and_work_group_loops_keep_striding():
+def test_symbolic_and_oversized_loops_keep_striding():
     assert "+= get_global_size(0)" in _source("fun(N: nat, xs: N.f32) => map_global 0 (fun(x) => x * 2.0) xs")
     big = global_items_cap(0) + 1
     assert "+= get_global_size(0)" in _source(f"fun(xs: {big}.f32) => map_global 0 (fun(x) => x * 2.0) xs")
-    grouped = _source("fun(xs: 256.f32) => join (map_workgroup 0 (fun(r) => map_local 0 (fun(x) => x * 2.0) r) "
-                      "(split 64 xs))")
-    assert "+= get_num_groups(0)" in grouped and "const int gid" not in grouped, grouped
+
+
+def test_work_group_loops_are_one_group_per_element_on_dimension_0_and_within_a_cap_on_1_and_2():
+    """plan.one_group_each: a launch has a work-group per element on dimension 0 (guarded where
+    the count is symbolic: a launch has a group where it is 0), and on dimensions 1 and 2 up to
+    plan.MAX_GROUPS (a constant count within it, else the loop over groups stays)."""
+    rows = "join (map_workgroup 0 (fun(r) => map_local 0 (fun(x) => x * 2.0) r) (split 64 xs))"
+    exact = _source(f"fun(xs: 256.f32) => {rows}")
+    assert "get_num_groups" not in exact and "const int wg1 = get_group_id(0);" in exact and "if (wg1" not in exact
+    guarded = _source(f"fun(N: nat{{multiple_of=64}}, xs: N.f32) => {rows}")
+    assert "get_num_groups" not in guarded and "if (wg1 < N / 64) {" in guarded, guarded
+    planes = ("fun(xs: {n}.64.f32) => map_workgroup 1 (fun(p) => map_workgroup 0 (fun(r) => map_local 0 (fun(x) => "
+              "x * 2.0) r) (split 32 p)) xs")
+    assert "get_num_groups" not in _source(planes.format(n=MAX_GROUPS))
+    assert "wg1 += get_num_groups(1)" in _source(planes.format(n=MAX_GROUPS + 1))

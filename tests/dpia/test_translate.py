@@ -380,7 +380,8 @@ def test_barriers_only_where_local_memory_is_communicated():
     # the next step overwrites the tiles; none between the two copies; and one closing each of the
     # group's output tiles (a loop holding barriers, then the stores: passes._loop_barriers_closed)
     assert src.count("barrier(") == 3
-    assert src.rstrip().removesuffix("}\n  }\n}").rstrip().endswith("}\n      barrier(CLK_LOCAL_MEM_FENCE);"), src
+    # (the group loop of dimension 0 is one group's guarded iteration: plan.one_group_each)
+    assert src.rstrip().removesuffix("}\n    }\n  }\n}").rstrip().endswith("}\n        barrier(CLK_LOCAL_MEM_FENCE);"), src
     body = src[src.index("for (int i"):]
     copy_b = body.index("= b[")
     assert "barrier(" not in body[:copy_b]

@@ -4,7 +4,8 @@ kernel void workgroup_double_buffered_chunks(
     global float* restrict output) {
   local float tmp4[32] __attribute__((aligned(16)));
   local float tmp6[32] __attribute__((aligned(16)));
-  for (int wg1 = get_group_id(0); wg1 < 4; wg1 += get_num_groups(0)) {
+  {
+    const int wg1 = get_group_id(0);
     {
       float acc2;
       acc2 = 0.0f;
