@@ -142,7 +142,7 @@ from .nat import as_nat
 from .primitives import is_view_fn
 from .rules.core import RULES
 from .primitives import LOOP_MAPS, LOW_REDUCTIONS, has_computation, has_low_level
-from .storage import HOST, HOST_SEQ, ITEM, arg_path, enclosing_group_dims, first_need, function_context
+from .storage import HOST, HOST_SEQ, ITEM, PRIVATE_LIMIT, arg_path, enclosing_group_dims, first_need, function_context
 from .strategies import Failure, Step, Strategy, Success, at_path, replace_at
 from .types import ArrayType, ScalarType, TupleType, VectorType, holds_array
 
@@ -478,13 +478,14 @@ def parallelise(target: Target | None = None) -> Strategy:
     return Strategy("parallelise", run)
 
 
-def store_where_needed(fuel: int = 10_000) -> Strategy:
-    """Apply `first_need`'s fixes until the translation needs none."""
+def store_where_needed(fuel: int = 10_000, private_limit: int = PRIVATE_LIMIT) -> Strategy:
+    """Apply `first_need`'s fixes until the translation needs none (an item's arrays of at
+    most `private_limit` scalars stored in private memory)."""
 
     def run(e: Expr):
         steps: list[Step] = []
         for _ in range(fuel):
-            need = first_need(e)
+            need = first_need(e, private_limit=private_limit)
             if need is None:
                 return Success(e, tuple(steps))
             node = at_path(e, need.path)
@@ -529,11 +530,18 @@ class Target:
 
     `tensor_cores`: the device multiplies TF32 tiles in its warps' tensor cores (queried:
     DeviceLimits.intrinsics "tensor_cores_tf32"), so a nest of dot products whose products the
-    program rounds to TF32 runs as mma_sync tiles (the tensor_cores phase)."""
+    program rounds to TF32 runs as mma_sync tiles (the tensor_cores phase).
+
+    `private_limit`: the most scalars of one work-item's array the store phase keeps in private
+    memory (larger ones get a slot in global memory): storage.PRIVATE_LIMIT by default, whose
+    stack PoCL overflows at 1024 floats; a GPU's registers hold more (DeviceLimits.lowering_target:
+    a 16 x 8 register block's accumulators were a global temporary, read and written every
+    k-step, at 64)."""
 
     lockstep_items: bool = False
     warp_shuffles: bool = False
     tensor_cores: bool = False
+    private_limit: int = PRIVATE_LIMIT
 
     @property
     def global_dims(self) -> int:
@@ -1361,8 +1369,6 @@ def _large_for_private(t) -> bool:
     """An array of more than PRIVATE_LIMIT scalars: stored by a work-item in global memory, but
     as w-wide vectors it would count w times fewer values and stay in private memory, a stack
     PoCL overflows (1024 floats per item crashed it)."""
-    from .storage import PRIVATE_LIMIT
-
     n = t.size.as_int() if isinstance(t, ArrayType) else None
     return n is None or n > PRIVATE_LIMIT
 
@@ -1589,7 +1595,7 @@ def phases(target: Target | None = None) -> tuple[tuple[str, Strategy], ...]:
         ("declarations", try_(normalize(r("erase_associative")))),
         ("parallelise", parallelise(target)),
         ("fuse_reductions", try_(normalize(r("reduce_seq_map_fusion_shared")))),
-        ("store", store_where_needed()),
+        ("store", store_where_needed(private_limit=target.private_limit)),
         ("check", fully_lowered()),
     )
 

@@ -161,7 +161,8 @@ def _scalars(t) -> int | None:
     return None
 
 
-def store_rule(ctx: str, t, step_sizes: frozenset = frozenset(), owners: int = 1) -> str:
+def store_rule(ctx: str, t, step_sizes: frozenset = frozenset(), owners: int = 1,
+               private_limit: int = PRIVATE_LIMIT) -> str:
     """Where a value computed in `ctx` is stored: global memory on the host, local memory in a
     work-group's shared code, private memory for a work-item's small values, else global
     memory (the translation gives each work-item, or each work-group, its own slot).  ITEMS
@@ -177,7 +178,7 @@ def store_rule(ctx: str, t, step_sizes: frozenset = frozenset(), owners: int = 1
         return "materialise_local" if nat_vars(t) <= step_sizes else "materialise_global"
     if ctx in (ITEM, ITEMS):
         count = _scalars(t)
-        if count is not None and count <= PRIVATE_LIMIT * owners:
+        if count is not None and count <= private_limit * owners:
             return "materialise_private"
     return "materialise_global"
 
@@ -195,8 +196,9 @@ class _Walk:
     (only needs the translation would refuse without, when `required_only`)."""
 
     def __init__(self, required_only: bool = False, step_sizes: frozenset = frozenset(), indices: dict | None = None,
-                 scope: tuple | None = None):
+                 scope: tuple | None = None, private_limit: int = PRIVATE_LIMIT):
         self.required_only = required_only
+        self.private_limit = private_limit  # scalars: an item's array up to this size is private (store_rule)
         self.step_sizes = step_sizes  # the size variables of the enclosing iterates' steps
         self.indices = indices or {}  # an enclosing lazily read generate's index variable -> its length
         self.scope = scope  # (body, path) of the outermost enclosing ITEMS function: where its values are read
@@ -255,19 +257,19 @@ class _Walk:
         if decl.level == SCALAR or name in READ_VIEWS or name in ("fst", "snd"):
             return self._all(data, n, path, ctx)
         if name in WARP_REDUCTIONS:
-            return Need(path, store_rule(ctx, e.t, self.step_sizes), "the value a warp's lanes reduce to is read")
+            return Need(path, store_rule(ctx, e.t, self.step_sizes, private_limit=self.private_limit), "the value a warp's lanes reduce to is read")
         if name in COLLECTIVES:
             lanes = self._owned(e, path) if ctx == ITEMS else None
             if ctx == ITEMS and lanes is None:
                 return Need(path, "materialise_global", f"the array {name} computes is written by several items "
                                                         f"and read by all of them")
-            return Need(path, store_rule(ctx, e.t, self.step_sizes, _owners(e.t, lanes)),
+            return Need(path, store_rule(ctx, e.t, self.step_sizes, _owners(e.t, lanes), self.private_limit),
                         f"the array {name} computes is read")
         if name in LOOP_MAPS:
             if ctx == ITEMS and writes_in_parallel(e):
                 return Need(path, "materialise_global", f"the array {name} computes is written by several items "
                                                         f"and read by all of them")
-            return Need(path, store_rule(ctx, e.t, self.step_sizes), f"the array {name} computes is read")
+            return Need(path, store_rule(ctx, e.t, self.step_sizes, private_limit=self.private_limit), f"the array {name} computes is read")
         if name in LOW_REDUCTIONS:
             space = "private"
             count = _scalars(e.t)
@@ -283,7 +285,7 @@ class _Walk:
                 pass
             elif ctx not in (ITEM, ITEMS) and holds_array(e.t):
                 return Need(path, "materialise_global", "an array accumulator on the host", required=False)
-            elif ctx in (ITEM, ITEMS) and holds_array(e.t) and (count is None or count > PRIVATE_LIMIT):
+            elif ctx in (ITEM, ITEMS) and holds_array(e.t) and (count is None or count > self.private_limit):
                 return Need(path, "materialise_global", "a large array accumulator", required=False)
             return self._reduction(args, path, ctx, space)
         if name in STORES:
@@ -304,14 +306,14 @@ class _Walk:
             # length is: over N elements, the first step's l is N / 2 (seed 357's local buffer)
             constant = nat_vars(args[1].t) <= self.step_sizes
             step = _Walk(self.required_only, self.step_sizes | {f.var} if constant else self.step_sizes, self.indices,
-                         self.scope)
+                         self.scope, self.private_limit)
             return step.con(f.body.body, f_path + (0, 0), ctx)
         if name == "map_vec":
             return self.con(args[1], path + arg_path(n, 1), ctx) or \
                 self._body(args[0], path + arg_path(n, 0), ctx, None, 1, read=True)
         if name in ("generate", "map", "scatter"):
             if name == "scatter":
-                return Need(path, store_rule(ctx, e.t, self.step_sizes), "a scatter is read")
+                return Need(path, store_rule(ctx, e.t, self.step_sizes, private_limit=self.private_limit), "a scatter is read")
             f_path = path + arg_path(n, 0)
             if name == "map":
                 need = self.con(args[1], path + arg_path(n, 1), ctx)
@@ -321,7 +323,7 @@ class _Walk:
             if name == "map" and not isinstance(f, Lambda) and is_view_fn(f) and _write_only(f):
                 # `map (scatter idx) xs` has no read translation (scatter is a write view): stored,
                 # its data written through the scatters
-                return Need(path, store_rule(ctx, e.t, self.step_sizes), "a map of scatters is read")
+                return Need(path, store_rule(ctx, e.t, self.step_sizes, private_limit=self.private_limit), "a map of scatters is read")
             body = f.body if isinstance(f, Lambda) else None
             if body is None:
                 return None
@@ -329,7 +331,8 @@ class _Walk:
                 self._over(f, args[1]).indices
             if not _pure(body, indices):
                 return Need(path, _lowering_of(name, ctx), f"{name}'s function loops or allocates")
-            return _Walk(self.required_only, self.step_sizes, indices, self.scope).con(body, f_path + (0,), ctx)
+            walker = _Walk(self.required_only, self.step_sizes, indices, self.scope, self.private_limit)
+            return walker.con(body, f_path + (0,), ctx)
         return self._all(data, n, path, ctx)
 
     # -- helpers --------------------------------------------------------------------------
@@ -367,7 +370,7 @@ class _Walk:
         if isinstance(head, Prim) and head.name == "generate" and len(args) == 1 and isinstance(args[0], Lambda) \
                 and isinstance(args[0].body, Identifier) and args[0].body.name == args[0].param.name:
             indices[f.param.name] = as_nat(head.params[0])
-        return _Walk(self.required_only, self.step_sizes, indices, self.scope)
+        return _Walk(self.required_only, self.step_sizes, indices, self.scope, self.private_limit)
 
     def _body(self, f, path, ctx, space, params: int, read: bool = False):
         """The body of a loop's function (`params` parameters), written into `space`."""
@@ -383,7 +386,7 @@ class _Walk:
             body, body_path = body.body, body_path + (0,)
         walker = self
         if ctx == ITEMS and self.scope is None:  # the items' shared code: every read of its values is in it
-            walker = _Walk(self.required_only, self.step_sizes, self.indices, (body, body_path))
+            walker = _Walk(self.required_only, self.step_sizes, self.indices, (body, body_path), self.private_limit)
         return walker.con(body, body_path, ctx) if read else walker.acc(body, body_path, ctx, space)
 
     def _owned(self, e: Expr, path: tuple) -> Lanes | None:
@@ -509,14 +512,15 @@ def enclosing_group_dims(program: Expr, path: tuple) -> frozenset[int]:
     return frozenset(dims)
 
 
-def first_need(program: Expr, required_only: bool = False) -> Need | None:
+def first_need(program: Expr, required_only: bool = False, private_limit: int = PRIVATE_LIMIT) -> Need | None:
     """The first place where the lowered `program` needs a store or a copy (a value loops
     write is read, a view of readable data is written; with `required_only`, only those the
-    translation would refuse without), with its fix."""
+    translation would refuse without), with its fix; an item's arrays of at most
+    `private_limit` scalars are stored in private memory."""
     e, path = program, ()
     while isinstance(e, (NatLambda, Lambda)):
         e, path = e.body, path + (0,)
-    return _Walk(required_only).acc(e, path, HOST, "global")
+    return _Walk(required_only, private_limit=private_limit).acc(e, path, HOST, "global")
 
 
 __all__ = ["HOST", "HOST_SEQ", "GROUP", "ITEMS", "ITEM", "PRIVATE_LIMIT", "Need", "arg_path", "copy_rule",

@@ -15,6 +15,7 @@ import math
 import sys
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 
@@ -53,7 +54,11 @@ def _entry_of(program):
 def test_gpus_are_told_their_items_run_in_lockstep_and_cpus_not():
     gpu = DeviceLimits(1024, 48 * 1024, 132, "GPU")
     cpu = DeviceLimits(4096, 512 * 1024, 2, "CPU")
-    assert gpu.lowering_target() == LOCKSTEP and cpu.lowering_target() == Target()
+    from dpia.explore.space import GPU_PRIVATE_ARRAY
+
+    # a GPU's registers also keep larger arrays of an item private (Target.private_limit)
+    assert gpu.lowering_target() == attrs.evolve(LOCKSTEP, private_limit=GPU_PRIVATE_ARRAY)
+    assert cpu.lowering_target() == Target()
 
 
 def test_an_interleaved_first_stage_keeps_about_a_million_work_items():
@@ -341,9 +346,12 @@ WARP = Target(lockstep_items=True, warp_shuffles=True)
 
 
 def test_a_device_is_told_of_warp_shuffles_only_where_it_offers_them():
+    from dpia.explore.space import GPU_PRIVATE_ARRAY
+
     with_shuffles = DeviceLimits(1024, 48 * 1024, 132, "GPU", intrinsics={"warp_shuffle"})
-    assert with_shuffles.lowering_target() == WARP
-    assert DeviceLimits(1024, 48 * 1024, 132, "GPU").lowering_target() == LOCKSTEP
+    assert with_shuffles.lowering_target() == attrs.evolve(WARP, private_limit=GPU_PRIVATE_ARRAY)
+    assert DeviceLimits(1024, 48 * 1024, 132, "GPU").lowering_target() == attrs.evolve(LOCKSTEP,
+                                                                                      private_limit=GPU_PRIVATE_ARRAY)
 
 
 @pytest.mark.parametrize("seed", range(6))

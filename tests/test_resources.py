@@ -339,9 +339,12 @@ def test_a_private_array_is_held_throughout_its_scope():
 
 
 def test_a_cpus_private_budget_is_its_vector_registers_and_a_gpus_is_fixed():
-    """16 vector registers of the native float width on a CPU (never below the GPU budget);
-    an identity without the width (an older database's) keeps the fixed budget."""
-    from dpia.explore.space import PRIVATE_VALUES_PER_ITEM, private_values_for
+    """16 vector registers of the native float width on a CPU (never below the fixed budget);
+    an identity without the width (an older database's) keeps the fixed budget; a GPU has
+    GPU_PRIVATE_VALUES, and its default lowering keeps an item's arrays up to GPU_PRIVATE_ARRAY
+    scalars private (a CPU's up to storage.PRIVATE_LIMIT)."""
+    from dpia.explore.space import GPU_PRIVATE_ARRAY, GPU_PRIVATE_VALUES, PRIVATE_VALUES_PER_ITEM, private_values_for
+    from functional.storage import PRIVATE_LIMIT
 
     identity = {"max_work_group_size": 4096, "local_mem_bytes": 1 << 20, "compute_units": 16, "device_type": "CPU"}
     assert DeviceLimits.of_identity({**identity, "native_float_vector_width": 16}).private_values == 256
@@ -349,7 +352,9 @@ def test_a_cpus_private_budget_is_its_vector_registers_and_a_gpus_is_fixed():
     assert DeviceLimits.of_identity({**identity, "native_float_vector_width": 4}).private_values == 128
     assert DeviceLimits.of_identity(identity).private_values == PRIVATE_VALUES_PER_ITEM
     gpu = {**identity, "device_type": "GPU", "native_float_vector_width": 16}
-    assert DeviceLimits.of_identity(gpu).private_values == private_values_for("GPU", 1) == PRIVATE_VALUES_PER_ITEM
+    assert DeviceLimits.of_identity(gpu).private_values == private_values_for("GPU", 1) == GPU_PRIVATE_VALUES
+    assert DeviceLimits.of_identity(gpu).lowering_target().private_limit == GPU_PRIVATE_ARRAY
+    assert DeviceLimits.of_identity(identity).lowering_target().private_limit == PRIVATE_LIMIT
 
 
 def _split_k_gemv_t(chunks_dim: int):

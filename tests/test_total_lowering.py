@@ -438,6 +438,27 @@ def test_a_map_on_a_parallel_level_as_a_maps_function_gets_its_stores():
     assert relative_error(dpia.compile(low)(*inputs), fl.interpret(program, *inputs)) < TOLERANCE
 
 
+def test_an_items_array_is_private_up_to_the_targets_limit():
+    """The store phase keeps an item's array private up to its limit (Target.private_limit: 64 by
+    default, a CPU's stack; a GPU's registers 128: a 16 x 8 register block's accumulators were
+    a global temporary at 64), else gives it a slot in global memory; both compute the program."""
+    from functional.default_lowering import store_where_needed
+    from functional.schedules import program_body
+    from functional.storage import PRIVATE_LIMIT, first_need
+
+    program = fl.infer(fl.fun([arr(4, 128, 16)], lambda x: fl.map_global(
+        lambda rows: fl.reduce_seq(fl.add, 0.0, fl.map_seq(lambda r: fl.reduce_seq(fl.add, 0.0, fl.map_seq(
+            lambda v: v * 2.0, r)), rows)), x, dim=0)))
+    assert first_need(program).rule == "materialise_global" and PRIVATE_LIMIT < 128
+    assert first_need(program, private_limit=128).rule == "materialise_private"
+    inputs = random_inputs(program, {}, 0)
+    for limit, space in ((PRIVATE_LIMIT, "global float* restrict tmp"), (128, "float tmp")):
+        low, _ = derive(program, program_body(store_where_needed(private_limit=limit)))
+        kernel = dpia.compile(low)
+        assert relative_error(kernel(*inputs), fl.interpret(program, *inputs)) < TOLERANCE
+        assert space in kernel.source, kernel.source
+
+
 def test_parallel_levels_never_enter_a_loop_already_on_a_parallel_level():
     """schedules.parallel (ELEVATE's) places levels on the outermost computing maps, but not
     inside the function of a map already on a parallel level: there a map is one item's code

@@ -57,8 +57,14 @@ def never() -> bool:
 
 
 # Registers per work-item are not an OpenCL query; a budget of 32-bit values per item that
-# keeps register-blocked accumulators out of spilled memory on GPUs.
+# keeps register-blocked accumulators out of spilled memory.
 PRIVATE_VALUES_PER_ITEM = 128
+# A GPU's: NVIDIA's threads have up to 255 registers, and cuBLAS's SGEMM holds 128 accumulators per
+# thread in 254 of them (benchmarks/issue13_limits.json); 192 values leave room for the addresses.
+GPU_PRIVATE_VALUES = 192
+# The largest array of one work-item a GPU's default lowering keeps private (Target.private_limit):
+# a 16 x 8 register block's accumulators.
+GPU_PRIVATE_ARRAY = 128
 # A CPU work-item's values live in its core's vector registers: 16 of them (x86-64's AVX2 has
 # 16, AVX-512 and AArch64 have 32) of the device's native float vector width.  On a 16-lane
 # AVX-512 Xeon the budget is 256: an 8 x 32 block in float16 accumulators, the fastest mm
@@ -68,7 +74,9 @@ CPU_VECTOR_REGISTERS = 16
 
 def private_values_for(device_type: str, native_float_vector_width: int | None) -> int:
     """The private-value budget per work-item of a device (see PRIVATE_VALUES_PER_ITEM)."""
-    if "GPU" in device_type or not native_float_vector_width:
+    if "GPU" in device_type:
+        return GPU_PRIVATE_VALUES
+    if not native_float_vector_width:
         return PRIVATE_VALUES_PER_ITEM
     return max(PRIVATE_VALUES_PER_ITEM, CPU_VECTOR_REGISTERS * native_float_vector_width)
 CHECK_FLOOR = 64  # check sizes are at least this (or the real size when it is smaller)
@@ -103,11 +111,15 @@ class DeviceLimits:
         """What the default lowering is told of this device (functional.default_lowering.Target):
         a GPU's work-items run in lockstep, so its reductions read their data interleaved; where
         it offers warp shuffles, a work-group's tree ends in a warp's registers; where it has TF32
-        tensor cores, products the program rounds to TF32 run on them."""
+        tensor cores, products the program rounds to TF32 run on them; its registers keep an
+        item's arrays up to GPU_PRIVATE_ARRAY scalars private."""
         from functional.default_lowering import Target
+        from functional.storage import PRIVATE_LIMIT
 
-        return Target(lockstep_items="GPU" in self.device_type, warp_shuffles="warp_shuffle" in self.intrinsics,
-                      tensor_cores="tensor_cores_tf32" in self.intrinsics)
+        gpu = "GPU" in self.device_type
+        return Target(lockstep_items=gpu, warp_shuffles="warp_shuffle" in self.intrinsics,
+                      tensor_cores="tensor_cores_tf32" in self.intrinsics,
+                      private_limit=GPU_PRIVATE_ARRAY if gpu else PRIVATE_LIMIT)
 
     @staticmethod
     def of_identity(identity: Mapping) -> DeviceLimits:
