@@ -163,6 +163,7 @@ class _Printer:
         self.one_item_each = False  # the kernel being printed has no work-groups (see emit)
         self.exact_groups: dict = {}  # dimension -> the launch's work-groups (a Nat), where exact (see emit)
         self.loop_vars: frozenset = frozenset()  # the names of the kernel's loop variables (see emit)
+        self.group_loops = False  # every map_workgroup a loop over groups (see emit)
         self.async_copies = False  # the kernel being printed issues cp.async copies: its barriers wait for them first
 
     def exp(self, e: Exp) -> str:
@@ -409,7 +410,7 @@ class _Printer:
                 # symbolic count is never assumed: the launch's size is not known to match it)
                 return [pad + "{", pad + f"  const {self.index} {v} = {get_id}({c.dim});"] + \
                     self.cmd(c.body, depth + 1, hoisted) + [pad + "}"]
-            if c.level is Level.WORKGROUP and one_group_each(c.count, c.dim, self.loop_vars):
+            if c.level is Level.WORKGROUP and not self.group_loops and one_group_each(c.count, c.dim, self.loop_vars):
                 # a group per element (the launch's groups are exactly this count where every
                 # map_workgroup of the dimension has it: no guard)
                 head = [pad + "{", pad + f"  const {self.index} {v} = {get_id}({c.dim});"]
@@ -839,10 +840,13 @@ def _vector_accesses(body: Cmd) -> dict[str, int]:
     return out
 
 
-def emit(p: Program, target: str = "opencl", index: str | None = None, plan=None) -> str:
+def emit(p: Program, target: str = "opencl", index: str | None = None, plan=None, group_loops: bool = False) -> str:
     """Source text of a resolved program (`imperative.passes.run_passes`): one kernel per
     phase of the host plan (`plan`, else `codegen_opencl.plan.phases(p)`).  `index`: the C
-    type of loop variables and sizes, "int" or "long" (None: `index_type(p)`)."""
+    type of loop variables and sizes, "int" or "long" (None: `index_type(p)`).  `group_loops`:
+    every map_workgroup a loop over the launch's groups, also where each gets a group per
+    element (plan.one_group_each), as a GPU's compiler schedules SGEMM better
+    (runtime.group_loops_for)."""
     from .plan import phases
 
     if target not in ("opencl", "c"):
@@ -852,6 +856,7 @@ def emit(p: Program, target: str = "opencl", index: str | None = None, plan=None
     opencl = target == "opencl"
     index = index or index_type(p)
     pr = _Printer(opencl, dict(p.local_size), index)
+    pr.group_loops = group_loops
     params = kernel_params(p, index)
     kernels = []
     for ph in phases(p) if plan is None else plan:

@@ -289,6 +289,15 @@ def max_groups_for(device) -> int:
     return GPU_MAX_GROUPS if "GPU" in _device_type_name(device) else MAX_GROUPS
 
 
+def group_loops_for(device) -> bool:
+    """Whether kernels for `device` print every map_workgroup as a loop over groups
+    (opencl.emit's group_loops), where one group per element needs none: on a GPU, whose
+    compiler scheduled the SGEMM preset better so (an H100: 3.36 ms at 4096^3 against 3.71,
+    26.1 at 8192^3 against 29.1; benchmarks/explore_generated_h200/session37); not on a CPU,
+    where PoCL 3.0 miscompiled such loops holding loops with barriers (fuzz seed 37981)."""
+    return "GPU" in _device_type_name(device)
+
+
 # Dimension 0 of a GPU launch whose local size the driver chooses is a multiple of this.  The driver's local
 # size divides the global one: NVIDIA's OpenCL gave a prime count (8191 rows) groups of one item (a 0.2 ms
 # stencil ran 40 ms).  Not on CPUs: PoCL's choice at 2047 is faster than at 2048 with an idle column.
@@ -301,7 +310,7 @@ def driver_multiple_for(device) -> int:
 
 def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: int | None = None,
                 max_local: int = 256, required: dict | None = None, shape: tuple[int, ...] | None = None,
-                max_groups: int = MAX_GROUPS, driver_multiple: int = 1):
+                max_groups: int = MAX_GROUPS, driver_multiple: int = 1, group_loops: bool = False):
     """Global and local work sizes (up to 3 dimensions) for one kernel: one item per element
     of the outermost map of each dimension, within limits.  Parallel loops stride by the
     launch size, except a map_global of constant count within `plan.global_items_cap` in a
@@ -311,7 +320,9 @@ def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: i
     one group per element up to `max_groups`.  `shape` is the local size of a
     kernel without work-groups (`fold_shape` to its dimensions; None: the driver's choice,
     a NULL local size, dimension 0 rounded up to a multiple of `driver_multiple`, see
-    DRIVER_MULTIPLE); a kernel with work-groups ignores it (its maps decide its groups)."""
+    DRIVER_MULTIPLE); a kernel with work-groups ignores it (its maps decide its groups).
+    `groups` must be the launch's own count on dimension 0 unless the kernel was printed with
+    `group_loops` (opencl.emit): without them, each group runs one element."""
     loops = _parallel_loops(body)
     if not loops:
         return (1,), None
@@ -336,7 +347,7 @@ def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: i
                 local[d] = size
         # dimension 0: a group per element, whatever the count (plan.one_group_each; the printer writes no loop)
         n_groups = [first_count(Level.WORKGROUP, d, max_groups if d else 1 << 31) for d in range(dims)]
-        if groups is not None and groups != n_groups[0] and any(
+        if groups is not None and groups != n_groups[0] and not group_loops and any(
                 lp.level is Level.WORKGROUP and lp.dim == 0 for lp in loops):
             # the printer wrote those loops as one iteration per group (opencl._Printer), unguarded where
             # the launch's count is exact: another count leaves elements undone or runs past the last
@@ -410,7 +421,8 @@ class Kernel:
         "long": opencl.index_type) as the type of its loop variables and sizes."""
         cl = _import_cl()
         self.index_type = index
-        self.source = emit(self.program, "opencl", index, self.phases) if source is None else source
+        self.source = emit(self.program, "opencl", index, self.phases, group_loops_for(self.device)) \
+            if source is None else source
         self._cl_program = self.session.build(self.source, self._options)
         # Own cl.Kernel objects per Kernel: the program is shared, the argument bindings are not.
         self._kernels = [cl.Kernel(self._cl_program, ph.name) for ph in self.phases]
@@ -503,7 +515,8 @@ class Kernel:
         max_local = int(self.device.max_work_group_size)
         required = dict(self.program.local_size)
         launches = [launch_plan(ph.body, sizes, self.local_size, self.groups, max_local, required, self.local_shape,
-                                max_groups_for(self.device), driver_multiple_for(self.device))
+                                max_groups_for(self.device), driver_multiple_for(self.device),
+                                group_loops_for(self.device))
                     if ph.parallel else ((1,), None) for ph in self.phases]
         self._check_launch(launches)
         _record("launch", program=p, local_size=self.local_size, groups=self.groups, local_shape=self.local_shape,

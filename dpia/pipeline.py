@@ -151,9 +151,11 @@ def resources(host_plan: HostPlan, options: Options) -> HostPlan:
 def emit(host_plan: HostPlan, options: Options) -> Emitted:
     from codegen_opencl.opencl import emit as emit_opencl
     from codegen_opencl.opencl import index_type
+    from codegen_opencl.runtime import choose_device, group_loops_for
 
     index = index_type(host_plan.program)
-    return Emitted(host_plan, emit_opencl(host_plan.program, "opencl", index, host_plan.phases), index)
+    loops = group_loops_for(choose_device(options.device))  # the device the build stage builds for
+    return Emitted(host_plan, emit_opencl(host_plan.program, "opencl", index, host_plan.phases, loops), index)
 
 
 def build(emitted: Emitted, session, options: Options):

@@ -8,7 +8,7 @@ import numpy as np
 
 import dpia
 from codegen_opencl import opencl as cg
-from codegen_opencl.plan import MAX_GROUPS, global_items_cap
+from codegen_opencl.plan import MAX_GROUPS, global_items_cap, phases
 from codegen_opencl.runtime import launch_plan
 from functional.interp import interpret
 from functional.syntax import parse
@@ -55,3 +55,9 @@ def test_work_group_loops_are_one_group_per_element_on_dimension_0_and_within_a_
               "x * 2.0) r) (split 32 p)) xs")
     assert "get_num_groups" not in _source(planes.format(n=MAX_GROUPS))
     assert "wg1 += get_num_groups(1)" in _source(planes.format(n=MAX_GROUPS + 1))
+    # a GPU's kernels loop over groups all the same (runtime.group_loops_for: its compiler schedules SGEMM
+    # better so), and may then be launched with other counts of groups
+    program = dpia.translate(parse(f"fun(xs: 256.f32) => {rows}"))
+    assert "wg1 += get_num_groups(0)" in cg.emit(program, group_loops=True)
+    (phase,) = [ph for ph in phases(program) if ph.parallel]
+    assert launch_plan(phase.body, {}, groups=2, group_loops=True)[0] == (2 * 64,)
