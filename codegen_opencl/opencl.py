@@ -690,8 +690,8 @@ def _exact_groups(body: Cmd, loop_vars: frozenset) -> dict:
     for c in walk(body):
         if isinstance(c, ParFor) and c.level is Level.WORKGROUP:
             counts.setdefault(c.dim, set()).add(c.count)
-    return {d: next(iter(ns)) for d, ns in counts.items()
-            if len(ns) == 1 and (next(iter(ns)).as_int() or 0) >= 1 and one_group_each(next(iter(ns)), d, loop_vars)}
+    single = {d: next(iter(ns)) for d, ns in counts.items() if len(ns) == 1}
+    return {d: n for d, n in single.items() if (n.as_int() or 0) >= 1 and one_group_each(n, d, loop_vars)}
 
 
 def _expressions(body: Cmd):

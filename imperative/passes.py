@@ -362,7 +362,7 @@ _SHARED = (AddressSpace.LOCAL, AddressSpace.GLOBAL)  # memory the items of a gro
 ONE_ITEM, ITEMS = "one item", "items"  # who makes a write to shared memory (see _local_sets)
 
 
-def _local_sets(cmd: Cmd, dims: frozenset = frozenset()) -> tuple[frozenset, frozenset]:
+def _local_sets(cmd: Cmd, dims: frozenset) -> tuple[frozenset, frozenset]:
     """The (space, leaf) pairs of local and global memory `cmd` reads, and the (space, leaf,
     who) triples it writes: what the items of a group may communicate through (a global
     temporary a stage of map_local writes and the next stage reads, as much as a local one).
