@@ -137,7 +137,7 @@ def device_intrinsics(device) -> frozenset[str]:
 
 # What each intrinsic is for, in the words of the program's primitives (for refusals).
 _INTRINSIC_USES = {"warp_shuffle": "reduce_warp: warp shuffles", "tensor_cores_tf32": "mma_sync: TF32 tensor cores",
-                   "async_copy": "reduce_seq_double_buffered: asynchronous copies (cp.async)"}
+                   "async_copy": "reduce_seq_double_buffered_async: asynchronous copies (cp.async)"}
 
 
 def device_key(device) -> str:

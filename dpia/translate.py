@@ -39,9 +39,9 @@ from functional.storage import first_need
 from functional.strategies import at_path
 from functional.nat import Var as NatVar
 from functional.nat import substitute as nat_substitute
-from functional.primitives import (COLLECTIVES, LOOP_MAPS, LOW_REDUCTIONS, MMA_K, PRIMITIVES, READ_VIEWS, SCALAR, STORES,
-                                  WARP_LANES, WARP_REDUCTIONS, WARP_TYPES, WRITE_VIEWS, fragment_holder,
-                                  fragment_position)
+from functional.primitives import (COLLECTIVES, DOUBLE_BUFFERED_FOLDS, LOOP_MAPS, LOW_REDUCTIONS, MMA_K, PRIMITIVES,
+                                  READ_VIEWS, SCALAR, STORES, WARP_LANES, WARP_REDUCTIONS, WARP_TYPES, WRITE_VIEWS,
+                                  fragment_holder, fragment_position)
 from functional.types import (
     AddressSpace,
     ArrayType,
@@ -493,8 +493,9 @@ class Translator:
         n = xs.t.size
 
         def loop(v: Exp):
-            if head.name == "reduce_seq_double_buffered":
-                return self._double_buffered(e, f, acc_mem, v, xs.t, env)
+            if head.name in DOUBLE_BUFFERED_FOLDS:
+                return self._double_buffered(e, f, acc_mem, v, xs.t, env,
+                                             asynchronous=head.name == "reduce_seq_double_buffered_async")
             i = self.loop_var("i", n)
             elem = Idx(v, Nat.atom(i), xs.t.elem)
             return For(i, n, self._step(e, f, acc_mem, elem, env), unroll=PRIMITIVES[head.name].unroll)
@@ -517,7 +518,8 @@ class Translator:
         nxt = Mem(self.fresh("next"), e.t, AddressSpace.PRIVATE)
         return New(nxt, seq(into(MemAcc(nxt)), self.copy(nxt, MemAcc(acc_mem), e)))
 
-    def _double_buffered(self, e: Expr, f: Expr, acc_mem: Mem, v: Exp, xs_t: ArrayType, env: dict):
+    def _double_buffered(self, e: Expr, f: Expr, acc_mem: Mem, v: Exp, xs_t: ArrayType, env: dict,
+                         asynchronous: bool):
         """reduce_seq_double_buffered (fun(acc, x) => let V (fun(y) => B)) z xs, V its staging:
 
             new A (V's buffers), B (a second copy) {
@@ -530,8 +532,10 @@ class Translator:
         where stage(x, A) is V's translation writing its stores (to_local ...) into A.  Element
         i + 1 is staged before the step on element i reads the other buffer: with the barriers
         the barrier pass then places (one per element), a work-group's copy of the next tile runs
-        beside the products of this one, and on a device with asynchronous copies (cp.async) its
-        plain global -> local copies are issued as such (`async_copy`: imperative.ir).  No step
+        beside the products of this one.  `asynchronous` (reduce_seq_double_buffered_async), on a
+        target with asynchronous copies (cp.async): its plain global -> local copies are issued as
+        such (`async_copy`: imperative.ir); elsewhere they stay plain, as mma_sync's products are
+        sums where the target has no tensor cores.  No step
         is inside a conditional (a step may need barriers of its own: a barrier in a conditional
         is not placed); the last odd element is a loop of n % 2 iterations."""
         staged_step = _staged_step(f)
@@ -552,7 +556,7 @@ class Translator:
             if peeled is None:
                 self.fail(value, "the staged value is not V's stores seen through views: stage it with to_local")
             mems, produce, r = peeled
-            if "async_copy" in self.intrinsics:
+            if asynchronous and "async_copy" in self.intrinsics:
                 produce = _asynchronous(produce, frozenset(m.name for m in mems))
             return mems, produce, r
 

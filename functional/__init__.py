@@ -45,8 +45,8 @@ from .dsl import (  # noqa: F401
 )
 from .dsl import (  # noqa: F401 -- expression constants
     abs, add, and_, as_scalar, associative, concat, cos, div, eq, exp, fma, fst, ge, gt, join, le, log, lt, map, map_seq,
-    map_seq_unroll, map_vec, max, min, mma_sync, mul, ne, neg, not_, or_, pair, reduce, reduce_seq, reduce_seq_double_buffered, reduce_seq_unroll,
-    reduce_warp, rem,
+    map_seq_unroll, map_vec, max, min, mma_sync, mul, ne, neg, not_, or_, pair, reduce, reduce_seq, reduce_seq_double_buffered,
+    reduce_seq_double_buffered_async, reduce_seq_unroll, reduce_warp, rem,
     select, sin, snd, sqrt, sub, to_global, to_local, to_private, transpose, unzip, zip,
 )
 from .dsl import (  # noqa: F401 -- math built-ins, bit operations, element access, sizes as values

@@ -972,10 +972,17 @@ declare("reduce_seq_unroll", LOW, (), 3, _fold_scheme, _fold_meaning,
 # Double buffering (a tile staged while the previous one is used): f = fun(acc, x) => let V (fun(y) => B),
 # V the staging (local memory, not reading acc).  The translation (dpia.translate) keeps two copies of
 # V's buffers and stages element i + 1 into one before step i reads the other, so a work-group's copy of
-# the next tile overlaps the products of this one (asynchronously where the device has cp.async).
+# the next tile overlaps the products of this one.  The _async form issues the staging's copies as
+# asynchronous copies (cp.async, a device intrinsic) where the target offers them, plain copies elsewhere
+# (its meaning is the same): which is faster depends on the tiles (an H100: 128 x 128 tiles of 8 x 8
+# blocks 3.12 ms plain against 3.73 async, 256 x 128 of 16 x 8 4.96 against 3.87), so it is a rule's choice.
 declare("reduce_seq_double_buffered", LOW, (), 3, _fold_scheme, _fold_meaning,
         "reduce_seq_double_buffered f z xs = reduce_seq f z xs   (f's staging of element i + 1, in a second "
         "buffer, before its step on element i)", implements="reduce", role="reduce", loop="seq")
+declare("reduce_seq_double_buffered_async", LOW, (), 3, _fold_scheme, _fold_meaning,
+        "reduce_seq_double_buffered_async f z xs = reduce_seq_double_buffered f z xs   (the staging's copies "
+        "asynchronous where the device has them)", implements="reduce", role="reduce", loop="seq")
+DOUBLE_BUFFERED_FOLDS = ("reduce_seq_double_buffered", "reduce_seq_double_buffered_async")
 
 
 # A work-group's tree of partial results ended in registers: the lanes of the first warp pass

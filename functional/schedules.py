@@ -416,7 +416,7 @@ def _rule(name: str) -> Strategy:
 
 def mm_register_blocked(n: int = 8, m: int = 8, k: int = 4, l1: int = 2, l2: int = 2, coalesce_a: bool = False,
                         pad: int = 0, vector_a: int = 0, vector_b: int = 0, interleave_b: int = 0,
-                        unroll_k: bool = False) -> Strategy:
+                        unroll_k: bool = False, double_buffer: bool = False) -> Strategy:
     """mm_tiled, and inside each tile l1 x l2 results per work-item in registers (the seed's
     "Register Blocking"): the tile product becomes blocks of outer products (a column of l1
     values of tileA times a row of l2 values of tileB, copied to private memory); the tile
@@ -433,7 +433,9 @@ def mm_register_blocked(n: int = 8, m: int = 8, k: int = 4, l1: int = 2, l2: int
     `interleave_b` values of each item's block side by side (`interleave_local_rows`: an
     item reads its l2 values as float4 runs without bank conflicts); `unroll_k`: an item's loop
     over the k-steps of a tile replicated (`unroll_reduce_seq`, the first reduction of a constant
-    length: the tile loop's length is K / k)."""
+    length: the tile loop's length is K / k); `double_buffer`: the tile loop double-buffered
+    (`double_buffer`: the next k-tiles copied into a second pair of local buffers, plain copies,
+    while these are used)."""
     if vector_a and (not coalesce_a or pad):
         raise ValueError("vector_a reads A along k: it needs coalesce_a=True and no pad")
     blocking = seq(register_blocking_2d(l1, l2), in_tiles(_sequential_tiles()), untile_views())
@@ -450,8 +452,10 @@ def mm_register_blocked(n: int = 8, m: int = 8, k: int = 4, l1: int = 2, l2: int
         layout.append(top_down(let_value(argument(r("interleave_local_rows", b=l2, g=interleave_b)))))
     options = ((", coalesce_a=True" if coalesce_a else "") + (f", pad={pad}" if pad else "")
                + (f", vector_a={vector_a}" if vector_a else "") + (f", vector_b={vector_b}" if vector_b else "")
-               + (f", interleave_b={interleave_b}" if interleave_b else "") + (", unroll_k=True" if unroll_k else ""))
-    k_steps = [top_down(_rule("unroll_reduce_seq"))] if unroll_k else []
+               + (f", interleave_b={interleave_b}" if interleave_b else "") + (", unroll_k=True" if unroll_k else "")
+               + (", double_buffer=True" if double_buffer else ""))
+    k_steps = ([top_down(_rule("unroll_reduce_seq"))] if unroll_k else []) + (
+        [top_down(_rule("double_buffer"))] if double_buffer else [])
     return named(f"mm_register_blocked({n}, {m}, {k}, {l1}, {l2}{options})", program_body(seq(
         mm_tiled_high(n, m, k, blocking),
         in_view_tiles(seq(_rule("block_accumulator"), top_down(_rule("reduce_init_fusion")),

@@ -1,7 +1,8 @@
 """Double buffering (issue 13): rule `double_buffer` turns a fold whose step first stages a tile in
 local memory into `reduce_seq_double_buffered`, whose translation stages element i + 1 into a second
-set of buffers before the step on element i (dpia.translate), and on devices with asynchronous copies
-issues the staging's plain global -> local copies as cp.async (codegen_opencl.opencl).
+set of buffers before the step on element i (dpia.translate) by plain copies; rule `async_staging`
+makes it `reduce_seq_double_buffered_async`, which on devices with asynchronous copies issues the
+staging's plain global -> local copies as cp.async (codegen_opencl.opencl), plain copies elsewhere.
 
 Every kernel here runs on the CPU device and is compared with the interpreter; each launch is
 replayed under Oclgrind (tests/oclgrind.py: no race, no barrier divergence, no access out of
@@ -26,7 +27,7 @@ from functional.expr import Prim, walk
 from functional.primitives import tf32_round
 from functional.rules.core import RULES
 from functional.rules.macros import r
-from functional.strategies import top_down
+from functional.strategies import seq, top_down
 
 BLOCKED = dict(n=64, m=64, k=8, l1=4, l2=4, coalesce_a=True, vector_a=4, vector_b=4, interleave_b=4)
 
@@ -41,8 +42,9 @@ def _blocked(m: int, n: int, k: int):
     return derive(_mm(m, n, k), sch.mm_register_blocked(**BLOCKED))[0]
 
 
-def _double_buffered(low):
-    return derive(low, top_down(r("double_buffer")))[0]
+def _double_buffered(low, asynchronous: bool = False):
+    both = seq(top_down(r("double_buffer")), top_down(r("async_staging")))
+    return derive(low, both if asynchronous else top_down(r("double_buffer")))[0]
 
 
 def _operands(m: int, n: int, k: int, seed: int = 0):
@@ -93,7 +95,7 @@ def test_the_next_tile_is_staged_before_the_products_of_this_one():
 
 
 def test_asynchronous_copies_where_the_device_has_them():
-    low = _double_buffered(_blocked(128, 128, 64))
+    low = _double_buffered(_blocked(128, 128, 64), asynchronous=True)
     text = _source(low, {"async_copy"})
     copies = re.findall(r"dpia_cp_async16\(\(\(\(local float4\*\)(tmp\d+)\)", text)
     assert copies and len(set(copies)) == 2  # B's tile rows (float4 as they are), in both buffers
@@ -106,6 +108,19 @@ def test_asynchronous_copies_where_the_device_has_them():
     assert text.count('asm volatile("cp.async.wait_all;" ::: "memory");\n') == barriers  # every barrier waits first
     assert "cp_async" not in _source(low)  # the portable translation: plain copies
     assert "cp_async" not in _source(_blocked(128, 128, 64), {"async_copy"})  # only a double-buffered staging
+    # ... whose fold asks for them: double_buffer alone stages by plain copies on every device
+    assert "cp_async" not in _source(_double_buffered(_blocked(128, 128, 64)), {"async_copy"})
+
+
+@pytest.mark.parametrize("k", [64, 72], ids=["8 tiles", "9 tiles"])
+def test_the_asynchronous_fold_is_plain_copies_where_the_device_has_none(k):
+    """reduce_seq_double_buffered_async on a device without cp.async (PoCL): the same kernel as the
+    plain fold's, computing the product (as mma_sync is sums where there are no tensor cores)."""
+    low = _double_buffered(_blocked(128, 128, k), asynchronous=True)
+    assert any(isinstance(x, Prim) and x.name == "reduce_seq_double_buffered_async" for x in walk(low))
+    assert _source(low) == _source(_double_buffered(_blocked(128, 128, k)))
+    a, b = _operands(128, 128, k, seed=2)
+    np.testing.assert_allclose(dpia.compile(low)(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_a_device_without_asynchronous_copies_refuses_their_kernel():
@@ -116,7 +131,7 @@ def test_a_device_without_asynchronous_copies_refuses_their_kernel():
         pytest.skip("this device has asynchronous copies")
     from codegen_opencl.runtime import Kernel
 
-    program = dpia.translate(_double_buffered(_blocked(128, 128, 64)), intrinsics={"async_copy"})
+    program = dpia.translate(_double_buffered(_blocked(128, 128, 64), asynchronous=True), intrinsics={"async_copy"})
     with pytest.raises(RuntimeError_, match="async_copy.*asynchronous copies \\(cp.async\\).*does not offer"):
         Kernel(program, device=device)
 
@@ -163,7 +178,7 @@ def test_both_staged_tiles_of_the_tf32_product_are_staged_ahead_their_padding_ze
     """mm_tf32's step stages A's chunk, then B's (two lets): the rule stages them together, a step
     ahead; their padded copies (pad_const: `inside ? x[i] : 0`) are cp.async copies whose source
     size is 0 outside (PTX zero-fill)."""
-    text = _source(_double_buffered(fl.infer(mm_tf32(32, 32, 16, 16, 8))), {"async_copy"})
+    text = _source(_double_buffered(fl.infer(mm_tf32(32, 32, 16, 16, 8)), asynchronous=True), {"async_copy"})
     buffers = re.findall(r"local float (tmp\d+)\[", text)
     assert len(buffers) == 4  # A's and B's tiles, twice
     filled = set(re.findall(r"dpia_cp_async4_or_zero\(\((tmp\d+) ", text))

@@ -579,7 +579,8 @@ def contexts(e: Expr) -> dict[tuple, str]:
 
 
 def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
-                 replay: Callable[[Mapping[str, int]], Expr | None] | None = None) -> list[tuple[tuple[Step, ...], dict]]:
+                 replay: Callable[[Mapping[str, int]], Expr | None] | None = None,
+                 intrinsics: frozenset = frozenset()) -> list[tuple[tuple[Step, ...], dict]]:
     """(steps, new slots) placing register-blocked tiles in the memory hierarchy, where a
     variant has them (the rules' own preconditions decide; nothing else is matched):
 
@@ -594,8 +595,11 @@ def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
                     (store_copies_local / _private); an item's constant accumulator in registers
                     (accumulator_registers); a group's 2D accumulator spread over its items
                     (accumulator_among_items)
-        buffering   each scheme also with the group's tile loop double-buffered (double_buffer)
-        unrolling   each scheme also with its items' k-step loops replicated (unroll_reduce_seq)
+        buffering   each scheme also with the group's tile loop double-buffered (double_buffer),
+                    where the device has asynchronous copies (`intrinsics`) also with its stagings
+                    issued as such (async_staging)
+        unrolling   each scheme also with its items' k-step loops replicated (unroll_reduce_seq),
+                    and with both (unrolled, then double-buffered)
 
     Empty where a variant has no register-blocked tile reduction.  `replay`, where given,
     derives the variant (`e`) at other values of its slots: the layouts' lengths are probed
@@ -630,17 +634,27 @@ def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
     # and an item's k-steps unrolled (its loop over a tile's k replicated: straight-line code the OpenCL
     # compiler schedules across steps); the copies' layouts leave those loops where they are
     twins: list[tuple[Step, ...]] = [()]
-    if apply_steps(spread_e, (DOUBLE_BUFFER,), {}) is not None:
-        twins.append((DOUBLE_BUFFER,))
     unrolled = item_steps_unrolled(spread_e)
-    if unrolled and apply_steps(spread_e, unrolled, {}) is not None:
-        twins.append(unrolled)
+    for twin in ((DOUBLE_BUFFER,), unrolled, unrolled + (DOUBLE_BUFFER,) if unrolled else ()):
+        if twin and (done := apply_steps(spread_e, twin, {})) is not None:
+            twins.append(twin)
+            if DOUBLE_BUFFER in twin and (asynchronous := async_stagings(done, intrinsics)):
+                twins.append(twin + asynchronous)
     placed = _memoised(lambda values: _replayed(replay, tuple(steps), values)) if replay is not None else None
     return [(tuple(steps) + layout + tuple(spread) + twin, new_slots)
             for layout, new_slots in layouts(e, sizes, slots, placed) for twin in twins]
 
 
 DOUBLE_BUFFER = Step("double_buffer", ())
+
+
+def async_stagings(e: Expr, intrinsics: frozenset) -> tuple[Step, ...]:
+    """async_staging at each double-buffered fold of `e` where the device has asynchronous copies
+    (a Move's `needs`), innermost first (as _everywhere); else none."""
+    move = MOVES["async_staging"]
+    if not move.needs <= intrinsics:
+        return ()
+    return tuple(Step(move.name, p) for p, node in reversed(list(positions(e))) if move.site(node))
 
 
 def item_steps_unrolled(e: Expr) -> tuple[Step, ...]:

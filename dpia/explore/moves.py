@@ -407,6 +407,8 @@ MAPPING_MOVES: tuple[Move, ...] = (
          "(copy b)) f   (a work-item's copies in private memory)", store_copies("private"), site=copied_pair),
     Move("double_buffer", MAPPING, RULES["double_buffer"].equation + "   (the first such fold: a group's tile loop)",
          lambda: top_down(RULES["double_buffer"].strategy())),
+    Move("async_staging", MAPPING, RULES["async_staging"].equation, lambda: RULES["async_staging"].strategy(),
+         site=lambda e: applied(e, "reduce_seq_double_buffered", 3) is not None, needs=frozenset({"async_copy"})),
     Move("accumulator_among_items", MAPPING, "reduce_seq f z xs -> map_local 1 (map_local 0 id) (to_private "
          "(reduce_seq f (map_local 1 (map_local 0 id) z) xs))   (a work-group's 2D accumulator, each item's "
          "part in its registers)", accumulator_among_items, site=two_dimensional_accumulator),

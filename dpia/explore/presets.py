@@ -123,9 +123,11 @@ _REGISTER_BLOCKED_TILES = (
     'interleave_local_rows(b=s9, g=s10)@1.0.1.0.1.1.0.1.0.1.1.1.0.0.1.0.0.0.1.1; '
     'accumulator_among_items()@1.0.1.0.1.1.0.1.0.1.1.1')
 
-# the same with an item's k-steps unrolled (dpia.explore.mapping's unrolled twin, move unroll_reduce_seq)
-_REGISTER_BLOCKED_TILES_UNROLLED = (
-    _REGISTER_BLOCKED_TILES + '; unroll_reduce_seq()@1.0.1.0.1.1.0.1.0.1.1.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.1')
+# the same with an item's k-steps unrolled, then its tile loop double-buffered (dpia.explore.mapping's twin,
+# moves unroll_reduce_seq and double_buffer: the next k-tiles copied by plain copies while these are used)
+_REGISTER_BLOCKED_TILES_UNROLLED_DOUBLE_BUFFERED = (
+    _REGISTER_BLOCKED_TILES + '; unroll_reduce_seq()@1.0.1.0.1.1.0.1.0.1.1.1.1.1.0.0.1.0.0.1.0.0.1.0.0.1.0.1'
+    '; double_buffer()@root')
 
 
 PRESETS: Mapping[str, tuple[Preset, ...]] = {
@@ -134,10 +136,11 @@ PRESETS: Mapping[str, tuple[Preset, ...]] = {
                "sum of 2^28 floats on the H200: 4.27 TB/s, 1.07x torch.sum (session 2)",
                _TWO_STAGE_TREE, {"s0": 65536, "s1": 1024, "s2": 256, "s3": 32}),
         Preset("mm_register_blocked", {"n": 128, "m": 128, "k": 8, "l1": 8, "l2": 8, "coalesce_a": True, "pad": 0,
-                                       "vector_a": 4, "vector_b": 4, "interleave_b": 4, "unroll_k": True},
-               "SGEMM on an H100: 0.803x cuBLAS at 4096^3, 0.817x at 8192^3 (3.33 and 25.9 ms; with its k-steps "
-               "a loop 3.39 and 27.8 ms; session 36)",
-               _REGISTER_BLOCKED_TILES_UNROLLED, {'s0': 128, 's1': 128, 's2': 8, 's3': 8, 's4': 8, 's5': 64, 's6': 4, 's7': 64, 's8': 4, 's9': 8, 's10': 4}),
+                                       "vector_a": 4, "vector_b": 4, "interleave_b": 4, "unroll_k": True,
+                                       "double_buffer": True},
+               "SGEMM on an H100: 0.863x cuBLAS at 4096^3 (3.12 ms; single-buffered 3.33, double-buffered by "
+               "cp.async 3.73; session 38)",
+               _REGISTER_BLOCKED_TILES_UNROLLED_DOUBLE_BUFFERED, {'s0': 128, 's1': 128, 's2': 8, 's3': 8, 's4': 8, 's5': 64, 's6': 4, 's7': 64, 's8': 4, 's9': 8, 's10': 4}),
     ),
     "CPU": (
         Preset("chunked_sum", {"chunk": 8192, "width": 8},

@@ -140,7 +140,8 @@ def generate_skeletons(program: Expr, sizes: Mapping[str, int], heuristics: Heur
                         n: s.trial for n, s in new_slots.items()})) is not None:
                     if extra := intrinsic_steps(done, intrinsics):
                         add(variant, mapping + steps + extra, new_slots, dims)
-        for steps, new_slots in tile_schemes(expr, sizes, variant.slots, replay):  # register-blocked tiles, where it has them
+        # register-blocked tiles, where it has them
+        for steps, new_slots in tile_schemes(expr, sizes, variant.slots, replay, intrinsics):
             add(variant, steps, new_slots, dims)
     return tuple(out)
 

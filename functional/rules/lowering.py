@@ -810,5 +810,29 @@ rule("double_buffer", "lowering",
      build=_double_buffer_build, example=_ex_double_buffer,
      doc="Double buffering: the staging of element i + 1 (a work-group's copy of the next tile into local "
          "memory) runs, into a second buffer, before the step on element i, so the copy overlaps the "
-         "products (the translation's schedule, dpia.translate; asynchronous copies where the device has "
-         "them).  The same fold: the staging reads neither the accumulator nor anything a step writes.")
+         "products (the translation's schedule, dpia.translate; its copies plain: async_staging makes them "
+         "asynchronous).  The same fold: the staging reads neither the accumulator nor anything a step writes.")
+
+
+def _ex_async_staging(rng):
+    n, m = int(rng.integers(1, 6)), inst.size(rng)
+    scale = float(rng.integers(1, 4))
+
+    def step(acc, x):
+        return fl.let(fl.to_local(fl.map_seq(fl.lam(lambda v: v * scale), x)),
+                      fl.lam(lambda y: acc + fl.reduce_seq(fl.add, 0.0, y)))
+
+    prog = inst.matrix_program(n, m, lambda xss: fl.reduce_seq_double_buffered(fl.lam(step), 0.0, xss))
+    return prog, (inst.data(rng, n, m),), {}
+
+
+rule("async_staging", "lowering",
+     "reduce_seq_double_buffered f z xs -> reduce_seq_double_buffered_async f z xs   (the stagings' copies "
+     "asynchronous where the device has them)",
+     lhs=P("reduce_seq_double_buffered", V("f"), V("z"), V("xs")),
+     build=lambda m: App(App(App(Prim("reduce_seq_double_buffered_async"), m.f), m.z), m.xs),
+     example=_ex_async_staging,
+     doc="The double-buffered fold's stagings issued as asynchronous copies (cp.async: a copy from global to "
+         "local memory that needs no register and no wait until the barrier before the step reading it) where "
+         "the target offers them, plain copies elsewhere.  Which is faster depends on the tiles, so it is a "
+         "choice of its own; the same fold.")

@@ -185,6 +185,11 @@ CASES = {
         fl.map_workgroup(lambda chunks: fl.reduce_seq_double_buffered(lambda acc, chunk: fl.let(
             fl.to_local(fl.map_local(lambda x: x * 2.0, chunk)),
             lambda t: acc + fl.reduce_seq(fl.add, 0.0, t)), 0.0, chunks), g))), (_f32(4, 3, 32),)),
+    # the same with its stagings asynchronous where the device has cp.async: plain copies here (no intrinsics)
+    "workgroup_double_buffered_chunks_async": (fl.fun([fl.array(4, fl.array(3, fl.array(32, fl.f32)))], lambda g: fl.to_global(
+        fl.map_workgroup(lambda chunks: fl.reduce_seq_double_buffered_async(lambda acc, chunk: fl.let(
+            fl.to_local(fl.map_local(lambda x: x * 2.0, chunk)),
+            lambda t: acc + fl.reduce_seq(fl.add, 0.0, t)), 0.0, chunks), g))), (_f32(4, 3, 32),)),
     "stencil_pad_clamp": (fl.fun([vec], lambda xs: fl.map_global(lambda w: fl.reduce_seq(fl.add, 0.0, w),
                                                                  fl.slide(3, 1, fl.pad_clamp(1, 1, xs)))), (_f32(20),)),
     "stencil_pad_const": (fl.fun([vec], lambda xs: fl.map_global(lambda w: fl.reduce_seq(fl.max, -1.0, w),

@@ -75,6 +75,7 @@ from functional import (
     reduce,
     reduce_seq,
     reduce_seq_double_buffered,
+    reduce_seq_double_buffered_async,
     reduce_seq_unroll,
     rem,
     reorder_stride,
@@ -120,7 +121,7 @@ COVERED = {
     "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not", "select", "cast", "user_fun",
     # low level
     "map_global", "map_workgroup", "map_local", "map_seq", "map_seq_unroll", "reduce_seq", "reduce_seq_unroll",
-    "reduce_seq_double_buffered",
+    "reduce_seq_double_buffered", "reduce_seq_double_buffered_async",
     "to_global", "to_local", "to_private", "map_vec", "reduce_warp",
     # TF32 tensor cores: their meanings against NumPy in tests/test_tensor_cores.py
     "tf32", "mma_sync",
@@ -342,6 +343,7 @@ SUM_LAMBDA = fun([array(N, f32)], lambda xs: reduce(lambda a, b: a + b, 0.0, xs)
 SUM_SEQ = fun([array(N, f32)], lambda xs: reduce_seq(add, 0.0, xs))
 SUM_UNROLL = fun([array(N, f32)], lambda xs: reduce_seq_unroll(lambda a, x: a + x, 0.0, xs))
 SUM_DOUBLE_BUFFERED = fun([array(N, f32)], lambda xs: reduce_seq_double_buffered(lambda a, x: a + x, 0.0, xs))
+SUM_DOUBLE_BUFFERED_ASYNC = fun([array(N, f32)], lambda xs: reduce_seq_double_buffered_async(lambda a, x: a + x, 0.0, xs))
 MAXIMUM = fun([array(N, f32)], lambda xs: reduce(max, -1000.0, xs))
 MINIMUM = fun([array(N, i32)], lambda xs: reduce(lambda a, b: min(a, b), 5000, xs))
 PRODUCT = fun([array(N, i32)], lambda xs: reduce(mul, 1, xs))
@@ -359,7 +361,7 @@ COL_MAX = fun([array(M, array(N, f32))], lambda g: reduce(lambda a, b: map(lambd
 def test_reduce_forms_agree_with_numpy(n, rng):
     xs = F(rng, n)
     total = np.sum(xs, dtype=np.float64)
-    for prog in (SUM, SUM_LAMBDA, SUM_SEQ, SUM_UNROLL, SUM_DOUBLE_BUFFERED):
+    for prog in (SUM, SUM_LAMBDA, SUM_SEQ, SUM_UNROLL, SUM_DOUBLE_BUFFERED, SUM_DOUBLE_BUFFERED_ASYNC):
         out = run(prog, xs)
         assert isinstance(out, np.float32)
         np.testing.assert_allclose(out, total, rtol=1e-5, atol=1e-4)
