@@ -22,23 +22,21 @@ def global_items_cap(dim: int) -> int:
     return 1 << 20 if dim == 0 else 1 << 15
 
 
-# The fewest work-groups a launch gives dimension 1 or 2 where its map_workgroup loops have more
-# (runtime.launch_plan: one group per element up to the device's cap: this on a CPU, more on a GPU,
-# where a launch has at most 65535 groups in those dimensions).  Dimension 0 has no cap.
+# The most work-groups a launch of kernels printed with loops over groups (opencl.emit's group_loops)
+# gives dimension 1 or 2 on a CPU (runtime.launch_plan; a GPU's cap is a CUDA grid's 65535); the loop
+# strides over the rest.  Dimension 0, and every dimension of kernels printed without those loops, gets
+# a group per element.
 MAX_GROUPS = 4096
 
 
 def one_group_each(count, dim: int, loop_vars: frozenset = frozenset()) -> bool:
     """Whether a map_workgroup of `count` (a Nat) on dimension `dim` surely gets a work-group
-    per element from `runtime.launch_plan`, so the printer writes it without a loop: on
-    dimension 0 where the count is known at launch (no variable of the kernel's loops,
-    `loop_vars` their names), on 1 and 2 at a constant count within MAX_GROUPS.  PoCL 3.0 lost
-    values in loops over groups that held loops with barriers (fuzz seeds 37323, 37981); one
-    group's iteration, guarded, computes the same on every device."""
-    if dim == 0:
-        return not {v.name for v in count.vars} & loop_vars
-    n = count.as_int()
-    return n is not None and n <= MAX_GROUPS
+    per element from `runtime.launch_plan` where kernels have no loops over groups, so the
+    printer writes it without one: where the count is known at launch (no variable of the
+    kernel's loops, `loop_vars` their names), on any dimension.  PoCL 3.0 lost values in loops
+    over groups that held loops with barriers (fuzz seeds 37323, 37981); one group's
+    iteration, guarded, computes the same on every device."""
+    return not {v.name for v in count.vars} & loop_vars
 
 
 class PlanError(FunctionalError):

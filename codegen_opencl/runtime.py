@@ -277,8 +277,9 @@ def _shaped(glob: list[int], shape: tuple[int, ...]) -> tuple[tuple[int, ...], t
     return tuple(-(-g // lc) * lc for g, lc in zip(glob, local)), tuple(local)
 
 
-# Work-groups a launch gives map_workgroup dimension 1 or 2, at most (its loop strides over the rest);
-# dimension 0 gets one per element, uncapped (plan.one_group_each).  One group per element pays on a
+# Work-groups a launch of kernels with loops over groups (a GPU's: group_loops_for) gives map_workgroup
+# dimension 1 or 2, at most (its loop strides over the rest); dimension 0, and every dimension of a CPU's
+# kernels, gets one per element, uncapped (plan.one_group_each).  One group per element pays on a
 # GPU, which schedules groups in hardware (softmax over 16384 rows of 1024 on an H100: 4096 groups
 # 0.058 ms, 16384 groups 0.051 ms; benchmarks/RESULTS.md, session 26), and on PoCL too (row sums of
 # 20000 x 256: 4096 looping groups 2.71 ms, 20000 groups 1.78 ms; 4096 x 1024: the same).
@@ -317,7 +318,8 @@ def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: i
     kernel without work-groups, which the printer writes as one guarded iteration per item:
     the launch gives at least that many items (the largest count, rounded up to a local
     size).  `local_size` and `groups` override dimension 0; else a work-group dimension gets
-    one group per element up to `max_groups`.  `shape` is the local size of a
+    one group per element (on dimensions 1 and 2 of a kernel printed with `group_loops`,
+    up to `max_groups`).  `shape` is the local size of a
     kernel without work-groups (`fold_shape` to its dimensions; None: the driver's choice,
     a NULL local size, dimension 0 rounded up to a multiple of `driver_multiple`, see
     DRIVER_MULTIPLE); a kernel with work-groups ignores it (its maps decide its groups).
@@ -345,8 +347,9 @@ def launch_plan(body: Cmd, sizes: dict, local_size: int | None = None, groups: i
                                     f"(each map_local runs once per item); {local_size} was asked for")
             if d < dims:
                 local[d] = size
-        # dimension 0: a group per element, whatever the count (plan.one_group_each; the printer writes no loop)
-        n_groups = [first_count(Level.WORKGROUP, d, max_groups if d else 1 << 31) for d in range(dims)]
+        # a group per element, whatever the count (plan.one_group_each; the printer writes no loop), except on
+        # dimensions 1 and 2 of kernels with loops over groups, which a GPU's grid caps (their loops stride on)
+        n_groups = [first_count(Level.WORKGROUP, d, max_groups if d and group_loops else 1 << 31) for d in range(dims)]
         if groups is not None and groups != n_groups[0] and not group_loops and any(
                 lp.level is Level.WORKGROUP and lp.dim == 0 for lp in loops):
             # the printer wrote those loops as one iteration per group (opencl._Printer), unguarded where

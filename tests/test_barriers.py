@@ -150,3 +150,28 @@ def test_a_work_group_loop_on_dimension_0_is_one_group_per_element():
     symbolic_kernel = Kernel(dpia.translate(symbolic))  # the sizes left symbolic (dpia.compile fixes them per call)
     np.testing.assert_allclose(symbolic_kernel(x, y), interpret(program, x, y), rtol=1e-6)
     assert "get_num_groups" not in symbolic_kernel.source and "if (wg1 < N) {" in symbolic_kernel.source, symbolic_kernel.source
+
+
+def test_a_work_group_loop_on_dimension_1_of_a_symbolic_count_is_one_group_per_element_on_a_cpu():
+    """Seed 37981's rows in a map_workgroup on dimension 1 over N of them (a count known only at launch):
+    printed without a loop over groups where the device's kernels have none (a CPU's: PoCL 3.0 lost
+    values in such loops), guarded, the launch giving a group per element whatever N."""
+    from codegen_opencl.runtime import Kernel, group_loops_for, launch_plan
+
+    rows = ROWS_SUMMED_IN_STEPS.replace("fun(xs: 32.f32, ys: 8.f32) => map_workgroup 0",
+                                        "fun(N: nat, xss: N.4.f32, ys: 8.f32) => map_workgroup 1 (fun(xs) => "
+                                        "map_workgroup 0")[:-len(" xs")] + " xs) xss"
+    inner = ("reduce_seq (fun(a, b) => map_seq_unroll (fun(p) => fst p + snd p) (zip a b)) (map_seq (fun(i) => 0.0) "
+             "(generate 3 (fun(i) => 0.0))) c")
+    program = parse(rows.replace(inner, f"map_seq (fun(v) => v) ({inner})"))  # translated as it is: no lowering
+    kernel = Kernel(dpia.translate(program))
+    assert not group_loops_for(kernel.session.device)
+    assert "get_num_groups" not in kernel.source and "if (wg1 < N) {" in kernel.source, kernel.source
+    rng = np.random.default_rng(2)
+    for n in (3, 5000):  # more rows than plan.MAX_GROUPS: every one still a group of its own
+        x, y = rng.random((n, 4), dtype=np.float32), rng.random(8, dtype=np.float32)
+        np.testing.assert_allclose(kernel(x, y), interpret(program, x, y), rtol=1e-6)
+    body = kernel.phases[0].body
+    assert launch_plan(body, {"N": 5000}, group_loops=False)[0][1] == 5000
+    # with loops over groups (a GPU's kernels), a launch gives dimension 1 at most max_groups
+    assert launch_plan(body, {"N": 5000}, max_groups=4096, group_loops=True)[0][1] == 4096

@@ -42,10 +42,10 @@ def test_symbolic_and_oversized_loops_keep_striding():
     assert "+= get_global_size(0)" in _source(f"fun(xs: {big}.f32) => map_global 0 (fun(x) => x * 2.0) xs")
 
 
-def test_work_group_loops_are_one_group_per_element_on_dimension_0_and_within_a_cap_on_1_and_2():
-    """plan.one_group_each: a launch has a work-group per element on dimension 0 (guarded where
-    the count is symbolic: a launch has a group where it is 0), and on dimensions 1 and 2 up to
-    plan.MAX_GROUPS (a constant count within it, else the loop over groups stays)."""
+def test_work_group_loops_are_one_group_per_element_in_every_dimension_without_loops_over_groups():
+    """plan.one_group_each: a launch has a work-group per element in every dimension (guarded where
+    the count is symbolic: a launch has a group where it is 0) where kernels are printed without
+    loops over groups (a CPU's); with them (a GPU's), dimensions 1 and 2 get at most max_groups."""
     rows = "join (map_workgroup 0 (fun(r) => map_local 0 (fun(x) => x * 2.0) r) (split 64 xs))"
     exact = _source(f"fun(xs: 256.f32) => {rows}")
     assert "get_num_groups" not in exact and "const int wg1 = get_group_id(0);" in exact and "if (wg1" not in exact
@@ -54,7 +54,12 @@ def test_work_group_loops_are_one_group_per_element_on_dimension_0_and_within_a_
     planes = ("fun(xs: {n}.64.f32) => map_workgroup 1 (fun(p) => map_workgroup 0 (fun(r) => map_local 0 (fun(x) => "
               "x * 2.0) r) (split 32 p)) xs")
     assert "get_num_groups" not in _source(planes.format(n=MAX_GROUPS))
-    assert "wg1 += get_num_groups(1)" in _source(planes.format(n=MAX_GROUPS + 1))
+    many = dpia.translate(parse(planes.format(n=MAX_GROUPS + 1)))
+    assert "get_num_groups" not in cg.emit(many)
+    (phase,) = [ph for ph in phases(many) if ph.parallel]
+    assert launch_plan(phase.body, {}, group_loops=False)[0] == (2 * 32, MAX_GROUPS + 1)
+    assert "wg1 += get_num_groups(1)" in cg.emit(many, group_loops=True)
+    assert launch_plan(phase.body, {}, max_groups=MAX_GROUPS, group_loops=True)[0] == (2 * 32, MAX_GROUPS)
     # a GPU's kernels loop over groups all the same (runtime.group_loops_for: its compiler schedules SGEMM
     # better so), and may then be launched with other counts of groups
     program = dpia.translate(parse(f"fun(xs: 256.f32) => {rows}"))
