@@ -631,8 +631,9 @@ def tile_schemes(e: Expr, sizes: Mapping[str, int], slots: Mapping,
     spread: list[Step] = []
     spread_e, _ = _everywhere(e, "accumulator_among_items", spread, lambda p: where.get(p) == GROUP)
     # each scheme's twins: the group's tile loop double-buffered (the next tiles copied while these are used),
-    # and an item's k-steps unrolled (its loop over a tile's k replicated: straight-line code the OpenCL
-    # compiler schedules across steps); the copies' layouts leave those loops where they are
+    # an item's k-steps unrolled (its loop over a tile's k replicated: straight-line code the OpenCL
+    # compiler schedules across steps), and both; each double-buffered one also by asynchronous copies where
+    # the device has them; the copies' layouts leave those loops where they are
     twins: list[tuple[Step, ...]] = [()]
     unrolled = item_steps_unrolled(spread_e)
     for twin in ((DOUBLE_BUFFER,), unrolled, unrolled + (DOUBLE_BUFFER,) if unrolled else ()):
